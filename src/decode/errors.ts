@@ -1,0 +1,14 @@
+import { STATUS_CODES } from './abi.ts';
+
+export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'cancelled' | 'closed';
+
+/** A typed, per-item decode failure; the pool that raised it stays healthy. */
+export class DecodeError extends Error {
+  override readonly name = 'DecodeError';
+  constructor(
+    readonly code: DecodeErrorCode,
+    readonly detail: string,
+  ) {
+    super(`${code}: ${detail}`);
+  }
+}

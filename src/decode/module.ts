@@ -1,0 +1,47 @@
+import { JOB_WORDS } from './abi.ts';
+import type { TandemDecodeModule } from '../../wasm/dist/tandem-decode.mjs';
+
+/** The loaded emscripten module with the few operations the pool needs. */
+export interface DecodeModule {
+  exports: TandemDecodeModule;
+  memory: WebAssembly.Memory;
+  /** malloc that throws instead of returning 0. */
+  malloc(bytes: number): number;
+  /** Ends the module's worker threads; call only after every pool thread has exited. */
+  close(): void;
+}
+
+/** Emscripten keeps its pthread workers here; we reach in only to end them on close. */
+interface PThreadRegistry {
+  terminateAllThreads(): void;
+}
+
+export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
+  if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
+    // Without isolation emscripten's factory never resolves (it fails inside a worker), so say why now.
+    throw new Error(
+      'tandem decode: SharedArrayBuffer is unavailable. Serve the page cross-origin isolated ' +
+        '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp).',
+    );
+  }
+  const { default: createTandemDecode } = await import('../../wasm/dist/tandem-decode.mjs');
+  const exports = await createTandemDecode({
+    tandemThreads: threads,
+    printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
+  });
+  const words = exports._td_job_words();
+  if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
+  const memory = exports.wasmMemory;
+  return {
+    exports,
+    memory,
+    malloc(bytes: number): number {
+      const ptr = exports._malloc(bytes);
+      if (ptr === 0) throw new RangeError(`tandem decode: cannot allocate ${bytes} bytes of wasm memory`);
+      return ptr;
+    },
+    close(): void {
+      (exports as unknown as { PThread?: PThreadRegistry }).PThread?.terminateAllThreads();
+    },
+  };
+}

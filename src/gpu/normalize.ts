@@ -1,0 +1,123 @@
+import { readText } from '../runtime/index.ts';
+
+export interface BatchShape {
+  images: number;
+  height: number;
+  width: number;
+  channels: number;
+}
+
+export interface NormalizeOptions {
+  /** Per-channel mean and standard deviation on the 0..1 scale (ImageNet's by default). */
+  mean?: readonly number[];
+  std?: readonly number[];
+}
+
+export const IMAGENET_MEAN = [0.485, 0.456, 0.406, 0] as const;
+export const IMAGENET_STD = [0.229, 0.224, 0.225, 1] as const;
+
+const WORKGROUP = 256;
+const MAX_GROUPS_PER_DIM = 65535;
+
+/** u8 NHWC → f32 NCHW normalisation on the GPU: the per-pixel work the CPU should not do. */
+export class NormalizeKernel {
+  readonly shape: BatchShape;
+  #device: GPUDevice;
+  #pipeline: GPUComputePipeline;
+  #params: GPUBuffer;
+  #groups: [number, number];
+  #bindGroups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+
+  private constructor(device: GPUDevice, pipeline: GPUComputePipeline, shape: BatchShape, options: NormalizeOptions) {
+    this.#device = device;
+    this.#pipeline = pipeline;
+    this.shape = shape;
+    const pixels = shape.images * shape.height * shape.width;
+    const groups = Math.ceil(pixels / WORKGROUP);
+    const rows = Math.ceil(groups / MAX_GROUPS_PER_DIM);
+    this.#groups = [Math.ceil(groups / rows), rows];
+    const params = new ArrayBuffer(48);
+    const u32 = new Uint32Array(params, 0, 4);
+    u32.set([shape.height * shape.width, shape.images, shape.channels, this.#groups[0] * WORKGROUP]);
+    const mean = options.mean ?? IMAGENET_MEAN;
+    const std = options.std ?? IMAGENET_STD;
+    const f32 = new Float32Array(params, 16, 8);
+    for (let c = 0; c < 4; c++) {
+      f32[c] = mean[c] ?? 0;
+      f32[4 + c] = 1 / (std[c] ?? 1);
+    }
+    this.#params = device.createBuffer({ size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(this.#params, 0, params);
+  }
+
+  static async create(device: GPUDevice, shape: BatchShape, options: NormalizeOptions = {}): Promise<NormalizeKernel> {
+    if (shape.channels < 1 || shape.channels > 4) throw new RangeError(`normalize: channels must be 1..4, got ${shape.channels}`);
+    const code = await readText(new URL('./normalize.wgsl', import.meta.url));
+    const module = device.createShaderModule({ code, label: 'tandem normalize' });
+    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: 'tandem normalize' });
+    return new NormalizeKernel(device, pipeline, shape, options);
+  }
+
+  /** Bytes of the u8 input and of the f32 output for this shape. */
+  get inputBytes(): number {
+    const { images, height, width, channels } = this.shape;
+    return images * height * width * channels;
+  }
+
+  get outputBytes(): number {
+    return this.inputBytes * 4;
+  }
+
+  /** Records the normalisation of `input` into `output` on `encoder`. */
+  encode(encoder: GPUCommandEncoder, input: GPUBuffer, output: GPUBuffer): void {
+    const pass = encoder.beginComputePass({ label: 'tandem normalize' });
+    pass.setPipeline(this.#pipeline);
+    pass.setBindGroup(0, this.#bindGroup(input, output));
+    pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
+    pass.end();
+  }
+
+  destroy(): void {
+    this.#params.destroy();
+  }
+
+  #bindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
+    let byOutput = this.#bindGroups.get(input);
+    if (!byOutput) this.#bindGroups.set(input, (byOutput = new WeakMap()));
+    let group = byOutput.get(output);
+    if (!group) {
+      group = this.#device.createBindGroup({
+        layout: this.#pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: input, size: align4(this.inputBytes) } },
+          { binding: 1, resource: { buffer: output, size: this.outputBytes } },
+          { binding: 2, resource: { buffer: this.#params } },
+        ],
+      });
+      byOutput.set(output, group);
+    }
+    return group;
+  }
+}
+
+export function align4(bytes: number): number {
+  return Math.ceil(bytes / 4) * 4;
+}
+
+/** The CPU reference of NormalizeKernel, for tests and for checking a device. */
+export function normalizeReference(input: Uint8Array, shape: BatchShape, options: NormalizeOptions = {}): Float32Array {
+  const { images, height, width, channels } = shape;
+  const hw = height * width;
+  const mean = options.mean ?? IMAGENET_MEAN;
+  const std = options.std ?? IMAGENET_STD;
+  const out = new Float32Array(images * channels * hw);
+  for (let n = 0; n < images; n++) {
+    for (let p = 0; p < hw; p++) {
+      for (let c = 0; c < channels; c++) {
+        const v = (input[(n * hw + p) * channels + c] ?? 0) / 255;
+        out[(n * channels + c) * hw + p] = (v - (mean[c] ?? 0)) / (std[c] ?? 1);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+// Everything that differs between browsers, Deno and Node lives in this folder: which runtime this
+// is, how to read a file or a bundled text asset, and how to get a WebGPU adapter.
+
+export type RuntimeName = 'browser' | 'deno' | 'node';
+
+interface DenoLike {
+  readTextFile(path: string | URL): Promise<string>;
+  readFile(path: string | URL): Promise<Uint8Array>;
+}
+interface ProcessLike {
+  versions?: { node?: string };
+}
+
+const denoGlobal = (globalThis as { Deno?: DenoLike }).Deno;
+const processGlobal = (globalThis as { process?: ProcessLike }).process;
+
+export const runtimeName: RuntimeName = denoGlobal ? 'deno' : processGlobal?.versions?.node ? 'node' : 'browser';
+
+/** Imports a module by a specifier bundlers must not follow (Node-only packages). */
+function importHidden<T>(specifier: string): Promise<T> {
+  return import(/* @vite-ignore */ specifier) as Promise<T>;
+}
+
+/** Reads a text file shipped next to a module (WGSL sources), given `new URL(..., import.meta.url)`. */
+export async function readText(url: URL): Promise<string> {
+  if (denoGlobal) return denoGlobal.readTextFile(url);
+  if (runtimeName === 'node' && url.protocol === 'file:') {
+    const fs = await importHidden<{ readFile(u: URL, enc: 'utf8'): Promise<string> }>('node:fs/promises');
+    return fs.readFile(url, 'utf8');
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`cannot load ${url.href}: HTTP ${response.status}`);
+  return response.text();
+}
+
+export function hardwareConcurrency(): number {
+  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
+  return n && n > 0 ? n : 2;
+}
+
+interface NodeWebGpu {
+  create(options: string[]): GPU;
+  globals: Record<string, unknown>;
+}
+
+/** The runtime's GPU entry point, or an error that says what to install or enable. */
+export async function getGpu(): Promise<GPU> {
+  if (runtimeName === 'node') {
+    let webgpu: NodeWebGpu;
+    try {
+      webgpu = await importHidden<NodeWebGpu>('webgpu');
+    } catch (cause) {
+      throw new Error('tandem gpu (Node): the npm package "webgpu" (dawn.node) is required: npm install webgpu', { cause });
+    }
+    // dawn.node does not define the WebGPU constant globals (GPUBufferUsage, ...); shaders and
+    // buffer code use them as in browsers.
+    for (const [name, value] of Object.entries(webgpu.globals)) {
+      if (!(name in globalThis)) Object.defineProperty(globalThis, name, { value, configurable: true, writable: true });
+    }
+    return webgpu.create([]);
+  }
+  const gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+  if (!gpu) {
+    throw new Error(
+      runtimeName === 'deno'
+        ? 'tandem gpu (Deno): navigator.gpu is missing; use Deno ≥ 1.39 on a machine with a Vulkan driver (Mesa lavapipe works)'
+        : 'tandem gpu (browser): navigator.gpu is missing; use a WebGPU browser (Chromium: --enable-unsafe-webgpu where it is not on by default)',
+    );
+  }
+  return gpu;
+}
+
+export function adapterHint(): string {
+  switch (runtimeName) {
+    case 'node':
+      return 'Node needs a Vulkan driver dawn accepts: on Debian 12, mesa-vulkan-drivers ≥ 25 from bookworm-backports (scripts/apt-setup.sh installs it)';
+    case 'deno':
+      return 'Deno needs a Vulkan driver: on Debian, mesa-vulkan-drivers';
+    default:
+      return 'the browser offered no WebGPU adapter (headless Chromium: --enable-unsafe-webgpu; SwiftShader provides a CPU adapter)';
+  }
+}

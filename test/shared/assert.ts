@@ -1,0 +1,26 @@
+// A tiny assertion kit usable from vitest, Deno and the browser alike.
+
+export class CheckError extends Error {
+  override readonly name = 'CheckError';
+}
+
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new CheckError(message);
+}
+
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let worst = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs((a[i] ?? 0) - (b[i] ?? 0)));
+  return a.length === b.length ? worst : Infinity;
+}
+
+export async function rejectsWith(promise: Promise<unknown>, predicate: (error: unknown) => boolean, message: string): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    check(predicate(error), `${message}: got ${String(error)}`);
+    return error;
+  }
+  throw new CheckError(`${message}: it resolved`);
+}

@@ -1,0 +1,81 @@
+/// <reference types="vitest/config" />
+import { defineConfig, type Plugin } from 'vite';
+import { playwright } from '@vitest/browser-playwright';
+
+// SharedArrayBuffer (wasm pthreads) exists only on cross-origin isolated pages.
+const isolation = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
+/**
+ * Emscripten starts pthreads with `new Worker(new URL(...), workerOptions)`; Vite only accepts
+ * literal worker options, so the dev server answers 500 and builds fail. Make them literal.
+ */
+function emscriptenWorkerOptions(): Plugin {
+  return {
+    name: 'tandem-emscripten-worker-options',
+    transform(code, id) {
+      if (!id.includes('tandem-decode.mjs')) return null;
+      const patched = code.replace(
+        /new Worker\(new URL\("tandem-decode\.mjs", import\.meta\.url\), workerOptions\)/g,
+        'new Worker(new URL("tandem-decode.mjs", import.meta.url), { type: "module", name: "em-pthread" })',
+      );
+      return patched === code ? null : { code: patched, map: null };
+    },
+  };
+}
+
+export const chromiumArgs = [
+  '--enable-unsafe-webgpu',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+export default defineConfig({
+  plugins: [emscriptenWorkerOptions()],
+  server: { headers: isolation },
+  preview: { headers: isolation },
+  worker: { format: 'es', plugins: () => [emscriptenWorkerOptions()] },
+  optimizeDeps: { exclude: ['webgpu'] },
+  build: { target: 'es2022' },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 60_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'node-gpu',
+          include: ['test/node-gpu/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({ launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs } }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});

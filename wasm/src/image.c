@@ -1,0 +1,283 @@
+/* One image: probe, decode with libavcodec (optionally at reduced DCT scale), then crop, resize,
+ * orient and convert with libswscale straight into the caller's slot of a batch buffer. */
+#include "image.h"
+#include "probe.h"
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+static _Thread_local char last_log[96];
+
+/* libav reports details through its logger; keep the last error line of this thread so a failed
+ * job can say why, and stay silent otherwise. */
+static void log_to_thread(void *avcl, int level, const char *fmt, va_list vl) {
+  (void)avcl;
+  if (level <= AV_LOG_ERROR) vsnprintf(last_log, sizeof last_log, fmt, vl);
+}
+
+void td_image_init_process(void) { av_log_set_callback(log_to_thread); }
+
+int td_worker_init(td_worker *w) {
+  memset(w, 0, sizeof *w);
+  w->frame = av_frame_alloc();
+  w->packet = av_packet_alloc();
+  return w->frame && w->packet ? 0 : -1;
+}
+
+void td_worker_free(td_worker *w) {
+  av_frame_free(&w->frame);
+  av_packet_free(&w->packet);
+  sws_freeContext(w->sws);
+  free(w->scratch);
+  memset(w, 0, sizeof *w);
+}
+
+static int fail(td_job *job, int status, int av_error, const char *why) {
+  job->status = status;
+  job->av_error = av_error;
+  const char *detail = last_log[0] ? last_log : "";
+  snprintf(job->message, sizeof job->message, "%s%s%s", why, detail[0] ? ": " : "", detail);
+  size_t n = strlen(job->message);
+  while (n > 0 && (job->message[n - 1] == '\n' || job->message[n - 1] == ' ')) job->message[--n] = 0;
+  return status;
+}
+
+static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
+  const td_job *job = ctx->opaque;
+  if ((int64_t)frame->width * frame->height > job->max_pixels) return AVERROR(ERANGE);
+  return avcodec_default_get_buffer2(ctx, frame, flags);
+}
+
+static enum AVCodecID codec_for(int format) {
+  switch (format) {
+    case TD_FORMAT_JPEG: return AV_CODEC_ID_MJPEG;
+    case TD_FORMAT_PNG: return AV_CODEC_ID_PNG;
+    case TD_FORMAT_WEBP: return AV_CODEC_ID_WEBP;
+    case TD_FORMAT_BMP: return AV_CODEC_ID_BMP;
+    case TD_FORMAT_GIF: return AV_CODEC_ID_GIF;
+    default: return AV_CODEC_ID_NONE;
+  }
+}
+
+static int status_for(int av_error) {
+  if (av_error == AVERROR(ERANGE)) return TD_E_TOO_LARGE;
+  if (av_error == AVERROR(ENOMEM)) return TD_E_NOMEM;
+  return TD_E_CORRUPT;
+}
+
+static int decode_frame(td_worker *w, td_job *job, int format, int reduced_log2) {
+  const AVCodec *codec = avcodec_find_decoder(codec_for(format));
+  if (!codec) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "no decoder for this format");
+  AVCodecContext *ctx = avcodec_alloc_context3(codec);
+  if (!ctx) return fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
+  ctx->thread_count = 1; /* parallelism is one image per pool thread */
+  ctx->lowres = reduced_log2;
+  ctx->opaque = job;
+  ctx->get_buffer2 = checked_get_buffer;
+  ctx->err_recognition = AV_EF_CRCCHECK | AV_EF_EXPLODE;
+  int r = avcodec_open2(ctx, codec, NULL);
+  if (r >= 0) {
+    w->packet->data = (uint8_t *)(uintptr_t)job->src;
+    w->packet->size = job->src_len;
+    r = avcodec_send_packet(ctx, w->packet);
+    w->packet->data = NULL;
+    w->packet->size = 0;
+    if (r >= 0 || r == AVERROR(EAGAIN)) {
+      r = avcodec_receive_frame(ctx, w->frame);
+      if (r == AVERROR(EAGAIN) && avcodec_send_packet(ctx, NULL) >= 0) r = avcodec_receive_frame(ctx, w->frame);
+    }
+  }
+  avcodec_free_context(&ctx);
+  if (r < 0) return fail(job, status_for(r), r, r == AVERROR(ERANGE) ? "decoded size over the pixel limit" : "decoder rejected the data");
+  if (w->frame->width <= 0 || w->frame->height <= 0) return fail(job, TD_E_CORRUPT, 0, "decoder produced an empty frame");
+  return TD_OK;
+}
+
+typedef struct rect { int x, y, w, h; } rect;
+
+/* The source region (oriented, in decoded-frame pixels) and where it lands in the target. */
+static void plan_geometry(const td_job *job, int ow, int oh, double frame_scale, rect *src, rect *dst) {
+  rect r = {0, 0, ow, oh};
+  if (job->crop_w > 0) {
+    r.x = (int)(job->crop_x * frame_scale);
+    r.y = (int)(job->crop_y * frame_scale);
+    r.w = (int)(job->crop_w * frame_scale + 0.5);
+    r.h = (int)(job->crop_h * frame_scale + 0.5);
+    if (r.w < 1) r.w = 1;
+    if (r.h < 1) r.h = 1;
+  }
+  *dst = (rect){0, 0, job->dst_w, job->dst_h};
+  if (job->fit == TD_FIT_COVER) {
+    double s = fmax((double)job->dst_w / r.w, (double)job->dst_h / r.h);
+    int cw = (int)(job->dst_w / s + 0.5), ch = (int)(job->dst_h / s + 0.5);
+    if (cw > r.w) cw = r.w;
+    if (ch > r.h) ch = r.h;
+    r.x += (r.w - cw) / 2; r.y += (r.h - ch) / 2; r.w = cw; r.h = ch;
+  } else if (job->fit == TD_FIT_CONTAIN) {
+    double s = fmin((double)job->dst_w / r.w, (double)job->dst_h / r.h);
+    int dw = (int)(r.w * s + 0.5), dh = (int)(r.h * s + 0.5);
+    if (dw < 1) dw = 1;
+    if (dh < 1) dh = 1;
+    *dst = (rect){(job->dst_w - dw) / 2, (job->dst_h - dh) / 2, dw, dh};
+  }
+  if (r.w < 1) r.w = 1;
+  if (r.h < 1) r.h = 1;
+  *src = r;
+}
+
+/* Maps a rectangle in oriented coordinates back to the stored frame (EXIF orientations 1..8). */
+static rect unorient(rect r, int o, int fw, int fh) {
+  int x0 = r.x, x1 = r.x + r.w, y0 = r.y, y1 = r.y + r.h;
+  switch (o) {
+    case 2: return (rect){fw - x1, y0, r.w, r.h};
+    case 3: return (rect){fw - x1, fh - y1, r.w, r.h};
+    case 4: return (rect){x0, fh - y1, r.w, r.h};
+    case 5: return (rect){y0, x0, r.h, r.w};
+    case 6: return (rect){y0, fh - x1, r.h, r.w};
+    case 7: return (rect){fw - y1, fh - x1, r.h, r.w};
+    case 8: return (rect){fw - y1, x0, r.h, r.w};
+    default: return r;
+  }
+}
+
+/* Pointers to (x, y) in every plane, with x and y moved down to the format's chroma grid. */
+static void offset_planes(const AVFrame *f, rect *r, uint8_t *planes[4]) {
+  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+  int ax = d->flags & AV_PIX_FMT_FLAG_BITSTREAM ? 8 : 1 << d->log2_chroma_w;
+  int ay = 1 << d->log2_chroma_h;
+  int x = r->x - r->x % ax, y = r->y - r->y % ay;
+  r->w += r->x - x; r->h += r->y - y; r->x = x; r->y = y;
+  for (int p = 0; p < 4; p++) planes[p] = f->data[p];
+  int done[4] = {0};
+  for (int c = 0; c < d->nb_components; c++) {
+    int p = d->comp[c].plane;
+    if (done[p]) continue;
+    done[p] = 1;
+    int chroma = c == 1 || c == 2;
+    int sx = chroma ? d->log2_chroma_w : 0, sy = chroma ? d->log2_chroma_h : 0;
+    int step = d->comp[c].step;
+    int bytes_x = d->flags & AV_PIX_FMT_FLAG_BITSTREAM ? (x >> sx) * step / 8 : (x >> sx) * step;
+    planes[p] = f->data[p] + (ptrdiff_t)(y >> sy) * f->linesize[p] + bytes_x;
+  }
+}
+
+static int sws_flags_for(int filter) {
+  switch (filter) {
+    case TD_FILTER_BICUBIC: return SWS_BICUBIC;
+    case TD_FILTER_AREA: return SWS_AREA;
+    case TD_FILTER_NEAREST: return SWS_POINT;
+    case TD_FILTER_LANCZOS: return SWS_LANCZOS;
+    default: return SWS_BILINEAR;
+  }
+}
+
+/* Copies an oriented view of `src` (iw x ih, frame orientation) into the dst rectangle. */
+static void orient_copy(const uint8_t *src, int iw, int ih, int o, uint8_t *dst, int stride, rect d, int ch) {
+  for (int v = 0; v < d.h; v++) {
+    uint8_t *row = dst + (ptrdiff_t)(d.y + v) * stride + (ptrdiff_t)d.x * ch;
+    for (int u = 0; u < d.w; u++) {
+      int a, b;
+      switch (o) {
+        case 2: a = iw - 1 - u; b = v; break;
+        case 3: a = iw - 1 - u; b = ih - 1 - v; break;
+        case 4: a = u; b = ih - 1 - v; break;
+        case 5: a = v; b = u; break;
+        case 6: a = v; b = ih - 1 - u; break;
+        case 7: a = iw - 1 - v; b = ih - 1 - u; break;
+        case 8: a = iw - 1 - v; b = u; break;
+        default: a = u; b = v; break;
+      }
+      memcpy(row + u * ch, src + ((ptrdiff_t)b * iw + a) * ch, (size_t)ch);
+    }
+  }
+}
+
+static int largest_reduction(const td_job *job, const td_probe *pr) {
+  if (!job->allow_reduced || pr->format != TD_FORMAT_JPEG || pr->width <= 0) return 0;
+  int transposed = job->apply_orientation && pr->orientation >= 5;
+  double ow = transposed ? pr->height : pr->width, oh = transposed ? pr->width : pr->height;
+  double rw = job->crop_w > 0 ? job->crop_w : ow, rh = job->crop_w > 0 ? job->crop_h : oh;
+  double sx = job->dst_w / rw, sy = job->dst_h / rh;
+  double s = job->fit == TD_FIT_CONTAIN ? fmin(sx, sy) : fmax(sx, sy);
+  int k = 0;
+  while (k < 3 && s * (1 << (k + 1)) <= 1.0) k++;
+  return k;
+}
+
+int td_decode_image(td_worker *w, td_job *job) {
+  last_log[0] = 0;
+  job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_log2 = 0;
+  int ch = job->channels;
+  if (job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || !job->dst)
+    return fail(job, TD_E_BAD_REQUEST, 0, "invalid target size or channel count");
+  if (job->src_len <= 0) return fail(job, TD_E_EMPTY, 0, "empty input");
+  const uint8_t *data = (const uint8_t *)(uintptr_t)job->src;
+  td_probe pr;
+  td_probe_image(data, job->src_len, &pr);
+  job->format = pr.format;
+  job->orientation = job->apply_orientation ? pr.orientation : 1;
+  if (!pr.format) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "not a JPEG, PNG, WebP, BMP or GIF image");
+  if ((int64_t)pr.width * pr.height > job->max_pixels) {
+    char why[80];
+    snprintf(why, sizeof why, "declared size %dx%d is over the limit of %d pixels", pr.width, pr.height, job->max_pixels);
+    return fail(job, TD_E_TOO_LARGE, 0, why);
+  }
+  if (pr.truncated) return fail(job, TD_E_TRUNCATED, 0, "the data ends before the image does");
+
+  int k = largest_reduction(job, &pr);
+  int st = decode_frame(w, job, pr.format, k);
+  if (st != TD_OK) return st;
+  AVFrame *f = w->frame;
+  job->reduced_log2 = k;
+  int o = job->orientation;
+  int transposed = o >= 5;
+  int ow = transposed ? f->height : f->width, oh = transposed ? f->width : f->height;
+  int full_w = pr.width > 0 ? (transposed ? pr.height : pr.width) : ow;
+  job->src_w = full_w;
+  job->src_h = pr.height > 0 ? (transposed ? pr.width : pr.height) : oh;
+  if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 ||
+                          job->crop_x + job->crop_w > job->src_w || job->crop_y + job->crop_h > job->src_h)) {
+    av_frame_unref(f);
+    return fail(job, TD_E_BAD_REQUEST, 0, "crop box outside the image");
+  }
+  rect src, dst;
+  plan_geometry(job, ow, oh, (double)ow / full_w, &src, &dst);
+  rect fr = unorient(src, o, f->width, f->height);
+  uint8_t *planes[4];
+  offset_planes(f, &fr, planes);
+
+  int stride = job->dst_w * ch;
+  uint8_t *out = (uint8_t *)(uintptr_t)job->dst;
+  if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
+  int iw = transposed ? dst.h : dst.w, ih = transposed ? dst.w : dst.h;
+  enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
+  w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
+  if (!w->sws) { av_frame_unref(f); return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format"); }
+  uint8_t *target;
+  int target_stride;
+  if (o == 1) {
+    target = out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch;
+    target_stride = stride;
+  } else {
+    size_t need = (size_t)iw * ih * ch;
+    if (need > w->scratch_cap) {
+      free(w->scratch);
+      w->scratch = malloc(need);
+      w->scratch_cap = w->scratch ? need : 0;
+      if (!w->scratch) { av_frame_unref(f); return fail(job, TD_E_NOMEM, 0, "cannot allocate orientation scratch"); }
+    }
+    target = w->scratch;
+    target_stride = iw * ch;
+  }
+  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, &target, &target_stride);
+  av_frame_unref(f);
+  if (r <= 0) return fail(job, TD_E_CORRUPT, 0, "scaling failed");
+  if (o != 1) orient_copy(w->scratch, iw, ih, o, out, stride, dst, ch);
+  return TD_OK;
+}

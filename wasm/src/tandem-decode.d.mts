@@ -1,0 +1,21 @@
+// Types of the emscripten factory built by wasm/build.sh (copied next to tandem-decode.mjs).
+export interface TandemDecodeModule {
+  wasmMemory: WebAssembly.Memory;
+  HEAPU8: Uint8Array;
+  _malloc(size: number): number;
+  _free(ptr: number): void;
+  _td_job_words(): number;
+  _td_job_size(): number;
+  _td_pool_start(threads: number): number;
+  _td_pool_stop(): void;
+  _td_pool_alive(): number;
+  _td_submit(job: number): void;
+  _td_decode_now(job: number): number;
+}
+export interface TandemDecodeOptions {
+  tandemThreads: number;
+  print?: (line: string) => void;
+  printErr?: (line: string) => void;
+  locateFile?: (path: string, prefix: string) => string;
+}
+export default function createTandemDecode(options: TandemDecodeOptions): Promise<TandemDecodeModule>;

@@ -1,0 +1,111 @@
+/* The decode pool: pthreads sharing the module's memory, fed from a FIFO of jobs.
+ *
+ * The JS event loop only enqueues (td_submit) and later sees `state` flip to DONE through
+ * Atomics.waitAsync; it never blocks on a decode. Pool threads block on a condition variable
+ * while idle. Stopping wakes them all; each finishes the job in hand, drains nothing further,
+ * and exits, so no thread outlives td_pool_stop + the jobs already running. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <emscripten.h>
+#include "image.h"
+#include "tandem_decode.h"
+
+#define TD_MAX_THREADS 64
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
+static td_job *queue_head, *queue_tail;
+static int stopping;
+static atomic_int threads_alive;
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
+static void finish(td_job *job) {
+  __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&job->state, 0x7FFFFFFF);
+}
+
+static void *pool_thread(void *arg) {
+  (void)arg;
+  td_worker worker;
+  int ok = td_worker_init(&worker) == 0;
+  for (;;) {
+    pthread_mutex_lock(&queue_lock);
+    while (!queue_head && !stopping) pthread_cond_wait(&queue_ready, &queue_lock);
+    td_job *job = stopping ? NULL : queue_head;
+    if (job) {
+      queue_head = (td_job *)(uintptr_t)job->next;
+      if (!queue_head) queue_tail = NULL;
+    }
+    pthread_mutex_unlock(&queue_lock);
+    if (!job) break;
+    if (ok) td_decode_image(&worker, job);
+    else { job->status = TD_E_NOMEM; strcpy(job->message, "pool thread could not allocate its state"); }
+    finish(job);
+  }
+  td_worker_free(&worker);
+  atomic_fetch_sub(&threads_alive, 1);
+  return NULL;
+}
+
+EMSCRIPTEN_KEEPALIVE int td_job_words(void) { return TD_JOB_WORDS; }
+EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
+
+/* Starts n pool threads; returns how many are running. */
+EMSCRIPTEN_KEEPALIVE int td_pool_start(int n) {
+  pthread_once(&process_once, td_image_init_process);
+  if (n > TD_MAX_THREADS) n = TD_MAX_THREADS;
+  pthread_mutex_lock(&queue_lock);
+  stopping = 0;
+  pthread_mutex_unlock(&queue_lock);
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, pool_thread, NULL) == 0) atomic_fetch_add(&threads_alive, 1);
+    pthread_attr_destroy(&attr);
+  }
+  return atomic_load(&threads_alive);
+}
+
+EMSCRIPTEN_KEEPALIVE void td_submit(td_job *job) {
+  job->state = TD_STATE_QUEUED;
+  job->next = 0;
+  pthread_mutex_lock(&queue_lock);
+  if (queue_tail) queue_tail->next = (int32_t)(uintptr_t)job;
+  else queue_head = job;
+  queue_tail = job;
+  pthread_cond_signal(&queue_ready);
+  pthread_mutex_unlock(&queue_lock);
+}
+
+/* Asks every pool thread to exit; jobs still queued are completed as cancelled, never lost. */
+EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
+  pthread_mutex_lock(&queue_lock);
+  stopping = 1;
+  td_job *job = queue_head;
+  queue_head = queue_tail = NULL;
+  pthread_cond_broadcast(&queue_ready);
+  pthread_mutex_unlock(&queue_lock);
+  while (job) {
+    td_job *next = (td_job *)(uintptr_t)job->next;
+    job->status = TD_E_BAD_REQUEST;
+    strcpy(job->message, "decode pool stopped before this job ran");
+    finish(job);
+    job = next;
+  }
+}
+
+EMSCRIPTEN_KEEPALIVE int td_pool_alive(void) { return atomic_load(&threads_alive); }
+
+/* Decodes on the calling thread: for single-threaded builds and tests of the C path itself. */
+EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
+  pthread_once(&process_once, td_image_init_process);
+  td_worker worker;
+  if (td_worker_init(&worker) != 0) return job->status = TD_E_NOMEM;
+  td_decode_image(&worker, job);
+  td_worker_free(&worker);
+  job->state = TD_STATE_DONE;
+  return job->status;
+}

@@ -1,0 +1,60 @@
+/* Tandem decode module: the C side of the contract with src/decode/abi.ts.
+ *
+ * A job is a fixed-size record in shared wasm memory. JS fills the request fields, calls
+ * td_submit(), and waits (Atomics.waitAsync) on `state`; a pool thread decodes and writes the
+ * result fields, then stores TD_STATE_DONE and notifies. All fields are 32-bit so JS can read
+ * them through one Int32Array; offsets are checked by static asserts below and mirrored in abi.ts.
+ */
+#ifndef TANDEM_DECODE_H
+#define TANDEM_DECODE_H
+#include <stddef.h>
+#include <stdint.h>
+
+enum td_state { TD_STATE_IDLE = 0, TD_STATE_QUEUED = 1, TD_STATE_DONE = 2 };
+
+enum td_status {
+  TD_OK = 0,
+  TD_E_EMPTY = 1,          /* zero-length input */
+  TD_E_UNKNOWN_FORMAT = 2, /* magic bytes match no supported image format */
+  TD_E_TOO_LARGE = 3,      /* declared or decoded pixel count over the limit */
+  TD_E_TRUNCATED = 4,      /* the data ends before the image does */
+  TD_E_CORRUPT = 5,        /* the decoder rejected the data */
+  TD_E_NOMEM = 6,          /* allocation failed inside the decoder or scaler */
+  TD_E_BAD_REQUEST = 7,    /* the request itself is invalid (sizes, channels, crop) */
+};
+
+enum td_fit { TD_FIT_STRETCH = 0, TD_FIT_COVER = 1, TD_FIT_CONTAIN = 2 };
+enum td_filter { TD_FILTER_BILINEAR = 0, TD_FILTER_BICUBIC = 1, TD_FILTER_AREA = 2,
+                 TD_FILTER_NEAREST = 3, TD_FILTER_LANCZOS = 4 };
+enum td_format { TD_FORMAT_JPEG = 1, TD_FORMAT_PNG = 2, TD_FORMAT_WEBP = 3, TD_FORMAT_BMP = 4,
+                 TD_FORMAT_GIF = 5 };
+
+typedef struct td_job {
+  int32_t state;          /* td_state; the word JS waits on */
+  int32_t status;         /* td_status */
+  /* request: src must be followed by 64 zero bytes (AV_INPUT_BUFFER_PADDING_SIZE) */
+  int32_t src;            /* const uint8_t* */
+  int32_t src_len;
+  int32_t dst;            /* uint8_t*, dst_h rows of dst_w*channels bytes */
+  int32_t dst_w, dst_h, channels; /* channels: 1 gray, 3 RGB, 4 RGBA */
+  int32_t fit, filter;
+  int32_t max_pixels;     /* limit on width*height as declared and as decoded */
+  int32_t allow_reduced;  /* 1: JPEG may decode at 1/2, 1/4, 1/8 scale when still >= target */
+  int32_t apply_orientation; /* 1: apply EXIF orientation */
+  int32_t crop_x, crop_y, crop_w, crop_h; /* in oriented source pixels; crop_w == 0: no crop */
+  int32_t pad_value;
+  /* result */
+  int32_t src_w, src_h;   /* oriented source size */
+  int32_t format;         /* td_format */
+  int32_t reduced_log2;   /* 0..3: the DCT-domain reduction used */
+  int32_t orientation;    /* EXIF orientation found (1 when none) */
+  int32_t av_error;       /* the libav error code behind a failure, 0 if none */
+  int32_t next;           /* queue link, owned by the pool */
+  char message[96];       /* NUL-terminated detail for failures */
+} td_job;
+
+#define TD_JOB_WORDS 26
+_Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
+_Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The pinned toolchain and sources for Tandem's wasm decode module, made on demand and cached.
+#   - emscripten 3.1.69 from Debian trixie, in a minimal trixie root made with debootstrap
+#   - ffmpeg and zlib from Debian bookworm source packages, pinned by version and SHA-256
+# Sourced by wasm/build.sh; every step prints what it does and skips what is already there.
+# Off Debian, the same toolchain is `docker run -v "$PWD":/src -w /src debian:trixie` with
+# `apt-get install emscripten` inside; set TANDEM_EMCC_PREFIX="" and run wasm/build.sh there.
+
+TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
+TRIXIE_ROOT=${TANDEM_TRIXIE_ROOT:-$TANDEM_CACHE/trixie-root}
+EMSCRIPTEN_VERSION=3.1.69
+FFMPEG_VERSION=7:5.1.9-0+deb12u1
+FFMPEG_ORIG=ffmpeg_5.1.9.orig.tar.xz
+FFMPEG_SHA256=d9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176
+ZLIB_VERSION=1:1.2.13.dfsg-1
+ZLIB_ORIG=zlib_1.2.13.dfsg.orig.tar.bz2
+ZLIB_SHA256=71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1
+
+wlog() { printf '[wasm] %s\n' "$*"; }
+
+ensure_trixie_root() {
+  if [ -x "$TRIXIE_ROOT/usr/bin/emcc" ] && [ -f "$TRIXIE_ROOT/.tandem-ready" ]; then
+    wlog "emscripten toolchain present: $TRIXIE_ROOT ($(cat "$TRIXIE_ROOT/.tandem-ready"))"
+    return
+  fi
+  command -v debootstrap >/dev/null || { wlog "debootstrap missing: run scripts/apt-setup.sh"; return 1; }
+  if [ ! -x "$TRIXIE_ROOT/usr/bin/apt-get" ]; then
+    wlog "debootstrap --variant=minbase trixie -> $TRIXIE_ROOT (about 30 s)"
+    rm -rf "$TRIXIE_ROOT"; mkdir -p "$(dirname "$TRIXIE_ROOT")"
+    debootstrap --variant=minbase trixie "$TRIXIE_ROOT" http://deb.debian.org/debian >"$TANDEM_CACHE/debootstrap.log" 2>&1 \
+      || { tail -20 "$TANDEM_CACHE/debootstrap.log"; return 1; }
+  fi
+  wlog "apt-get install emscripten inside the trixie root (about 40 s, ~400 MB)"
+  with_chroot_mounts chroot "$TRIXIE_ROOT" /bin/sh -c \
+    'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends emscripten make pkgconf >/dev/null' 
+  local v; v=$(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' emscripten)
+  case "$v" in "$EMSCRIPTEN_VERSION"*) ;; *) wlog "expected emscripten $EMSCRIPTEN_VERSION, trixie gave $v"; return 1;; esac
+  echo "emscripten $v" > "$TRIXIE_ROOT/.tandem-ready"
+  wlog "emscripten $v ready"
+}
+
+# Runs "$@" with /proc mounted in the trixie root; unmounts on every exit path.
+with_chroot_mounts() {
+  local mounted=0 rc=0
+  if ! mountpoint -q "$TRIXIE_ROOT/proc"; then mount -t proc proc "$TRIXIE_ROOT/proc"; mounted=1; fi
+  cp -f /etc/resolv.conf "$TRIXIE_ROOT/etc/resolv.conf" 2>/dev/null || true
+  "$@" || rc=$?
+  if [ "$mounted" = 1 ]; then umount "$TRIXIE_ROOT/proc" || umount -l "$TRIXIE_ROOT/proc"; fi
+  return $rc
+}
+
+check_sha256() { # file expected
+  local got; got=$(sha256sum "$1" | cut -d' ' -f1)
+  [ "$got" = "$2" ] || { wlog "SHA-256 mismatch for $1: got $got, pinned $2"; return 1; }
+}
+
+# Downloads the pinned Debian source packages into $TANDEM_CACHE/sources and checks them.
+ensure_sources() {
+  local dir="$TANDEM_CACHE/sources"; mkdir -p "$dir"
+  if [ -f "$dir/$FFMPEG_ORIG" ] && [ -f "$dir/$ZLIB_ORIG" ]; then
+    wlog "sources present: $FFMPEG_ORIG, $ZLIB_ORIG"
+  else
+    command -v dpkg-source >/dev/null || { wlog "dpkg-dev missing: run scripts/apt-setup.sh"; return 1; }
+    wlog "apt-get source --download-only ffmpeg=$FFMPEG_VERSION zlib=$ZLIB_VERSION"
+    (cd "$dir" && apt-get source -qq --download-only "ffmpeg=$FFMPEG_VERSION" "zlib=$ZLIB_VERSION" >/dev/null)
+  fi
+  check_sha256 "$dir/$FFMPEG_ORIG" "$FFMPEG_SHA256"
+  check_sha256 "$dir/$ZLIB_ORIG" "$ZLIB_SHA256"
+  wlog "sources verified by SHA-256"
+}
