@@ -18,13 +18,17 @@ function emscriptenWorkerOptions(): Plugin {
     transform(code, id) {
       if (!id.includes('tandem-decode.mjs')) return null;
       const patched = code.replace(
-        /new Worker\(new URL\("tandem-decode\.mjs", import\.meta\.url\), workerOptions\)/g,
+        /new Worker\(new URL\("tandem-decode\.mjs",\s*import\.meta\.url\),\s*workerOptions\)/g,
         'new Worker(new URL("tandem-decode.mjs", import.meta.url), { type: "module", name: "em-pthread" })',
       );
       return patched === code ? null : { code: patched, map: null };
     },
   };
 }
+
+// Emscripten's output must run as Node loads it (its pthread workers re-import the same file);
+// vitest's module runner would otherwise transform it and the workers never report in.
+const nodeNative = [/wasm\/dist\/tandem-decode\.mjs$/];
 
 export const chromiumArgs = [
   '--enable-unsafe-webgpu',
@@ -47,7 +51,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 60_000 },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          server: { deps: { external: nodeNative } },
+        },
       },
       {
         extends: true,
@@ -55,6 +66,7 @@ export default defineConfig({
           name: 'node-gpu',
           include: ['test/node-gpu/**/*.test.ts'],
           environment: 'node',
+          server: { deps: { external: nodeNative } },
           testTimeout: 600_000,
           hookTimeout: 120_000,
           fileParallelism: false,

@@ -53,7 +53,7 @@ if [ -f "$TRIXIE_ROOT$prefix/.done" ]; then
 else
   t0=$(date +%s)
   wlog "unpacking ffmpeg and zlib sources"
-  work="$build_root/ffmpeg-$ffmpeg_key"; rm -rf "$work"; mkdir -p "$work"
+  work="$build_root/ffmpeg-$ffmpeg_key"; rm -rf "$build_root"/ffmpeg-*; mkdir -p "$work"
   tar -xf "$TANDEM_CACHE/sources/$FFMPEG_ORIG" -C "$work"; mv "$work"/ffmpeg-* "$work/ffmpeg"
   tar -xf "$TANDEM_CACHE/sources/$ZLIB_ORIG" -C "$work"; mv "$work"/zlib-* "$work/zlib"
   wlog "building zlib with emcc"
@@ -66,8 +66,8 @@ else
 fi
 
 wlog "linking the decode module"
-mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$build_root/module/"
-in_chroot "cd /build/module && emcc ${MODULE_FLAGS[*]} -I$prefix/include *.c -L$prefix/lib -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -o tandem-decode.mjs"
+mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$here"/src/post.js "$build_root/module/"
+in_chroot "cd /build/module && emcc ${MODULE_FLAGS[*]} -I$prefix/include *.c -L$prefix/lib -lavformat -lavcodec -lswscale -lswresample -lavutil -lz --post-js post.js -o tandem-decode.mjs"
 mkdir -p "$cached" "$out"
 cp "$build_root/module/tandem-decode.mjs" "$build_root/module/tandem-decode.wasm" "$here/src/tandem-decode.d.mts" "$cached/"
 cp -f "$cached"/* "$out/"; echo "$module_key" > "$out/.build-key"

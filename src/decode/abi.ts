@@ -10,7 +10,7 @@ export const INPUT_PADDING = 64;
 export const enum Field {
   State = 0, Status, Src, SrcLen, Dst, DstW, DstH, Channels, Fit, Filter, MaxPixels, AllowReduced,
   ApplyOrientation, CropX, CropY, CropW, CropH, PadValue,
-  SrcW, SrcH, Format, ReducedLog2, Orientation, AvError, Next,
+  SrcW, SrcH, Format, ReducedLog2, Orientation, AvError, OnPoolThread, Next,
 }
 
 export const enum JobState { Idle = 0, Queued = 1, Done = 2 }

@@ -11,10 +11,6 @@ export interface DecodeModule {
   close(): void;
 }
 
-/** Emscripten keeps its pthread workers here; we reach in only to end them on close. */
-interface PThreadRegistry {
-  terminateAllThreads(): void;
-}
 
 export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
   if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
@@ -41,7 +37,7 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
       return ptr;
     },
     close(): void {
-      (exports as unknown as { PThread?: PThreadRegistry }).PThread?.terminateAllThreads();
+      exports.terminateThreads();
     },
   };
 }

@@ -30,6 +30,8 @@ export interface DecodedImageInfo {
   /** 1, 2, 4 or 8: the DCT-domain reduction the decoder used. */
   reducedScale: number;
   orientation: number;
+  /** True when a pool pthread, not the caller's thread, did the work. */
+  onPoolThread: boolean;
 }
 
 export interface DecodePoolStats {
@@ -73,6 +75,7 @@ export class DecodePool {
   #completed = 0;
   #failed = 0;
   #closed = false;
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
 
   private constructor(module: DecodeModule, threads: number, maxInFlight: number) {
     this.#module = module;
@@ -115,8 +118,10 @@ export class DecodePool {
   async decodeInto(bytes: Uint8Array, targetPtr: number, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
     if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
     signal?.throwIfAborted();
+    // Atomics.waitAsync and emscripten's unref'd workers do not keep Node or Deno alive, so an
+    // idle interval holds the event loop open exactly while decodes are pending.
+    if (this.#inFlight++ === 0 && !this.#keepAlive) this.#keepAlive = setInterval(() => {}, 1 << 30);
     const slot = this.#free.pop() ?? (await new Promise<JobSlot>((resolve) => this.#waiters.push(resolve)));
-    this.#inFlight++;
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
       this.#fill(slot, bytes, targetPtr, options);
@@ -127,7 +132,10 @@ export class DecodePool {
       signal?.throwIfAborted();
       return this.#result(slot);
     } finally {
-      this.#inFlight--;
+      if (--this.#inFlight === 0) {
+        clearInterval(this.#keepAlive);
+        this.#keepAlive = undefined;
+      }
       const next = this.#waiters.shift();
       if (next) next(slot);
       else this.#free.push(slot);
@@ -199,6 +207,7 @@ export class DecodePool {
       sourceHeight: w[Field.SrcH] ?? 0,
       reducedScale: 1 << (w[Field.ReducedLog2] ?? 0),
       orientation: w[Field.Orientation] ?? 1,
+      onPoolThread: w[Field.OnPoolThread] === 1,
     };
   }
 }

@@ -213,6 +213,7 @@ static int largest_reduction(const td_job *job, const td_probe *pr) {
 int td_decode_image(td_worker *w, td_job *job) {
   last_log[0] = 0;
   job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_log2 = 0;
+  job->format = 0; job->src_w = job->src_h = 0; job->orientation = 1;
   int ch = job->channels;
   if (job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || !job->dst)
     return fail(job, TD_E_BAD_REQUEST, 0, "invalid target size or channel count");

@@ -11,6 +11,8 @@ export interface TandemDecodeModule {
   _td_pool_alive(): number;
   _td_submit(job: number): void;
   _td_decode_now(job: number): number;
+  /** Added by wasm/src/post.js: terminates every pthread worker. */
+  terminateThreads(): void;
 }
 export interface TandemDecodeOptions {
   tandemThreads: number;

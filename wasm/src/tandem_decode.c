@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <emscripten.h>
+#include <emscripten/threading.h>
 #include "image.h"
 #include "tandem_decode.h"
 
@@ -39,6 +40,7 @@ static void *pool_thread(void *arg) {
     }
     pthread_mutex_unlock(&queue_lock);
     if (!job) break;
+    job->on_pool_thread = !emscripten_is_main_runtime_thread();
     if (ok) td_decode_image(&worker, job);
     else { job->status = TD_E_NOMEM; strcpy(job->message, "pool thread could not allocate its state"); }
     finish(job);

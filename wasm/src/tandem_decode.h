@@ -49,6 +49,7 @@ typedef struct td_job {
   int32_t reduced_log2;   /* 0..3: the DCT-domain reduction used */
   int32_t orientation;    /* EXIF orientation found (1 when none) */
   int32_t av_error;       /* the libav error code behind a failure, 0 if none */
+  int32_t on_pool_thread; /* 1 when a pool pthread (not the caller's thread) decoded it */
   int32_t next;           /* queue link, owned by the pool */
   char message[96];       /* NUL-terminated detail for failures */
 } td_job;

@@ -1,0 +1,2 @@
+export { DecodePool, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type ImageDecodeOptions } from './pool.ts';
+export { DecodeError, type DecodeErrorCode } from './errors.ts';

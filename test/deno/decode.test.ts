@@ -1,0 +1,20 @@
+// Deno tier: the wasm decode pool, with the same scenario bodies as Node and Chromium.
+import {
+  brokenInputsGetTypedErrors, exifOrientationApplied, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  withPool,
+} from '../shared/decode-scenarios.ts';
+
+const opts = { sanitizeOps: true, sanitizeResources: true };
+
+Deno.test({ name: 'decodes a generated JPEG on a pthread to the expected pixels', ...opts, fn: () => withPool(2, jpegDecodesToPattern).then(() => {}) });
+Deno.test({ name: 'applies every EXIF orientation', ...opts, fn: () => withPool(2, exifOrientationApplied) });
+Deno.test({ name: 'decodes PNG losslessly', ...opts, fn: () => withPool(2, pngDecodesExactly) });
+Deno.test({ name: 'broken input gets typed errors and the pool stays healthy', ...opts, fn: () => withPool(2, brokenInputsGetTypedErrors) });
+Deno.test({
+  name: 'oversubscribed pool never hangs and timers keep firing',
+  ...opts,
+  fn: async () => {
+    const { ticks } = await withPool(2, (pool) => oversubscribedPoolNeverHangs(pool));
+    if (ticks === 0) throw new Error('the event loop was blocked during decoding');
+  },
+});

@@ -1,0 +1,173 @@
+// Runtime-neutral test bodies for the wasm decode pool; each throws on failure. The Node unit tier,
+// the browser tier and the Deno tier call the same bodies.
+import { DecodeError, DecodePool, type DecodeErrorCode } from '../../src/decode/index.ts';
+import { applyExifOrientation, encodeJpeg, encodePng, solidPatches, type PatchPattern } from '../../src/sources/synthetic/index.ts';
+import { check, rejectsWith } from './assert.ts';
+
+/** JPEG q95 4:2:0 on flat blocks: per-channel error allowed away from block edges. */
+export const JPEG_TOLERANCE = 12;
+export const JPEG_MEAN_TOLERANCE = 3;
+
+interface Comparison {
+  compared: number;
+  worst: number;
+  mean: number;
+}
+
+/** Compares a stretched decode of `pattern` against its exact colours, skipping pixels near edges. */
+function compareWithPattern(out: Uint8Array, w: number, h: number, channels: number, pattern: PatchPattern, margin: number): Comparison {
+  let worst = 0;
+  let sum = 0;
+  let compared = 0;
+  const sx = pattern.width / w;
+  const sy = pattern.height / h;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const px = Math.floor((x + 0.5) * sx);
+      const py = Math.floor((y + 0.5) * sy);
+      if (pattern.edgeDistance(px, py) < margin) continue;
+      const want = pattern.colorAt(px, py);
+      for (let c = 0; c < 3; c++) {
+        const d = Math.abs((out[(y * w + x) * channels + c] ?? 0) - want[c]!);
+        worst = Math.max(worst, d);
+        sum += d;
+      }
+      compared++;
+    }
+  }
+  return { compared, worst, mean: sum / Math.max(1, compared * 3) };
+}
+
+export function patternJpeg(width = 480, height = 360, options: { exifOrientation?: number } = {}): { pattern: PatchPattern; bytes: Uint8Array } {
+  const pattern = solidPatches(width, height);
+  if (!options.exifOrientation || options.exifOrientation === 1) return { pattern, bytes: encodeJpeg(pattern.rgb, width, height, { quality: 95 }) };
+  // Store the pixels so that a viewer applying the tag shows `pattern`.
+  const stored = applyExifOrientation(pattern.rgb, width, height, 3, options.exifOrientation, true);
+  return { pattern, bytes: encodeJpeg(stored.pixels, stored.width, stored.height, { quality: 95, exifOrientation: options.exifOrientation }) };
+}
+
+export async function withPool<T>(threads: number, body: (pool: DecodePool) => Promise<T>): Promise<T> {
+  const pool = await DecodePool.create({ threads });
+  try {
+    return await body(pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+/**
+ * A generated JPEG decoded by the wasm module on a pool pthread matches the expected pixels within
+ * JPEG_TOLERANCE, both at full DCT scale and at reduced scale.
+ */
+export async function jpegDecodesToPattern(pool: DecodePool, bytes = patternJpeg().bytes, pattern = patternJpeg().pattern): Promise<Comparison> {
+  const w = 96, h = 72, channels = 3;
+  const target = pool.allocate(w * h * channels);
+  try {
+    let result: Comparison | undefined;
+    for (const reducedScale of [true, false]) {
+      const info = await pool.decodeInto(bytes, target, { width: w, height: h, fit: 'stretch', reducedScale });
+      check(info.format === 'jpeg', `format ${info.format}`);
+      check(info.onPoolThread, 'the decode did not run on a pool pthread');
+      check(info.sourceWidth === pattern.width && info.sourceHeight === pattern.height, `source size ${info.sourceWidth}x${info.sourceHeight}`);
+      check(reducedScale ? info.reducedScale === 4 : info.reducedScale === 1, `reduced scale ${info.reducedScale} (allowed: ${reducedScale})`);
+      const out = new Uint8Array(pool.memory.buffer, target, w * h * channels).slice();
+      const cmp = compareWithPattern(out, w, h, channels, pattern, 12);
+      check(cmp.compared > w * h * 0.4, `only ${cmp.compared} pixels compared`);
+      check(cmp.worst <= JPEG_TOLERANCE, `max error ${cmp.worst} > ${JPEG_TOLERANCE} (reduced ${reducedScale})`);
+      check(cmp.mean <= JPEG_MEAN_TOLERANCE, `mean error ${cmp.mean.toFixed(2)} > ${JPEG_MEAN_TOLERANCE}`);
+      result = cmp;
+    }
+    return result!;
+  } finally {
+    pool.free(target);
+  }
+}
+
+/** Each EXIF orientation is applied: the decoded image is the upright pattern. */
+export async function exifOrientationApplied(pool: DecodePool): Promise<void> {
+  const w = 64, h = 48;
+  const target = pool.allocate(w * h * 3);
+  try {
+    for (let orientation = 1; orientation <= 8; orientation++) {
+      const { pattern, bytes } = patternJpeg(320, 240, { exifOrientation: orientation });
+      const info = await pool.decodeInto(bytes, target, { width: w, height: h, fit: 'stretch' });
+      check(info.orientation === orientation, `orientation ${info.orientation}, wrote ${orientation}`);
+      check(info.sourceWidth === 320 && info.sourceHeight === 240, `oriented size ${info.sourceWidth}x${info.sourceHeight} for ${orientation}`);
+      const cmp = compareWithPattern(new Uint8Array(pool.memory.buffer, target, w * h * 3).slice(), w, h, 3, pattern, 12);
+      check(cmp.worst <= JPEG_TOLERANCE, `orientation ${orientation}: max error ${cmp.worst}`);
+    }
+  } finally {
+    pool.free(target);
+  }
+}
+
+/** A lossless PNG decodes exactly, with RGBA and gray outputs. */
+export async function pngDecodesExactly(pool: DecodePool): Promise<void> {
+  const pattern = solidPatches(64, 48);
+  const bytes = encodePng(pattern.rgb, 64, 48, { channels: 3 });
+  const target = pool.allocate(64 * 48 * 4);
+  try {
+    const info = await pool.decodeInto(bytes, target, { width: 64, height: 48, channels: 4, fit: 'stretch', filter: 'nearest' });
+    check(info.format === 'png', `format ${info.format}`);
+    const out = new Uint8Array(pool.memory.buffer, target, 64 * 48 * 4);
+    for (let i = 0; i < 64 * 48; i++) {
+      for (let c = 0; c < 3; c++) check(out[i * 4 + c] === pattern.rgb[i * 3 + c], `PNG pixel ${i} channel ${c}`);
+      check(out[i * 4 + 3] === 255, `alpha at ${i}`);
+    }
+  } finally {
+    pool.free(target);
+  }
+}
+
+function expectCode(code: DecodeErrorCode) {
+  return (error: unknown) => error instanceof DecodeError && error.code === code;
+}
+
+/** Broken inputs get typed errors, and the pool keeps decoding good input afterwards. */
+export async function brokenInputsGetTypedErrors(pool: DecodePool): Promise<void> {
+  const { bytes, pattern } = patternJpeg();
+  const target = pool.allocate(96 * 72 * 3);
+  const opts = { width: 96, height: 72 };
+  try {
+    await rejectsWith(pool.decodeInto(new Uint8Array(0), target, opts), expectCode('empty'), 'empty input');
+    await rejectsWith(pool.decodeInto(new TextEncoder().encode('definitely not an image'), target, opts), expectCode('unknown-format'), 'text input');
+    for (const cut of [4, 100, 600, Math.floor(bytes.length / 2), bytes.length - 3]) {
+      await rejectsWith(pool.decodeInto(bytes.subarray(0, cut), target, opts), expectCode('truncated'), `JPEG cut at ${cut}`);
+    }
+    // A header that declares 60000 x 60000 is refused before any pixel buffer is allocated.
+    const bomb = bytes.slice();
+    const sof = findMarker(bomb, 0xc0);
+    check(sof > 0, 'SOF0 marker in the generated JPEG');
+    bomb[sof + 5] = 0xea; bomb[sof + 6] = 0x60; bomb[sof + 7] = 0xea; bomb[sof + 8] = 0x60;
+    await rejectsWith(pool.decodeInto(bomb, target, opts), expectCode('too-large'), 'declared 60000x60000');
+    await rejectsWith(pool.decodeInto(bytes, target, { ...opts, maxPixels: 1000 }), expectCode('too-large'), 'over maxPixels');
+    await jpegDecodesToPattern(pool, bytes, pattern);
+  } finally {
+    pool.free(target);
+  }
+}
+
+function findMarker(bytes: Uint8Array, marker: number): number {
+  for (let i = 0; i + 1 < bytes.length; i++) if (bytes[i] === 0xff && bytes[i + 1] === marker) return i;
+  return -1;
+}
+
+/** Many concurrent decodes (more than threads and job slots) all finish while timers keep firing. */
+export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24): Promise<{ ticks: number }> {
+  const { bytes } = patternJpeg();
+  const slot = 32 * 32 * 3;
+  const batch = pool.allocate(slot * count);
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  try {
+    const infos = await Promise.all(
+      Array.from({ length: count }, (_, i) => pool.decodeInto(bytes, batch + i * slot, { width: 32, height: 32 })),
+    );
+    check(infos.length === count && infos.every((i) => i.format === 'jpeg'), 'every decode finished');
+    check(pool.stats().inFlight === 0, 'nothing left in flight');
+  } finally {
+    clearInterval(timer);
+    pool.free(batch);
+  }
+  return { ticks };
+}
