@@ -21,10 +21,13 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
     );
   }
   const { default: createTandemDecode } = await import('../../wasm/dist/tandem-decode.mjs');
+  // Emscripten's Node workers are unref'd: without a live handle, Node would exit while the
+  // factory waits for them to load.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   const exports = await createTandemDecode({
     tandemThreads: threads,
     printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
-  });
+  }).finally(() => clearInterval(keepAlive));
   const words = exports._td_job_words();
   if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
   const memory = exports.wasmMemory;

@@ -1,20 +1,9 @@
 // Everything that differs between browsers, Deno and Node lives in this folder: which runtime this
 // is, how to read a file or a bundled text asset, and how to get a WebGPU adapter.
 
-export type RuntimeName = 'browser' | 'deno' | 'node';
+import { denoGlobal, runtimeName } from './detect.ts';
 
-interface DenoLike {
-  readTextFile(path: string | URL): Promise<string>;
-  readFile(path: string | URL): Promise<Uint8Array>;
-}
-interface ProcessLike {
-  versions?: { node?: string };
-}
-
-const denoGlobal = (globalThis as { Deno?: DenoLike }).Deno;
-const processGlobal = (globalThis as { process?: ProcessLike }).process;
-
-export const runtimeName: RuntimeName = denoGlobal ? 'deno' : processGlobal?.versions?.node ? 'node' : 'browser';
+export { runtimeName, type RuntimeName } from './detect.ts';
 
 /** Imports a module by a specifier bundlers must not follow (Node-only packages). */
 function importHidden<T>(specifier: string): Promise<T> {
@@ -70,6 +59,13 @@ export async function getGpu(): Promise<GPU> {
   return gpu;
 }
 
+/**
+ * Whether queue.writeBuffer accepts a view of shared memory (wasm memory with threads). The spec
+ * says it does (AllowSharedBufferSource) and browsers and Deno agree; dawn.node throws on it, and
+ * probing it there has crashed the process, so Node is known not to.
+ */
+export const writeBufferTakesSharedMemory = runtimeName !== 'node';
+
 export function adapterHint(): string {
   switch (runtimeName) {
     case 'node':
@@ -79,4 +75,33 @@ export function adapterHint(): string {
     default:
       return 'the browser offered no WebGPU adapter (headless Chromium: --enable-unsafe-webgpu; SwiftShader provides a CPU adapter)';
   }
+}
+
+export { cacheDir, env, exists, listDir, makeDir, readFile, writeFileAtomic, type DirEntry } from './files.ts';
+
+interface ProcessControl {
+  argv: string[];
+  exitCode?: number;
+}
+interface DenoControl {
+  args: string[];
+  exit(code: number): never;
+}
+
+/** The command-line arguments after the script name (Node and Deno). */
+export function commandLineArgs(): string[] {
+  const deno = (globalThis as unknown as { Deno?: DenoControl }).Deno;
+  if (deno) return deno.args;
+  return (globalThis as { process?: ProcessControl }).process?.argv.slice(2) ?? [];
+}
+
+/** Ends a command-line run with `code` once pending work is done (Node), or at once (Deno). */
+export function finishProcess(code: number): void {
+  const deno = (globalThis as unknown as { Deno?: DenoControl }).Deno;
+  if (deno) {
+    if (code !== 0) deno.exit(code);
+    return;
+  }
+  const proc = (globalThis as { process?: ProcessControl }).process;
+  if (proc) proc.exitCode = code;
 }

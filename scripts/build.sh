@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Compiles src/ to dist/ (JS + .d.ts) and copies the WGSL sources the modules load at run time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf dist
+npx tsc -p tsconfig.build.json
+(cd src && find . \( -name '*.wgsl' -o -name '*.js' \) -exec cp --parents {} ../dist/ \;)
+bash scripts/source-key.sh > dist/.build-key

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every test tier and says which ran: typecheck, unit (Node), node-gpu (dawn on lavapipe),
+# browser (headless Chromium with WebGPU, cross-origin isolated), deno. A tier that cannot start
+# counts as failed; none is skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=test-results; rm -rf "$out"; mkdir -p "$out"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}; chmod 700 "$XDG_RUNTIME_DIR"
+summary=(); total_pass=0; total_fail=0; failed_tiers=()
+
+count_vitest() { # json report -> "passed failed"; skipped tests count as failed: none may be skipped
+  node -e '
+    let r; try { r = require(process.argv[1]); } catch { console.log(0, 1); process.exit(0); }
+    const failed = r.numFailedTests + r.numPendingTests + r.numTodoTests;
+    console.log(r.numPassedTests, failed || (r.success ? 0 : 1));' "$PWD/$1"
+}
+
+record() { # tier passed failed rc
+  local tier=$1 pass=$2 fail=$3 rc=$4
+  if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; fi
+  if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then fail=1; fi   # a tier that ran nothing has failed
+  total_pass=$((total_pass + pass)); total_fail=$((total_fail + fail))
+  summary+=("$(printf '%-10s %4d passed %4d failed' "$tier" "$pass" "$fail")")
+  [ "$fail" = 0 ] || failed_tiers+=("$tier")
+}
+
+echo "=== tier: typecheck (tsc --noEmit, strict) ==="
+npx tsc -p tsconfig.json --noEmit; rc=$?
+record typecheck $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
+
+for tier in unit node-gpu browser; do
+  echo "=== tier: $tier ==="
+  npx vitest run --project "$tier" --reporter=default --reporter=json --outputFile.json="$out/$tier.json"; rc=$?
+  read -r pass fail < <(count_vitest "$out/$tier.json")
+  record "$tier" "$pass" "$fail" "$rc"
+done
+
+echo "=== tier: deno (deno test) ==="
+npx deno test -A --no-check test/deno/ 2>&1 | tee "$out/deno.log"; rc=${PIPESTATUS[0]}
+line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | tail -1)
+pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
+fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
+record deno "${pass:-0}" "${fail:-0}" "$rc"
+
+echo
+echo "=== Tandem test tiers ==="
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed"
+if [ ${#failed_tiers[@]} -gt 0 ]; then echo "failed tiers: ${failed_tiers[*]}"; exit 1; fi

@@ -1,0 +1,243 @@
+import type { DecodePool, ImageDecodeOptions } from './pool.ts';
+
+/** One item to decode: encoded bytes plus what travels with them into the batch. */
+export interface EncodedImage {
+  bytes: Uint8Array;
+  label?: number;
+  key?: string;
+}
+
+/** A batch of decoded images in shared wasm memory: u8, NHWC, `count` dense rows. */
+export interface ImageBatch {
+  readonly sequence: number;
+  readonly count: number;
+  readonly shape: readonly [number, number, number, number];
+  readonly dtype: 'uint8';
+  readonly layout: 'NHWC';
+  /** A view of the batch in wasm memory (no copy); valid until release(). */
+  readonly data: Uint8Array;
+  /** Byte offset of the batch in wasm memory. */
+  readonly pointer: number;
+  readonly labels: Int32Array;
+  readonly keys: readonly string[];
+  /** Returns the buffer to the batcher; using the batch afterwards throws. */
+  release(): void;
+  [Symbol.dispose](): void;
+}
+
+/** What the decode stage passes on: a settled slot, and whether it completed its batch. */
+export interface SlotToken {
+  readonly buffer: BatchBuffer;
+  readonly completes: boolean;
+}
+
+export interface ImageBatcherOptions {
+  batchSize: number;
+  height: number;
+  width: number;
+  channels?: 1 | 3 | 4;
+  /** Batch buffers in wasm memory (default 4): decoding fills one while others are consumed. */
+  buffers?: number;
+  decode?: Omit<ImageDecodeOptions, 'width' | 'height' | 'channels'>;
+}
+
+class BatchBuffer {
+  assigned = 0;
+  settled = 0;
+  failed: number[] = [];
+  open = true;
+  sequence = 0;
+  readonly labels: Int32Array;
+  readonly keys: string[];
+  constructor(
+    readonly pointer: number,
+    readonly slotBytes: number,
+    capacity: number,
+  ) {
+    this.labels = new Int32Array(capacity);
+    this.keys = new Array<string>(capacity).fill('');
+  }
+}
+
+/**
+ * Decodes images straight into slots of reusable batch buffers in the decode pool's shared memory.
+ * Slots are assigned in input order; a batch is complete when every assigned slot has settled
+ * (decoded or failed); failed slots are filled by moving later rows down, so batches stay dense.
+ * Use `decodeStage` as a pipeline stage and `aggregator` right after it.
+ */
+export class ImageBatcher {
+  readonly slotBytes: number;
+  readonly shape: readonly [number, number, number];
+  #pool: DecodePool;
+  #options: ImageBatcherOptions;
+  #free: BatchBuffer[] = [];
+  #waiters: Array<(b: BatchBuffer) => void> = [];
+  #current: BatchBuffer | undefined;
+  #assignChain: Promise<unknown> = Promise.resolve();
+  #sequence = 0;
+  #all: BatchBuffer[] = [];
+
+  constructor(pool: DecodePool, options: ImageBatcherOptions) {
+    const channels = options.channels ?? 3;
+    this.#pool = pool;
+    this.#options = options;
+    this.shape = [options.height, options.width, channels];
+    this.slotBytes = options.height * options.width * channels;
+    const count = Math.max(2, options.buffers ?? 4);
+    for (let i = 0; i < count; i++) {
+      // Rounded up to 4 bytes: GPU uploads copy whole words.
+      const bytes = Math.ceil((this.slotBytes * options.batchSize) / 4) * 4;
+      const buffer = new BatchBuffer(pool.allocate(bytes), this.slotBytes, options.batchSize);
+      this.#free.push(buffer);
+      this.#all.push(buffer);
+    }
+  }
+
+  get batchBytes(): number {
+    return this.slotBytes * this.#options.batchSize;
+  }
+
+  /**
+   * Pipeline stage (async generator): decodes one item into the next slot and yields a token;
+   * a failed item yields the token only if it completed its batch, then throws its DecodeError.
+   */
+  readonly decodeStage = async function* (this: ImageBatcher, item: EncodedImage): AsyncGenerator<SlotToken> {
+    const { buffer, index } = await this.#assign();
+    buffer.labels[index] = item.label ?? -1;
+    buffer.keys[index] = item.key ?? '';
+    let failure: unknown;
+    try {
+      await this.#pool.decodeInto(item.bytes, buffer.pointer + index * this.slotBytes, {
+        ...this.#options.decode,
+        width: this.#options.width,
+        height: this.#options.height,
+        channels: this.#options.channels ?? 3,
+      });
+    } catch (error) {
+      failure = error;
+      buffer.failed.push(index);
+    }
+    buffer.settled++;
+    const completes = !buffer.open && buffer.settled === buffer.assigned;
+    if (failure === undefined || completes) yield { buffer, completes };
+    if (failure !== undefined) throw failure;
+  }.bind(this);
+
+  /** Aggregator for the stage after decodeStage: emits each batch once it is complete. */
+  aggregator(): { push(token: SlotToken): ImageBatch | undefined; flush(): ImageBatch | undefined } {
+    return {
+      push: (token) => (token.completes ? this.#finish(token.buffer) : undefined),
+      flush: () => {
+        // The pipeline drains the decode stage before flushing, so the open batch has settled.
+        const open = this.#current;
+        this.#current = undefined;
+        if (!open || open.assigned === 0) {
+          if (open) this.#recycle(open);
+          return undefined;
+        }
+        open.open = false;
+        return this.#finish(open);
+      },
+    };
+  }
+
+  /** Frees every batch buffer; call after the pipeline has stopped. */
+  close(): void {
+    for (const b of this.#all) this.#pool.free(b.pointer);
+    this.#all = [];
+    this.#free = [];
+  }
+
+  #assign(): Promise<{ buffer: BatchBuffer; index: number }> {
+    // Chained so that slots follow input order even when a caller must wait for a free buffer.
+    const assigned = this.#assignChain.then(async () => {
+      let buffer = this.#current;
+      if (!buffer) {
+        buffer = this.#free.pop() ?? (await new Promise<BatchBuffer>((resolve) => this.#waiters.push(resolve)));
+        buffer.assigned = buffer.settled = 0;
+        buffer.failed.length = 0;
+        buffer.open = true;
+        buffer.sequence = this.#sequence++;
+        this.#current = buffer;
+      }
+      const index = buffer.assigned++;
+      if (buffer.assigned === this.#options.batchSize) {
+        buffer.open = false;
+        this.#current = undefined;
+      }
+      return { buffer, index };
+    });
+    this.#assignChain = assigned;
+    return assigned;
+  }
+
+  #finish(buffer: BatchBuffer): ImageBatch | undefined {
+    const count = this.#compact(buffer);
+    if (count === 0) {
+      this.#recycle(buffer);
+      return undefined;
+    }
+    const [h, w, c] = this.shape;
+    const memory = this.#pool.memory;
+    let released = false;
+    const data = new Uint8Array(memory.buffer, buffer.pointer, count * this.slotBytes);
+    const release = () => {
+      if (released) throw new Error(`batch ${buffer.sequence} was already released`);
+      released = true;
+      this.#recycle(buffer);
+    };
+    const guard = <T>(value: T): T => {
+      if (released) throw new Error(`batch ${buffer.sequence} was used after release()`);
+      return value;
+    };
+    return {
+      sequence: buffer.sequence,
+      count,
+      shape: [count, h, w, c],
+      dtype: 'uint8',
+      layout: 'NHWC',
+      get data() {
+        return guard(data);
+      },
+      pointer: buffer.pointer,
+      get labels() {
+        return guard(buffer.labels.subarray(0, count));
+      },
+      get keys() {
+        return guard(buffer.keys.slice(0, count));
+      },
+      release,
+      [Symbol.dispose]: () => {
+        if (!released) release();
+      },
+    };
+  }
+
+  /** Moves the last good rows into failed slots; returns the dense count. */
+  #compact(buffer: BatchBuffer): number {
+    let count = buffer.assigned;
+    if (buffer.failed.length === 0) return count;
+    const failed = new Set(buffer.failed);
+    const heap = new Uint8Array(this.#pool.memory.buffer);
+    const slot = this.slotBytes;
+    const holes = [...failed].sort((a, b) => a - b);
+    for (const hole of holes) {
+      while (count > 0 && failed.has(count - 1)) count--;
+      if (hole >= count) break;
+      const from = count - 1;
+      heap.copyWithin(buffer.pointer + hole * slot, buffer.pointer + from * slot, buffer.pointer + (from + 1) * slot);
+      buffer.labels[hole] = buffer.labels[from] ?? -1;
+      buffer.keys[hole] = buffer.keys[from] ?? '';
+      failed.add(from);
+      count--;
+    }
+    while (count > 0 && failed.has(count - 1)) count--;
+    return count;
+  }
+
+  #recycle(buffer: BatchBuffer): void {
+    const next = this.#waiters.shift();
+    if (next) next(buffer);
+    else this.#free.push(buffer);
+  }
+}

@@ -1,0 +1,84 @@
+// File access for Node and Deno (browsers read user-picked files through the File API instead).
+import { runtimeName } from './detect.ts';
+
+export interface DirEntry {
+  name: string;
+  isDirectory: boolean;
+}
+
+interface DenoFs {
+  readFile(path: string): Promise<Uint8Array>;
+  writeFile(path: string, data: Uint8Array): Promise<void>;
+  mkdir(path: string, options: { recursive: boolean }): Promise<void>;
+  readDir(path: string): AsyncIterable<{ name: string; isDirectory: boolean }>;
+  stat(path: string): Promise<unknown>;
+  rename(from: string, to: string): Promise<void>;
+  env: { get(name: string): string | undefined };
+}
+interface NodeFs {
+  readFile(path: string): Promise<Uint8Array>;
+  writeFile(path: string, data: Uint8Array): Promise<void>;
+  mkdir(path: string, options: { recursive: boolean }): Promise<unknown>;
+  readdir(path: string, options: { withFileTypes: true }): Promise<Array<{ name: string; isDirectory(): boolean }>>;
+  stat(path: string): Promise<unknown>;
+  rename(from: string, to: string): Promise<void>;
+}
+
+const deno = (globalThis as unknown as { Deno?: DenoFs }).Deno;
+let nodeFs: Promise<NodeFs> | undefined;
+
+function fs(): Promise<NodeFs> {
+  if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+  nodeFs ??= import(/* @vite-ignore */ 'node:fs/promises' as string) as Promise<NodeFs>;
+  return nodeFs;
+}
+
+export async function readFile(path: string): Promise<Uint8Array> {
+  return deno ? deno.readFile(path) : (await fs()).readFile(path);
+}
+
+/** Writes through a temporary name and renames, so readers never see half a file. */
+export async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+  const temp = `${path}.partial`;
+  if (deno) {
+    await deno.writeFile(temp, data);
+    await deno.rename(temp, path);
+  } else {
+    const f = await fs();
+    await f.writeFile(temp, data);
+    await f.rename(temp, path);
+  }
+}
+
+export async function makeDir(path: string): Promise<void> {
+  if (deno) await deno.mkdir(path, { recursive: true });
+  else await (await fs()).mkdir(path, { recursive: true });
+}
+
+export async function listDir(path: string): Promise<DirEntry[]> {
+  if (deno) {
+    const entries: DirEntry[] = [];
+    for await (const e of deno.readDir(path)) entries.push({ name: e.name, isDirectory: e.isDirectory });
+    return entries;
+  }
+  return (await (await fs()).readdir(path, { withFileTypes: true })).map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await (deno ? deno.stat(path) : (await fs()).stat(path));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function env(name: string): string | undefined {
+  if (deno) return deno.env.get(name);
+  return (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env[name];
+}
+
+/** Where Tandem keeps generated datasets: $TANDEM_CACHE, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem. */
+export function cacheDir(): string {
+  return env('TANDEM_CACHE') ?? `${env('XDG_CACHE_HOME') ?? `${env('HOME') ?? '.'}/.cache`}/tandem`;
+}
