@@ -228,6 +228,7 @@ export class ImageBatcher {
       heap.copyWithin(buffer.pointer + hole * slot, buffer.pointer + from * slot, buffer.pointer + (from + 1) * slot);
       buffer.labels[hole] = buffer.labels[from] ?? -1;
       buffer.keys[hole] = buffer.keys[from] ?? '';
+      failed.delete(hole);
       failed.add(from);
       count--;
     }

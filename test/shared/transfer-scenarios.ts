@@ -1,0 +1,100 @@
+// Runtime-neutral bodies for the decode → batch → GPU path; each throws on failure.
+import { DecodeError, DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
+import { acquireGpu, BatchUploader, readBuffer, type UploadMethod } from '../../src/gpu/index.ts';
+import { encodeJpeg, renderSample } from '../../src/sources/synthetic/index.ts';
+import { check } from './assert.ts';
+
+export function sampleImages(count: number, size = 160): EncodedImage[] {
+  return Array.from({ length: count }, (_, i) => {
+    const s = renderSample(7, i, { width: size, height: (size * 3) / 4, classes: 4 });
+    return { bytes: encodeJpeg(s.rgb, s.width, s.height, { quality: 85 }), label: s.label, key: `img-${i}` };
+  });
+}
+
+/** Drives the batcher the way the pipeline does: decode stage, then its aggregator, then flush. */
+export async function decodeToBatches(batcher: ImageBatcher, items: EncodedImage[], onBatch: (b: ImageBatch) => Promise<void>): Promise<unknown[]> {
+  const aggregator = batcher.aggregator();
+  const failures: unknown[] = [];
+  const inFlight = items.map(async (item) => {
+    const tokens = [];
+    try {
+      for await (const token of batcher.decodeStage(item)) tokens.push(token);
+    } catch (error) {
+      failures.push(error);
+    }
+    return tokens;
+  });
+  for (const settled of inFlight) {
+    for (const token of await settled) {
+      const batch = aggregator.push(token);
+      if (batch) await onBatch(batch);
+    }
+  }
+  const last = aggregator.flush();
+  if (last) await onBatch(last);
+  return failures;
+}
+
+/**
+ * Every decoded byte arrives on the GPU: each batch is read back from its device slot and
+ * compared with the bytes the decoder wrote, for both upload methods, through a ring of 2 slots
+ * reused many times, with validation errors treated as failures. Failed items leave dense batches.
+ */
+export async function gpuBytesEqualDecodedBytes(method: UploadMethod): Promise<{ batches: number; images: number }> {
+  const gpu = await acquireGpu();
+  const pool = await DecodePool.create({ threads: 2 });
+  const batcher = new ImageBatcher(pool, { batchSize: 5, height: 24, width: 32, channels: 3, buffers: 3 });
+  const uploader = new BatchUploader(gpu.device, { maxBatchBytes: batcher.batchBytes, slots: 2, method });
+  const items = sampleImages(23);
+  items[6] = { bytes: items[6]!.bytes.subarray(0, 300), label: 99, key: 'cut' };
+  items[13] = { bytes: new Uint8Array(0), label: 99, key: 'empty' };
+  let batches = 0;
+  let images = 0;
+  const keys = new Set<string>();
+  gpu.device.pushErrorScope('validation');
+  try {
+    const failures = await decodeToBatches(batcher, items, async (batch) => {
+      const expected = batch.data.slice();
+      for (const k of batch.keys) keys.add(k);
+      check(!batch.labels.includes(99), 'a failed item leaked into a batch');
+      const onGpu = await uploader.upload(batch);
+      let threw = false;
+      try {
+        void batch.data;
+      } catch {
+        threw = true;
+      }
+      check(threw, 'a released CPU batch must refuse access');
+      const got = new Uint8Array(await readBuffer(gpu.device, onGpu.buffer, onGpu.byteLength)).subarray(0, expected.length);
+      check(checksum(got) === checksum(expected) && got.every((v, i) => v === expected[i]), `batch ${batch.sequence}: GPU bytes differ from decoded bytes`);
+      check(onGpu.shape[0] === onGpu.count && onGpu.dtype === 'uint8' && onGpu.layout === 'NHWC', 'GPU batch metadata');
+      onGpu.release();
+      let reused = false;
+      try {
+        void onGpu.buffer;
+      } catch {
+        reused = true;
+      }
+      check(reused, 'a released GPU batch must refuse access');
+      batches++;
+      images += onGpu.count;
+    });
+    check(failures.length === 2 && failures.every((f) => f instanceof DecodeError), `two typed failures, got ${failures.map(String).join('; ')}`);
+    check(images === 21 && keys.size === 21, `21 of 23 images delivered exactly once, got ${images} (${keys.size} distinct)`);
+    check(batches === 5, `5 batches (4 full + 1 partial), got ${batches}`);
+    const error = await gpu.device.popErrorScope();
+    check(error === null, `WebGPU validation error: ${error?.message}`);
+    return { batches, images };
+  } finally {
+    await uploader.close();
+    batcher.close();
+    await pool.close();
+    gpu.close();
+  }
+}
+
+function checksum(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
+}
