@@ -45,7 +45,11 @@ ensure_trixie_root
 ensure_sources
 build_root="$TRIXIE_ROOT/build"          # seen as /build inside the chroot
 mkdir -p "$build_root"
-in_chroot() { with_chroot_mounts chroot "$TRIXIE_ROOT" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin /bin/bash -ec "$1"; }
+if [ -n "$TRIXIE_ROOT" ]; then
+  in_chroot() { with_chroot_mounts chroot "$TRIXIE_ROOT" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin /bin/bash -ec "$1"; }
+else
+  in_chroot() { /bin/bash -ec "$1"; }
+fi
 
 prefix="/build/ffmpeg-$ffmpeg_key/prefix"
 if [ -f "$TRIXIE_ROOT$prefix/.done" ]; then

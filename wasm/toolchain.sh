@@ -3,11 +3,17 @@
 #   - emscripten 3.1.69 from Debian trixie, in a minimal trixie root made with debootstrap
 #   - ffmpeg and zlib from Debian bookworm source packages, pinned by version and SHA-256
 # Sourced by wasm/build.sh; every step prints what it does and skips what is already there.
-# Off Debian, the same toolchain is `docker run -v "$PWD":/src -w /src debian:trixie` with
-# `apt-get install emscripten` inside; set TANDEM_EMCC_PREFIX="" and run wasm/build.sh there.
+# Off Debian, run the same build inside a `debian:trixie` container (docker run -v "$PWD":/src -w /src
+# debian:trixie) after `apt-get install emscripten dpkg-dev` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
+# emcc then runs directly, with no chroot.
 
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
-TRIXIE_ROOT=${TANDEM_TRIXIE_ROOT:-$TANDEM_CACHE/trixie-root}
+if [ "${TANDEM_NATIVE_EMSCRIPTEN:-0}" = 1 ]; then
+  TRIXIE_ROOT=""
+else
+  TRIXIE_ROOT=${TANDEM_TRIXIE_ROOT:-$TANDEM_CACHE/trixie-root}
+  case "$TRIXIE_ROOT" in /|"") echo "[wasm] refusing trixie root '$TRIXIE_ROOT'; use TANDEM_NATIVE_EMSCRIPTEN=1" >&2; exit 1;; esac
+fi
 EMSCRIPTEN_VERSION=3.1.69
 FFMPEG_VERSION=7:5.1.9-0+deb12u1
 FFMPEG_ORIG=ffmpeg_5.1.9.orig.tar.xz
@@ -19,6 +25,11 @@ ZLIB_SHA256=71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1
 wlog() { printf '[wasm] %s\n' "$*"; }
 
 ensure_trixie_root() {
+  if [ -z "$TRIXIE_ROOT" ]; then
+    command -v emcc >/dev/null || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but emcc is not on PATH"; return 1; }
+    wlog "using this system's emscripten: $(emcc --version | head -1)"
+    return
+  fi
   if [ -x "$TRIXIE_ROOT/usr/bin/emcc" ] && [ -f "$TRIXIE_ROOT/.tandem-ready" ]; then
     wlog "emscripten toolchain present: $TRIXIE_ROOT ($(cat "$TRIXIE_ROOT/.tandem-ready"))"
     return
@@ -42,6 +53,7 @@ ensure_trixie_root() {
 # Runs "$@" with /proc mounted in the trixie root; unmounts on every exit path.
 with_chroot_mounts() {
   local mounted=0 rc=0
+  if [ -z "$TRIXIE_ROOT" ]; then "$@"; return; fi
   if ! mountpoint -q "$TRIXIE_ROOT/proc"; then mount -t proc proc "$TRIXIE_ROOT/proc"; mounted=1; fi
   cp -f /etc/resolv.conf "$TRIXIE_ROOT/etc/resolv.conf" 2>/dev/null || true
   "$@" || rc=$?
