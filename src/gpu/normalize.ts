@@ -1,4 +1,5 @@
 import { readText } from '../runtime/index.ts';
+import { align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 
 export interface BatchShape {
   images: number;
@@ -16,9 +17,6 @@ export interface NormalizeOptions {
 export const IMAGENET_MEAN = [0.485, 0.456, 0.406, 0] as const;
 export const IMAGENET_STD = [0.229, 0.224, 0.225, 1] as const;
 
-const WORKGROUP = 256;
-const MAX_GROUPS_PER_DIM = 65535;
-
 /** u8 NHWC → f32 NCHW normalisation on the GPU: the per-pixel work the CPU should not do. */
 export class NormalizeKernel {
   readonly shape: BatchShape;
@@ -32,20 +30,11 @@ export class NormalizeKernel {
     this.#device = device;
     this.#pipeline = pipeline;
     this.shape = shape;
-    const pixels = shape.images * shape.height * shape.width;
-    const groups = Math.ceil(pixels / WORKGROUP);
-    const rows = Math.ceil(groups / MAX_GROUPS_PER_DIM);
-    this.#groups = [Math.ceil(groups / rows), rows];
+    const grid = dispatchGrid(shape.images * shape.height * shape.width);
+    this.#groups = grid.groups;
     const params = new ArrayBuffer(48);
-    const u32 = new Uint32Array(params, 0, 4);
-    u32.set([shape.height * shape.width, shape.images, shape.channels, this.#groups[0] * WORKGROUP]);
-    const mean = options.mean ?? IMAGENET_MEAN;
-    const std = options.std ?? IMAGENET_STD;
-    const f32 = new Float32Array(params, 16, 8);
-    for (let c = 0; c < 4; c++) {
-      f32[c] = mean[c] ?? 0;
-      f32[4 + c] = 1 / (std[c] ?? 1);
-    }
+    new Uint32Array(params, 0, 4).set([shape.height * shape.width, shape.images, shape.channels, grid.rowPitch]);
+    new Float32Array(params, 16, 8).set(meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD));
     this.#params = device.createBuffer({ size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(this.#params, 0, params);
   }
@@ -98,10 +87,6 @@ export class NormalizeKernel {
     }
     return group;
   }
-}
-
-export function align4(bytes: number): number {
-  return Math.ceil(bytes / 4) * 4;
 }
 
 /** The CPU reference of NormalizeKernel, for tests and for checking a device. */

@@ -1,5 +1,5 @@
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
-import { align4 } from './normalize.ts';
+import { align4 } from './dispatch.ts';
 
 /** What the uploader needs of a CPU batch (an ImageBatch from src/decode satisfies it). */
 export interface HostBatch {

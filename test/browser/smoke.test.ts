@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { normalizeMatchesCpu } from '../shared/gpu-scenarios.ts';
+import { augmentMatchesCpuAndIsDeterministic, normalizeMatchesCpu } from '../shared/gpu-scenarios.ts';
 
 it('the page is cross-origin isolated (SharedArrayBuffer for wasm threads)', () => {
   expect(crossOriginIsolated).toBe(true);
@@ -9,4 +9,8 @@ it('the page is cross-origin isolated (SharedArrayBuffer for wasm threads)', () 
 it('a WGSL dispatch on Chromium WebGPU matches the CPU reference', async () => {
   const adapter = await normalizeMatchesCpu();
   expect(adapter).toMatch(/^browser/);
+});
+
+it('GPU augmentation matches its CPU reference and is deterministic per seed', async () => {
+  expect(await augmentMatchesCpuAndIsDeterministic()).toBeLessThan(1e-3);
 });

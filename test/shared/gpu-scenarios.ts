@@ -1,6 +1,9 @@
 // Runtime-neutral test bodies for the GPU path; each throws on failure. Called from the Node +
 // WebGPU, browser and Deno tiers so the same checks run everywhere.
-import { acquireGpu, align4, NormalizeKernel, normalizeReference, readBuffer, type BatchShape } from '../../src/gpu/index.ts';
+import {
+  acquireGpu, align4, AugmentKernel, augmentReference, NormalizeKernel, normalizeReference, readBuffer, SAMPLE_FLOATS,
+  sampleAugmentations, type BatchShape,
+} from '../../src/gpu/index.ts';
 import { check, maxAbsDiff } from './assert.ts';
 
 /** A WGSL compute dispatch (u8 NHWC → normalised f32 NCHW) matches the CPU reference. */
@@ -25,6 +28,47 @@ export async function normalizeMatchesCpu(shape: BatchShape = { images: 3, heigh
     check(err < 1e-5, `GPU normalize differs from CPU by ${err}`);
     kernel.destroy();
     return gpu.runtime;
+  } finally {
+    gpu.close();
+  }
+}
+
+/**
+ * Augmentation (random resized crop, flip, brightness/contrast) matches its CPU reference with the
+ * same per-sample parameters, and the same seed gives the same batch while another seed does not.
+ */
+export async function augmentMatchesCpuAndIsDeterministic(): Promise<number> {
+  const gpu = await acquireGpu();
+  try {
+    const { device } = gpu;
+    const shape = { images: 4, srcHeight: 20, srcWidth: 24, channels: 3, outHeight: 12, outWidth: 10 };
+    const bytes = shape.images * shape.srcHeight * shape.srcWidth * shape.channels;
+    const input = new Uint8Array(align4(bytes));
+    for (let i = 0; i < bytes; i++) input[i] = (i * 97 + ((i / 7) | 0) * 13) & 0xff;
+    const kernel = await AugmentKernel.create(device, shape, { scale: [0.3, 1] });
+    const src = device.createBuffer({ size: input.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const dst = device.createBuffer({ size: kernel.outputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    device.queue.writeBuffer(src, 0, input);
+    const ids = [10, 11, 12, 13];
+    const run = async (seed: number) => {
+      const encoder = device.createCommandEncoder();
+      kernel.encode(encoder, src, dst, seed, ids);
+      device.queue.submit([encoder.finish()]);
+      return new Float32Array(await readBuffer(device, dst));
+    };
+    const first = await run(1);
+    const samples = sampleAugmentations(1, ids, shape, kernel.options, new Float32Array(ids.length * SAMPLE_FLOATS));
+    const want = augmentReference(input, shape.images, shape, samples);
+    const err = maxAbsDiff(first, want);
+    check(err < 1e-3, `GPU augment differs from CPU by ${err}`);
+    check(maxAbsDiff(await run(1), first) === 0, 'same seed must give the same batch');
+    check(maxAbsDiff(await run(2), first) > 0.1, 'another seed must give another batch');
+    const flips = Array.from({ length: 64 }, (_, i) => sampleAugmentations(5, [i], shape, kernel.options, new Float32Array(8))[4]);
+    check(flips.some((f) => f === 1) && flips.some((f) => f === 0), 'flips happen about half of the time');
+    kernel.destroy();
+    src.destroy();
+    dst.destroy();
+    return err;
   } finally {
     gpu.close();
   }

@@ -1,0 +1,171 @@
+import { readText } from '../runtime/index.ts';
+import { streamFor } from '../sources/synthetic/random.ts';
+import { align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { IMAGENET_MEAN, IMAGENET_STD, type NormalizeOptions } from './normalize.ts';
+
+export interface AugmentOptions extends NormalizeOptions {
+  /** Area fraction of the crop (torchvision RandomResizedCrop's scale); default [0.08, 1]. */
+  scale?: readonly [number, number];
+  /** Aspect ratio range, sampled log-uniformly; default [3/4, 4/3]. */
+  ratio?: readonly [number, number];
+  /** Probability of a horizontal flip; default 0.5. */
+  flip?: number;
+  /** Brightness offset drawn from ±brightness (0..1 scale); default 0.2. */
+  brightness?: number;
+  /** Contrast factor drawn from 1 ± contrast; default 0.2. */
+  contrast?: number;
+}
+
+export interface AugmentShape {
+  /** Most images per batch. */
+  images: number;
+  srcHeight: number;
+  srcWidth: number;
+  channels: number;
+  outHeight: number;
+  outWidth: number;
+}
+
+/** Floats per sample in the per-batch parameter buffer (crop x, y, w, h, flip, brightness, contrast, pad). */
+export const SAMPLE_FLOATS = 8;
+
+/**
+ * Per-sample augmentation parameters from a seeded stream: sample `id` gets the same crop, flip and
+ * jitter for the same seed, whatever the batch it lands in. Written into `out` (no allocation).
+ */
+export function sampleAugmentations(seed: number, ids: ArrayLike<number>, shape: AugmentShape, options: AugmentOptions, out: Float32Array): Float32Array {
+  const [minScale, maxScale] = options.scale ?? [0.08, 1];
+  const [minRatio, maxRatio] = options.ratio ?? [3 / 4, 4 / 3];
+  const { srcWidth: w, srcHeight: h } = shape;
+  for (let i = 0; i < ids.length; i++) {
+    const rng = streamFor(seed, ids[i] ?? 0, 0xa11);
+    let box: [number, number, number, number] | undefined;
+    for (let attempt = 0; attempt < 10 && !box; attempt++) {
+      const area = w * h * (minScale + rng.float() * (maxScale - minScale));
+      const ratio = Math.exp(Math.log(minRatio) + rng.float() * (Math.log(maxRatio) - Math.log(minRatio)));
+      const cw = Math.round(Math.sqrt(area * ratio));
+      const ch = Math.round(Math.sqrt(area / ratio));
+      if (cw > 0 && ch > 0 && cw <= w && ch <= h) box = [rng.int(w - cw + 1), rng.int(h - ch + 1), cw, ch];
+    }
+    box ??= [0, 0, w, h];
+    const o = i * SAMPLE_FLOATS;
+    out.set(box, o);
+    out[o + 4] = rng.float() < (options.flip ?? 0.5) ? 1 : 0;
+    const b = options.brightness ?? 0.2;
+    const c = options.contrast ?? 0.2;
+    out[o + 5] = (rng.float() * 2 - 1) * b;
+    out[o + 6] = 1 + (rng.float() * 2 - 1) * c;
+    out[o + 7] = 0;
+  }
+  return out;
+}
+
+/** Random resized crop + flip + brightness/contrast jitter + normalisation, in WGSL. */
+export class AugmentKernel {
+  readonly shape: AugmentShape;
+  readonly options: AugmentOptions;
+  #device: GPUDevice;
+  #pipeline: GPUComputePipeline;
+  #params: GPUBuffer;
+  #samples: GPUBuffer;
+  #sampleData: Float32Array<ArrayBuffer>;
+  #groups: [number, number];
+  #bindGroups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+
+  private constructor(device: GPUDevice, pipeline: GPUComputePipeline, shape: AugmentShape, options: AugmentOptions) {
+    this.#device = device;
+    this.#pipeline = pipeline;
+    this.shape = shape;
+    this.options = options;
+    const grid = dispatchGrid(shape.images * shape.outHeight * shape.outWidth);
+    this.#groups = grid.groups;
+    const params = new ArrayBuffer(64);
+    new Uint32Array(params, 0, 8).set([shape.srcWidth, shape.srcHeight, shape.outWidth, shape.outHeight, shape.images, shape.channels, grid.rowPitch, 0]);
+    new Float32Array(params, 32, 8).set(meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD));
+    this.#params = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(this.#params, 0, params);
+    this.#sampleData = new Float32Array(shape.images * SAMPLE_FLOATS);
+    this.#samples = device.createBuffer({ size: this.#sampleData.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  }
+
+  static async create(device: GPUDevice, shape: AugmentShape, options: AugmentOptions = {}): Promise<AugmentKernel> {
+    const code = await readText(new URL('./augment.wgsl', import.meta.url));
+    const module = device.createShaderModule({ code, label: 'tandem augment' });
+    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: 'tandem augment' });
+    return new AugmentKernel(device, pipeline, shape, options);
+  }
+
+  get outputBytes(): number {
+    const s = this.shape;
+    return s.images * s.channels * s.outHeight * s.outWidth * 4;
+  }
+
+  /**
+   * Records the augmentation of the batch in `input` (samples `ids`, in order) into `output`.
+   * The parameters go through writeBuffer, which the queue orders before this encoder's submit.
+   */
+  encode(encoder: GPUCommandEncoder, input: GPUBuffer, output: GPUBuffer, seed: number, ids: ArrayLike<number>): void {
+    sampleAugmentations(seed, ids, this.shape, this.options, this.#sampleData);
+    this.#device.queue.writeBuffer(this.#samples, 0, this.#sampleData);
+    const pass = encoder.beginComputePass({ label: 'tandem augment' });
+    pass.setPipeline(this.#pipeline);
+    pass.setBindGroup(0, this.#bindGroup(input, output));
+    pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
+    pass.end();
+  }
+
+  destroy(): void {
+    this.#params.destroy();
+    this.#samples.destroy();
+  }
+
+  #bindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
+    let byOutput = this.#bindGroups.get(input);
+    if (!byOutput) this.#bindGroups.set(input, (byOutput = new WeakMap()));
+    let group = byOutput.get(output);
+    if (!group) {
+      const s = this.shape;
+      group = this.#device.createBindGroup({
+        layout: this.#pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: input, size: align4(s.images * s.srcHeight * s.srcWidth * s.channels) } },
+          { binding: 1, resource: { buffer: output, size: this.outputBytes } },
+          { binding: 2, resource: { buffer: this.#params } },
+          { binding: 3, resource: { buffer: this.#samples } },
+        ],
+      });
+      byOutput.set(output, group);
+    }
+    return group;
+  }
+}
+
+/** CPU reference of AugmentKernel for `count` images with the given per-sample parameters. */
+export function augmentReference(input: Uint8Array, count: number, shape: AugmentShape, samples: Float32Array, options: NormalizeOptions = {}): Float32Array {
+  const { srcWidth: sw, srcHeight: sh, outWidth: ow, outHeight: oh, channels: ch } = shape;
+  const norm = meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD);
+  const f = Math.fround;
+  const out = new Float32Array(count * ch * oh * ow);
+  const texel = (n: number, x: number, y: number, c: number) => input[((n * sh + y) * sw + x) * ch + c] ?? 0;
+  for (let n = 0; n < count; n++) {
+    const [cx, cy, cw, chh, flip, bright, contrast] = samples.subarray(n * SAMPLE_FLOATS, n * SAMPLE_FLOATS + 7) as unknown as number[];
+    for (let y = 0; y < oh; y++) {
+      for (let x0 = 0; x0 < ow; x0++) {
+        const x = flip! > 0.5 ? ow - 1 - x0 : x0;
+        const fx = Math.min(Math.max(f(cx! + f(f((x + 0.5) * cw!) / ow) - 0.5), 0), sw - 1);
+        const fy = Math.min(Math.max(f(cy! + f(f((y + 0.5) * chh!) / oh) - 0.5), 0), sh - 1);
+        const xa = Math.floor(fx), ya = Math.floor(fy);
+        const xb = Math.min(xa + 1, sw - 1), yb = Math.min(ya + 1, sh - 1);
+        const ax = fx - xa, ay = fy - ya;
+        for (let c = 0; c < ch; c++) {
+          const top = texel(n, xa, ya, c) * (1 - ax) + texel(n, xb, ya, c) * ax;
+          const bottom = texel(n, xa, yb, c) * (1 - ax) + texel(n, xb, yb, c) * ax;
+          let v = (top * (1 - ay) + bottom * ay) / 255;
+          v = Math.min(Math.max((v - 0.5) * contrast! + 0.5 + bright!, 0), 1);
+          out[((n * ch + c) * oh + y) * ow + x0] = (v - norm[c]!) * norm[4 + c]!;
+        }
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,26 @@
+// Small helpers shared by the GPU kernels.
+
+export const WORKGROUP_SIZE = 256;
+const MAX_GROUPS_PER_DIM = 65535;
+
+/** Workgroup counts (x, y) covering `invocations` 1-D work items, and the row pitch in items. */
+export function dispatchGrid(invocations: number): { groups: [number, number]; rowPitch: number } {
+  const groups = Math.max(1, Math.ceil(invocations / WORKGROUP_SIZE));
+  const rows = Math.ceil(groups / MAX_GROUPS_PER_DIM);
+  const x = Math.ceil(groups / rows);
+  return { groups: [x, rows], rowPitch: x * WORKGROUP_SIZE };
+}
+
+export function align4(bytes: number): number {
+  return Math.ceil(bytes / 4) * 4;
+}
+
+/** Mean and 1/std as the 8 floats the kernels' uniform blocks expect. */
+export function meanAndInverseStd(mean: readonly number[], std: readonly number[]): Float32Array {
+  const out = new Float32Array(8);
+  for (let c = 0; c < 4; c++) {
+    out[c] = mean[c] ?? 0;
+    out[4 + c] = 1 / (std[c] ?? 1);
+  }
+  return out;
+}
