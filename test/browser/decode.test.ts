@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
@@ -17,6 +17,7 @@ describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
     expect((await jpegDecodesToPattern(pool)).worst).toBeLessThanOrEqual(12);
   });
   it('applies every EXIF orientation', () => exifOrientationApplied(pool));
+  it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
   it('decodes PNG losslessly', () => pngDecodesExactly(pool));
   it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
   it('never blocks the page while oversubscribed', async () => {

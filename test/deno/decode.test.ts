@@ -1,6 +1,6 @@
 // Deno tier: the wasm decode pool, with the same scenario bodies as Node and Chromium.
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
   withPool,
 } from '../shared/decode-scenarios.ts';
 
@@ -8,6 +8,7 @@ const opts = { sanitizeOps: true, sanitizeResources: true };
 
 Deno.test({ name: 'decodes a generated JPEG on a pthread to the expected pixels', ...opts, fn: () => withPool(2, jpegDecodesToPattern).then(() => {}) });
 Deno.test({ name: 'applies every EXIF orientation', ...opts, fn: () => withPool(2, exifOrientationApplied) });
+Deno.test({ name: 'decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', ...opts, fn: () => withPool(2, formatsAndModes) });
 Deno.test({ name: 'decodes PNG losslessly', ...opts, fn: () => withPool(2, pngDecodesExactly) });
 Deno.test({ name: 'broken input gets typed errors and the pool stays healthy', ...opts, fn: () => withPool(2, brokenInputsGetTypedErrors) });
 Deno.test({

@@ -1,4 +1,5 @@
-// The part of Deno's API the Deno tier uses, for tsc (deno itself needs no declarations).
+// The part of Deno's API that the Deno tier and the Deno-run benchmarks use, for tsc (Deno itself
+// needs no declarations). Library code never relies on these: src/runtime feature-detects Deno.
 declare namespace Deno {
   interface TestDefinition {
     name: string;
@@ -8,4 +9,14 @@ declare namespace Deno {
   }
   function test(name: string, fn: () => void | Promise<void>): void;
   function test(definition: TestDefinition): void;
+  const args: string[];
+  const version: { deno: string };
+  function readFile(path: string): Promise<Uint8Array>;
+  function readTextFileSync(path: string): string;
+  function writeTextFile(path: string, text: string): Promise<void>;
+  function stat(path: string): Promise<unknown>;
+  class Command {
+    constructor(program: string, options: { args: string[]; stdout?: 'piped'; stderr?: 'piped' });
+    output(): Promise<{ success: boolean; stdout: Uint8Array; stderr: Uint8Array }>;
+  }
 }

@@ -1,7 +1,9 @@
 // Runtime-neutral test bodies for the wasm decode pool; each throws on failure. The Node unit tier,
 // the browser tier and the Deno tier call the same bodies.
 import { DecodeError, DecodePool, type DecodeErrorCode } from '../../src/decode/index.ts';
-import { applyExifOrientation, encodeJpeg, encodePng, solidPatches, type PatchPattern } from '../../src/sources/synthetic/index.ts';
+import {
+  applyExifOrientation, encodeBmp, encodeJpeg, encodePng, encodePngPalette, solidPatches, type PatchPattern,
+} from '../../src/sources/synthetic/index.ts';
 import { check, rejectsWith } from './assert.ts';
 
 /** JPEG q95 4:2:0 on flat blocks: per-channel error allowed away from block edges. */
@@ -170,4 +172,57 @@ export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24)
     pool.free(batch);
   }
   return { ticks };
+}
+
+/** Reads `bytes` decoded to w×h×channels from the pool's memory into a JS copy. */
+async function decodeCopy(pool: DecodePool, bytes: Uint8Array, options: Parameters<DecodePool['decodeInto']>[2]): Promise<{ pixels: Uint8Array; format: string }> {
+  const size = options.width * options.height * (options.channels ?? 3);
+  const target = pool.allocate(size);
+  try {
+    const info = await pool.decodeInto(bytes, target, options);
+    return { pixels: new Uint8Array(pool.memory.buffer, target, size).slice(), format: info.format };
+  } finally {
+    pool.free(target);
+  }
+}
+
+/**
+ * More formats and output modes: BMP and palette PNG exactly, 16-bit PNG to 8 bits, grayscale
+ * JPEG to gray and RGB, a crop box, and `contain` padding.
+ */
+export async function formatsAndModes(pool: DecodePool): Promise<void> {
+  const p = solidPatches(64, 48);
+  const exact = { width: 64, height: 48, fit: 'stretch', filter: 'nearest' } as const;
+  const bmp = await decodeCopy(pool, encodeBmp(p.rgb, 64, 48), exact);
+  check(bmp.format === 'bmp' && bmp.pixels.every((v, i) => v === p.rgb[i]), 'BMP decodes exactly');
+
+  const palette = new Uint8Array([255, 0, 0, 0, 255, 0, 0, 0, 255, 250, 250, 20]);
+  const indices = new Uint8Array(64 * 48).map((_, i) => ((i % 64) >> 4) & 3);
+  const pal = await decodeCopy(pool, encodePngPalette(indices, palette, 64, 48, { bitDepth: 2 }), exact);
+  check(pal.pixels.every((v, i) => v === palette[(indices[(i / 3) | 0]! * 3) + (i % 3)]), 'palette PNG decodes exactly');
+
+  const deep = new Uint16Array(p.rgb.length).map((_, i) => p.rgb[i]! * 257);
+  const png16 = await decodeCopy(pool, encodePng(deep, 64, 48, { channels: 3, bitDepth: 16 }), exact);
+  check(png16.pixels.every((v, i) => Math.abs(v - p.rgb[i]!) <= 1), '16-bit PNG decodes to 8 bits');
+
+  const gray = new Uint8Array(64 * 48).map((_, i) => p.rgb[i * 3]!);
+  const grayJpeg = encodeJpeg(gray, 64, 48, { quality: 95, grayscale: true });
+  const g1 = await decodeCopy(pool, grayJpeg, { ...exact, channels: 1 });
+  const g3 = await decodeCopy(pool, grayJpeg, exact);
+  let worst = 0;
+  for (let i = 0; i < 64 * 48; i++) {
+    if (p.edgeDistance(i % 64, (i / 64) | 0) < 4) continue;
+    worst = Math.max(worst, Math.abs(g1.pixels[i]! - gray[i]!), Math.abs(g3.pixels[i * 3 + 1]! - gray[i]!));
+  }
+  check(worst <= 8, `grayscale JPEG error ${worst}`);
+
+  // The crop box selects the top-left block exactly (blocks are 16×12 here).
+  const crop = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), { ...exact, width: 8, height: 6, crop: { x: 0, y: 0, width: 16, height: 12 } });
+  const c0 = p.colorAt(0, 0);
+  check(crop.pixels.every((v, i) => v === c0[i % 3]), 'crop box selects the top-left block');
+
+  // contain: a 64×48 image in a 32×32 box is 32×24 with 4 rows of padding above and below.
+  const boxed = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), { width: 32, height: 32, fit: 'contain', filter: 'nearest', padValue: 7 });
+  check(boxed.pixels.subarray(0, 32 * 4 * 3).every((v) => v === 7) && boxed.pixels.subarray(32 * 28 * 3).every((v) => v === 7), 'contain pads with padValue');
+  check(boxed.pixels.subarray(32 * 4 * 3, 32 * 28 * 3).some((v) => v !== 7), 'contain keeps the image between the bands');
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { DecodePool as Pool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Node)', () => {
@@ -19,6 +19,7 @@ describe('wasm decode pool (Node)', () => {
     expect(cmp.worst).toBeLessThanOrEqual(12);
   });
   it('applies every EXIF orientation', () => exifOrientationApplied(pool));
+  it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
   it('decodes PNG losslessly to RGBA', () => pngDecodesExactly(pool));
   it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
   it('queues more work than threads without hanging or blocking timers', async () => {
