@@ -105,3 +105,4 @@ export function finishProcess(code: number): void {
   const proc = (globalThis as { process?: ProcessControl }).process;
   if (proc) proc.exitCode = code;
 }
+export { startModuleWorker, type WorkerPort } from './worker.ts';

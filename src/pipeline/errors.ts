@@ -1,0 +1,44 @@
+export interface StageFailureSummary {
+  readonly stage: string;
+  readonly failures: number;
+  readonly firstError: unknown;
+}
+
+export class PipelineFailureBudgetError extends Error {
+  override readonly name = 'PipelineFailureBudgetError';
+  readonly stages: readonly StageFailureSummary[];
+
+  constructor(budget: string, stages: readonly StageFailureSummary[]) {
+    const causes = stages
+      .map((s) => `${s.stage}: ${s.failures} failed, first: ${errorText(s.firstError)}`)
+      .join('; ');
+    super(`failure budget exceeded (${budget}) — ${causes}`, { cause: stages[0]?.firstError });
+    this.stages = stages;
+  }
+}
+
+export interface StallInfo {
+  readonly stage: string;
+  readonly inflight: number;
+  readonly inputQueued: number;
+}
+
+export class PipelineStallError extends Error {
+  override readonly name = 'PipelineStallError';
+  readonly stalled: readonly StallInfo[];
+
+  constructor(timeoutMs: number, stalled: readonly StallInfo[]) {
+    const busy = stalled.filter((s) => s.inflight > 0).map((s) => `${s.stage} (${s.inflight} in flight)`);
+    const empty = stalled.filter((s) => s.inputQueued === 0).map((s) => s.stage);
+    super(
+      `no item for ${timeoutMs} ms; tasks in flight: ${busy.join(', ') || 'none'}; ` +
+        `empty input queue: ${empty.join(', ') || 'none'}`,
+    );
+    this.stalled = stalled;
+  }
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  return String(e);
+}

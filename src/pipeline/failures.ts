@@ -1,0 +1,94 @@
+/** The failure report and the budgets that turn too many failures into a stop. */
+import { PipelineFailureBudgetError } from './errors.ts';
+import type { StageCounters } from './stats.ts';
+import type { FailureBudget } from './types.ts';
+
+export interface FailureRecord {
+  readonly stage: string;
+  /** A short description of the input (not the input itself, so no big buffers are retained). */
+  readonly input: string;
+  readonly error: unknown;
+}
+
+export function describeInput(x: unknown): string {
+  if (ArrayBuffer.isView(x)) return `${x.constructor.name}(${x.byteLength} bytes)`;
+  if (x instanceof ArrayBuffer) return `ArrayBuffer(${x.byteLength} bytes)`;
+  if (Array.isArray(x)) return `Array(${x.length})`;
+  let s: string;
+  try {
+    s = typeof x === 'string' ? x : (JSON.stringify(x) ?? String(x));
+  } catch {
+    s = String(x);
+  }
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+export function budgetText(b: FailureBudget): string {
+  const parts: string[] = [];
+  if (b.maxFailures !== undefined) parts.push(`maxFailures ${b.maxFailures}`);
+  if (b.maxFailureRate !== undefined) parts.push(`maxFailureRate ${b.maxFailureRate} after ${b.minItems ?? 0} items`);
+  return parts.join(', ');
+}
+
+/** True when `failed` out of `processed` breaks the budget. */
+export function exceeds(b: FailureBudget | undefined, failed: number, processed: number): boolean {
+  if (b === undefined) return false;
+  if (b.maxFailures !== undefined && failed > b.maxFailures) return true;
+  if (b.maxFailureRate !== undefined && processed >= (b.minItems ?? 0) && processed > 0) {
+    return failed / processed > b.maxFailureRate;
+  }
+  return false;
+}
+
+export class FailureLog {
+  readonly records: FailureRecord[] = [];
+  total = 0;
+
+  constructor(
+    private readonly describe: (x: unknown) => string,
+    private readonly overall: FailureBudget | undefined,
+  ) {}
+
+  /** Records one failed item; returns the budget error to stop with, if a budget is now broken. */
+  add(
+    stage: StageCounters,
+    budget: FailureBudget | undefined,
+    input: unknown,
+    error: unknown,
+    all: readonly StageCounters[],
+    sourceItems: number,
+  ): PipelineFailureBudgetError | undefined {
+    stage.failed++;
+    if (stage.firstError === undefined) stage.firstError = error;
+    this.total++;
+    let text: string;
+    try {
+      text = this.describe(input);
+    } catch {
+      text = '<undescribable input>';
+    }
+    this.records.push({ stage: stage.name, input: text, error });
+    return this.check(stage, budget, all, sourceItems);
+  }
+
+  check(
+    stage: StageCounters | undefined,
+    budget: FailureBudget | undefined,
+    all: readonly StageCounters[],
+    sourceItems: number,
+  ): PipelineFailureBudgetError | undefined {
+    if (stage !== undefined && exceeds(budget, stage.failed, stage.failed + stage.filtered + stage.ok)) {
+      return new PipelineFailureBudgetError(`stage ${stage.name}: ${budgetText(budget ?? {})}`, summaries([stage]));
+    }
+    if (exceeds(this.overall, this.total, sourceItems)) {
+      return new PipelineFailureBudgetError(`overall: ${budgetText(this.overall ?? {})}`, summaries(all));
+    }
+    return undefined;
+  }
+}
+
+function summaries(stages: readonly StageCounters[]) {
+  return stages
+    .filter((s) => s.failed > 0)
+    .map((s) => ({ stage: s.name, failures: s.failed, firstError: s.firstError }));
+}

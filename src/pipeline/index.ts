@@ -1,0 +1,29 @@
+/** Tandem's pipeline engine: the only public door of src/pipeline. */
+export { PipelineBuilder, customTask, describeConfig, workerTask } from './builder.ts';
+export type { PipeOptions, SourceOptions } from './builder.ts';
+export { Pipeline } from './pipeline.ts';
+export type { MergeOptions, PipelineState } from './pipeline.ts';
+export { PipelineFailureBudgetError, PipelineStallError } from './errors.ts';
+export type { StageFailureSummary, StallInfo } from './errors.ts';
+export type { FailureRecord } from './failures.ts';
+export type { Executor } from './executor.ts';
+export { WorkerPoolExecutor } from './worker-pool.ts';
+export { formatStats, bottleneck } from './stats.ts';
+export type { PipelineStats, StageStats } from './stats.ts';
+export { profilePipeline } from './profile.ts';
+export type { ProfileOptions, StageProfile } from './profile.ts';
+export { FILTERED, isEpochEnd } from './types.ts';
+export type {
+  Aggregator,
+  BuildOptions,
+  EpochEnd,
+  FailureBudget,
+  Filtered,
+  Ordering,
+  PipelineConfig,
+  StageConfig,
+  StageContext,
+  StageFn,
+  WorkerTask,
+  CustomTask,
+} from './types.ts';

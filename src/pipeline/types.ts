@@ -1,0 +1,139 @@
+/** Plain data shared by the builder, the runtime and the public door. */
+import type { Executor } from './executor.ts';
+
+/** Return this from a stage function to drop the item on purpose; it is counted as `filtered`. */
+export const FILTERED: unique symbol = Symbol.for('tandem.pipeline.filtered');
+export type Filtered = typeof FILTERED;
+
+/** Emitted after the last item of each epoch when the source asks for `epochMarker: true`. */
+export interface EpochEnd {
+  readonly kind: 'tandem.epoch-end';
+  readonly epoch: number;
+}
+
+export function epochEnd(epoch: number): EpochEnd {
+  return Object.freeze({ kind: 'tandem.epoch-end', epoch });
+}
+
+export function isEpochEnd(x: unknown): x is EpochEnd {
+  return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'tandem.epoch-end';
+}
+
+export interface FailureBudget {
+  /** Stop once more than this many items failed. */
+  maxFailures?: number;
+  /** Stop once failed / processed exceeds this rate (checked from `minItems` processed on). */
+  maxFailureRate?: number;
+  minItems?: number;
+}
+
+export interface StageContext {
+  /** Aborted when the pipeline stops; long async work should honour it. */
+  readonly signal: AbortSignal;
+  readonly stage: string;
+}
+
+export type StageFn<I, O> = (
+  input: I,
+  ctx: StageContext,
+) =>
+  | O
+  | Filtered
+  | PromiseLike<O | Filtered>
+  | Iterator<O, unknown, undefined>
+  | AsyncIterator<O, unknown, undefined>;
+
+/** Runs a stage's work somewhere other than the event loop (worker pool, wasm thread pool). */
+export interface ExecutorFactory {
+  (stage: string, concurrency: number): Executor;
+}
+
+export interface WorkerTask {
+  readonly kind: 'worker';
+  /** Absolute URL of an ES module (file:, http(s):, blob:). */
+  readonly module: string;
+  readonly export: string;
+  /** Pool size; defaults to the stage's concurrency. */
+  readonly workers?: number;
+  /** Move ArrayBuffers / typed arrays instead of copying them (default true). */
+  readonly transfer?: boolean;
+}
+
+export interface CustomTask {
+  readonly kind: 'executor';
+  readonly name: string;
+  readonly create: ExecutorFactory;
+}
+
+export type Ordering = 'input' | 'completion';
+
+export type SourceInput<T> = Iterable<T> | AsyncIterable<T> | (() => Iterable<T> | AsyncIterable<T>);
+
+export interface IterableSourceConfig {
+  readonly kind: 'iterable';
+  readonly iterable: SourceInput<unknown>;
+  readonly repeat: number | true;
+  readonly epochMarker: boolean;
+}
+
+export interface MergeSourceConfig {
+  readonly kind: 'merge';
+  readonly inputs: readonly PipelineConfig[];
+  readonly mode: 'round-robin' | 'weighted';
+  readonly weights: readonly number[] | undefined;
+  readonly seed: number;
+}
+
+export type SourceConfig = IterableSourceConfig | MergeSourceConfig;
+
+export interface PipeConfig {
+  readonly kind: 'pipe';
+  readonly name: string;
+  readonly task: StageFn<unknown, unknown> | WorkerTask | CustomTask;
+  readonly concurrency: number;
+  readonly ordered: Ordering;
+  readonly budget: FailureBudget | undefined;
+  readonly queueSize: number;
+}
+
+export interface Aggregator<I, O> {
+  /** Returns a finished group, or undefined while still collecting. */
+  push(item: I): O | undefined;
+  /** Called at epoch end and at the end of input; returns the partial group or undefined. */
+  flush(): O | undefined;
+  /** Number of items `flush` dropped (counted as filtered); optional. */
+  dropped?(): number;
+}
+
+export interface AggregateConfig {
+  readonly kind: 'aggregate';
+  readonly name: string;
+  readonly size: number | undefined;
+  readonly dropLast: boolean;
+  readonly create: (() => Aggregator<unknown, unknown>) | undefined;
+  readonly queueSize: number;
+}
+
+export interface DisaggregateConfig {
+  readonly kind: 'disaggregate';
+  readonly name: string;
+  readonly queueSize: number;
+}
+
+export type StageConfig = PipeConfig | AggregateConfig | DisaggregateConfig;
+
+export interface PipelineConfig {
+  readonly source: SourceConfig;
+  readonly stages: readonly StageConfig[];
+  readonly sinkSize: number;
+}
+
+export interface BuildOptions {
+  signal?: AbortSignal;
+  /** Reject `next()` with PipelineStallError when no item arrives for this long. */
+  stallTimeoutMs?: number;
+  /** Budget over all stages: failures / source items. */
+  failureBudget?: FailureBudget;
+  /** Short text kept in failure records instead of the input itself (default: typed summary). */
+  describeInput?: (input: unknown) => string;
+}

@@ -1,0 +1,84 @@
+// @ts-check
+/**
+ * Worker side of the worker-pool executor. Plain JavaScript so that Node 20, Deno and browsers
+ * load it unchanged (no TypeScript loader exists inside a Node 20 worker).
+ *
+ * Protocol, all plain objects:
+ *   worker → host  {type:'loaded'}                            this module has run
+ *   host → worker  {type:'init', module, export, transfer}    module: absolute URL
+ *   worker → host  {type:'ready'} | {type:'init-error', error}
+ *   host → worker  {type:'run', id, args}
+ *   worker → host  {type:'result', id, ok:true, result} | {type:'result', id, ok:false, error}
+ */
+
+// The user's module is known only at run time. Vite and vitest rewrite `import()` expressions
+// (vitest's browser mode wraps them in a helper that does not exist inside workers), so load it
+// through a function the tooling leaves alone.
+const importModule = /** @type {(url: string) => Promise<Record<string, unknown>>} */ (new Function('url', 'return import(url)'));
+
+/** @type {((args: unknown) => unknown) | undefined} */
+let task;
+let transfer = true;
+
+/** @param {unknown} e */
+function serializeError(e) {
+  if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
+  return { name: 'Error', message: String(e), stack: undefined };
+}
+
+/**
+ * ArrayBuffers reachable from `value` (typed arrays, arrays and plain objects, 3 levels deep).
+ * @param {unknown} value
+ * @param {Set<ArrayBuffer>} out
+ * @param {number} depth
+ */
+function collect(value, out, depth) {
+  if (typeof value !== 'object' || value === null || depth > 3) return out;
+  if (value instanceof ArrayBuffer) out.add(value);
+  else if (ArrayBuffer.isView(value)) {
+    if (value.buffer instanceof ArrayBuffer) out.add(value.buffer);
+  } else if (Array.isArray(value)) for (const v of value) collect(v, out, depth + 1);
+  else if (Object.getPrototypeOf(value) === Object.prototype) {
+    for (const v of Object.values(value)) collect(v, out, depth + 1);
+  }
+  return out;
+}
+
+/** @param {unknown} message @param {unknown} value */
+function reply(message, value) {
+  const list = transfer ? [...collect(value, new Set(), 0)] : [];
+  try {
+    postMessage(message, list);
+  } catch {
+    // e.g. a buffer that cannot be transferred (wasm memory): fall back to copying.
+    postMessage(message);
+  }
+}
+
+/** @param {MessageEvent} ev */
+globalThis.onmessage = async (ev) => {
+  const msg = ev.data;
+  if (msg.type === 'init') {
+    try {
+      const mod = await importModule(msg.module);
+      const fn = mod[msg.export];
+      if (typeof fn !== 'function') throw new TypeError(`${msg.module} has no function export "${msg.export}"`);
+      task = fn;
+      transfer = msg.transfer !== false;
+      postMessage({ type: 'ready' });
+    } catch (e) {
+      postMessage({ type: 'init-error', error: serializeError(e) });
+    }
+    return;
+  }
+  if (msg.type === 'run' && task !== undefined) {
+    try {
+      const result = await task(msg.args);
+      reply({ type: 'result', id: msg.id, ok: true, result }, result);
+    } catch (e) {
+      postMessage({ type: 'result', id: msg.id, ok: false, error: serializeError(e) });
+    }
+  }
+};
+
+postMessage({ type: 'loaded' });
