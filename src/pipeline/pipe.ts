@@ -153,6 +153,7 @@ export class PipeRunner {
     let produced = 0;
     let busy = 0;
     let result: unknown = NOTHING;
+    let failed = false;
     try {
       for (;;) {
         const t = performance.now();
@@ -167,6 +168,10 @@ export class PipeRunner {
       }
       result = produced === 0 ? FILTERED : buffered !== undefined ? new Outputs(buffered) : undefined;
     } catch (e) {
+      // What the generator yielded before it threw is delivered, in both orderings; the input
+      // is counted once, as failed.
+      failed = true;
+      if (buffered !== undefined && buffered.length > 0) result = new Outputs(buffered);
       if (!this.run.stopped) this.#fail(item, e);
     } finally {
       if (this.run.stopped) await it.return?.();
@@ -177,22 +182,25 @@ export class PipeRunner {
       if (buffered === undefined) {
         // Outputs were streamed already; only the accounting and the slot remain.
         if (result === FILTERED) this.stats.filtered++;
-        else if (result !== NOTHING) this.stats.ok++;
+        else if (result !== NOTHING && !failed) this.stats.ok++;
         this.#counted();
         this.#release();
       } else {
-        await this.#finish(seq, result);
+        await this.#finish(seq, result, failed);
       }
     } finally {
       this.#settle();
     }
   }
 
-  /** Accounts for a finished task and emits its result (now, or when its turn comes). */
-  #finish(seq: number, v: unknown): Promise<void> | undefined {
+  /**
+   * Accounts for a finished task and emits its result (now, or when its turn comes). A task that
+   * failed after yielding outputs was counted as failed already; its outputs still go out.
+   */
+  #finish(seq: number, v: unknown, failed = false): Promise<void> | undefined {
     const s = this.stats;
     if (v === FILTERED) s.filtered++;
-    else if (v !== NOTHING) s.ok++;
+    else if (v !== NOTHING && !failed) s.ok++;
     this.#counted();
     if (!this.#ordered) {
       if (v === FILTERED || v === NOTHING) {

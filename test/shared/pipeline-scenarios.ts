@@ -269,7 +269,31 @@ export async function statsAndProfile(): Promise<void> {
   assertEqual(prof.find((r) => r.stage === 'io')?.recommended, 4, 'IO-bound stage wants concurrency');
 }
 
+/** A generator that yields and then throws: its outputs are delivered and its input fails once. */
+export async function generatorOutputsSurviveItsFailure(): Promise<void> {
+  for (const ordered of ['input', 'completion'] as const) {
+    const p = new PipelineBuilder()
+      .addSource(range(6))
+      .pipe(
+        async function* (x: number) {
+          await sleep(x % 2);
+          yield x * 10;
+          if (x % 3 === 0) throw new Error(`late failure ${x}`);
+        },
+        { name: 'gen', concurrency: 3, ordered },
+      )
+      .build();
+    const out = await collect(p);
+    const sorted = ordered === 'input' ? out : [...out].sort((a, b) => a - b);
+    assertEqual(sorted, [0, 10, 20, 30, 40, 50], `outputs yielded before a throw are delivered (${ordered})`);
+    assertEqual(p.failures().map((f) => f.input), ['0', '3'], `the inputs are reported once as failed (${ordered})`);
+    const gen = p.stats().stages.find((st) => st.name === 'gen')!;
+    assertEqual([gen.in, gen.filtered, gen.failed, gen.out], [6, 0, 2, 6], `accounting (${ordered})`);
+  }
+}
+
 export const scenarios: Record<string, () => Promise<void>> = {
+  generatorOutputsSurviveItsFailure,
   orderedWithConcurrency,
   completionOrderDeliversAll,
   generatorsFilterAndReshape,

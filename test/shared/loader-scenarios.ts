@@ -1,0 +1,59 @@
+// The whole loader as a user writes it (README's example): source → decode on wasm threads into
+// batch buffers → batches → GPU ring → WGSL normalisation. Every item must be delivered exactly
+// once or reported with its stage and reason.
+import { DecodeError, DecodePool, ImageBatcher, type ImageBatch } from '../../src/decode/index.ts';
+import { acquireGpu, BatchUploader, NormalizeKernel, readBuffer } from '../../src/gpu/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
+import { check } from './assert.ts';
+import { sampleImages } from './transfer-scenarios.ts';
+
+export async function loaderAccountsForEveryItem(): Promise<{ delivered: number; failed: number }> {
+  const items = sampleImages(30, 96);
+  items[4] = { ...items[4]!, bytes: items[4]!.bytes.subarray(0, 200), key: 'cut-4' };
+  items[17] = { ...items[17]!, bytes: new TextEncoder().encode('<html>not an image</html>'), key: 'html-17' };
+  const gpu = await acquireGpu();
+  const pool = await DecodePool.create({ threads: 2 });
+  const batcher = new ImageBatcher(pool, { batchSize: 8, height: 32, width: 32, buffers: 3 });
+  const uploader = new BatchUploader(gpu.device, { maxBatchBytes: batcher.batchBytes, slots: 2 });
+  const normalize = await NormalizeKernel.create(gpu.device, { images: 8, height: 32, width: 32, channels: 3 });
+  const output = gpu.device.createBuffer({ size: normalize.outputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const pipeline = new PipelineBuilder()
+    .addSource(items, { repeat: 2 })
+    .pipe(batcher.decodeStage, { name: 'decode', concurrency: 4 })
+    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .pipe((batch: ImageBatch) => uploader.upload(batch), { name: 'upload' })
+    .addSink(2)
+    .build();
+  const seen = new Map<string, number>();
+  let delivered = 0;
+  try {
+    for await (const batch of pipeline) {
+      const encoder = gpu.device.createCommandEncoder();
+      normalize.encode(encoder, batch.buffer, output);
+      gpu.device.queue.submit([encoder.finish()]);
+      batch.release();
+      delivered += batch.count;
+      for (const label of batch.labels) seen.set(String(label), (seen.get(String(label)) ?? 0) + 1);
+    }
+    const values = new Float32Array(await readBuffer(gpu.device, output));
+    check(values.some((v) => v !== 0) && values.every(Number.isFinite), 'normalised batch on the GPU');
+  } finally {
+    await pipeline.stop();
+    await uploader.close();
+    normalize.destroy();
+    output.destroy();
+    batcher.close();
+    await pool.close();
+    gpu.close();
+  }
+  const failures = pipeline.failures();
+  check(delivered === 56, `2 epochs × 28 good images delivered, got ${delivered}`);
+  check(failures.length === 4, `2 epochs × 2 bad images reported, got ${failures.length}`);
+  check(failures.every((f) => f.stage === 'decode' && f.error instanceof DecodeError), 'failures name the decode stage with a DecodeError');
+  const codes = failures.map((f) => (f.error as DecodeError).code).sort();
+  check(codes.join() === 'truncated,truncated,unknown-format,unknown-format', `failure reasons: ${codes.join()}`);
+  const expected = new Map<string, number>();
+  items.forEach((item, i) => i !== 4 && i !== 17 && expected.set(String(item.label), (expected.get(String(item.label)) ?? 0) + 2));
+  check([...expected].every(([label, n]) => seen.get(label) === n), 'every good image delivered exactly once per epoch');
+  return { delivered, failed: failures.length };
+}
