@@ -24,10 +24,18 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
   // Emscripten's Node workers are unref'd: without a live handle, Node would exit while the
   // factory waits for them to load.
   const keepAlive = setInterval(() => {}, 1 << 30);
+  // Under Node (and Deno, which emscripten takes for Node) the factory replaces the global
+  // `Worker` with worker_threads' Worker. It starts all its pthread workers before resolving, so
+  // the runtime's own Worker is put back afterwards for everyone else (the pipeline's workers).
+  const savedWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
   const exports = await createTandemDecode({
     tandemThreads: threads,
     printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
-  }).finally(() => clearInterval(keepAlive));
+  }).finally(() => {
+    clearInterval(keepAlive);
+    if (savedWorker) Object.defineProperty(globalThis, 'Worker', savedWorker);
+    else delete (globalThis as { Worker?: unknown }).Worker;
+  });
   const words = exports._td_job_words();
   if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
   const memory = exports.wasmMemory;
