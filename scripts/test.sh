@@ -24,6 +24,9 @@ record() { # tier passed failed rc
   [ "$fail" = 0 ] || failed_tiers+=("$tier")
 }
 
+echo "=== media fixtures (scripts/make-fixtures.sh) ==="
+bash scripts/make-fixtures.sh || echo "media fixtures could not be made; the media tests will fail"
+
 echo "=== tier: typecheck (tsc --noEmit, strict) ==="
 npx tsc -p tsconfig.json --noEmit; rc=$?
 record typecheck $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc

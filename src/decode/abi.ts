@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 26;
+export const JOB_WORDS = 40;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /** ffmpeg reads up to this many bytes past the input; they must exist and be zero. */
@@ -11,7 +11,16 @@ export const enum Field {
   State = 0, Status, Src, SrcLen, Dst, DstW, DstH, Channels, Fit, Filter, MaxPixels, AllowReduced,
   ApplyOrientation, CropX, CropY, CropW, CropH, PadValue,
   SrcW, SrcH, Format, ReducedLog2, Orientation, AvError, OnPoolThread, Next,
+  // audio and video jobs
+  Kind, SampleRate, MaxFrames, StartMs, MaxDurationMs, SelectMode, Select, FpsMilli, PtsOut,
+  FramesOut, SrcRate, SrcChannels, DurationMs, Codec,
 }
+
+export const enum JobKind { Image = 0, Audio = 1, Video = 2 }
+export const enum SelectMode { Indices = 0, TimesMs = 1, Rate = 2 }
+/** Most frames one video job may write (wasm/src/tandem_decode.h TD_MAX_CLIP_FRAMES). */
+export const MAX_CLIP_FRAMES = 65536;
+export const MAX_AUDIO_CHANNELS = 8;
 
 export const enum JobState { Idle = 0, Queued = 1, Done = 2 }
 
@@ -22,3 +31,6 @@ export const STATUS_CODES = [
 export const FIT_CODES = { stretch: 0, cover: 1, contain: 2 } as const;
 export const FILTER_CODES = { bilinear: 0, bicubic: 1, area: 2, nearest: 3, lanczos: 4 } as const;
 export const FORMAT_NAMES = ['unknown', 'jpeg', 'png', 'webp', 'bmp', 'gif'] as const;
+/** Containers of audio and video jobs, indexed by the same `format` code (6 onwards). */
+export const MEDIA_FORMAT_NAMES = [...FORMAT_NAMES, 'mp4', 'matroska', 'mp3', 'aac', 'wav', 'flac', 'ogg'] as const;
+export const CODEC_NAMES = ['other', 'h264', 'vp8', 'vp9', 'mp3', 'aac', 'pcm', 'flac', 'opus', 'vorbis'] as const;

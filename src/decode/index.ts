@@ -1,3 +1,7 @@
 export { DecodePool, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type ImageDecodeOptions } from './pool.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';
+export {
+  audioClips, frameCount, type AudioDecodeOptions, type ClipOptions, type DecodedAudioInfo, type DecodedVideoInfo,
+  type FrameSelection, type MediaCodec, type MediaFormat, type VideoDecodeOptions,
+} from './media.ts';

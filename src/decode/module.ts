@@ -12,6 +12,9 @@ export interface DecodeModule {
 }
 
 
+// Taken before any factory call, so that overlapping loads cannot save each other's replacement.
+const runtimeWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
+
 export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
   if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
     // Without isolation emscripten's factory never resolves (it fails inside a worker), so say why now.
@@ -27,13 +30,12 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
   // Under Node (and Deno, which emscripten takes for Node) the factory replaces the global
   // `Worker` with worker_threads' Worker. It starts all its pthread workers before resolving, so
   // the runtime's own Worker is put back afterwards for everyone else (the pipeline's workers).
-  const savedWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
   const exports = await createTandemDecode({
     tandemThreads: threads,
     printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
   }).finally(() => {
     clearInterval(keepAlive);
-    if (savedWorker) Object.defineProperty(globalThis, 'Worker', savedWorker);
+    if (runtimeWorker) Object.defineProperty(globalThis, 'Worker', runtimeWorker);
     else delete (globalThis as { Worker?: unknown }).Worker;
   });
   const words = exports._td_job_words();

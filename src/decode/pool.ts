@@ -1,8 +1,12 @@
 import {
   FILTER_CODES, FIT_CODES, FORMAT_NAMES, INPUT_PADDING, JOB_BYTES, JOB_MESSAGE_BYTES,
-  JOB_WORDS, STATUS_CODES, Field, JobState,
+  JOB_WORDS, STATUS_CODES, Field, JobKind, JobState,
 } from './abi.ts';
 import { DecodeError } from './errors.ts';
+import {
+  fillAudio, fillVideo, frameCount, readAudio, readVideo,
+  type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
+} from './media.ts';
 import { loadDecodeModule, type DecodeModule } from './module.ts';
 
 export interface ImageDecodeOptions {
@@ -58,6 +62,8 @@ interface JobSlot {
   words: Int32Array;
   input: number;
   inputCapacity: number;
+  aux: number;
+  auxWords: number;
 }
 
 /**
@@ -82,7 +88,7 @@ export class DecodePool {
     this.threads = threads;
     for (let i = 0; i < maxInFlight; i++) {
       const ptr = module.malloc(JOB_BYTES);
-      this.#free.push({ ptr, words: new Int32Array(module.memory.buffer, ptr, JOB_WORDS), input: 0, inputCapacity: 0 });
+      this.#free.push({ ptr, words: new Int32Array(module.memory.buffer, ptr, JOB_WORDS), input: 0, inputCapacity: 0, aux: 0, auxWords: 0 });
     }
   }
 
@@ -116,6 +122,37 @@ export class DecodePool {
    * Resolves with what the decoder saw, or rejects with a DecodeError for this item only.
    */
   async decodeInto(bytes: Uint8Array, targetPtr: number, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
+    return this.#run(bytes, signal, (w) => fillImage(w, targetPtr, options), (slot) => this.#result(slot));
+  }
+
+  /**
+   * Decodes the audio of a whole in-memory file (MP3, AAC/M4A, WAV, FLAC, Ogg Opus/Vorbis, or the
+   * audio of an MP4/WebM) into `targetPtr`: `maxFrames` × `channels` f32 samples, interleaved,
+   * resampled to `sampleRate` and mixed to `channels`. Samples past the end are zero.
+   */
+  async decodeAudio(bytes: Uint8Array, targetPtr: number, options: AudioDecodeOptions, signal?: AbortSignal): Promise<DecodedAudioInfo> {
+    return this.#run(bytes, signal, (w) => fillAudio(w, targetPtr, options), (slot) => this.#media(slot, readAudio));
+  }
+
+  /**
+   * Decodes the frames chosen by `options.frames` of a whole in-memory video (MP4/MOV, WebM, MKV;
+   * H.264, VP8, VP9) into consecutive height × width × channels u8 slots starting at `targetPtr`
+   * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
+   */
+  async decodeVideo(bytes: Uint8Array, targetPtr: number, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
+    const count = frameCount(options.frames);
+    return this.#run(
+      bytes,
+      signal,
+      (w, slot) => {
+        const aux = this.#aux(slot, 2 * count);
+        fillVideo(w, targetPtr, options, aux, new Int32Array(this.#module.memory.buffer, aux, 2 * count));
+      },
+      (slot) => this.#media(slot, (w) => readVideo(w, new Int32Array(this.#module.memory.buffer, slot.aux, 2 * count).subarray(count))),
+    );
+  }
+
+  async #run<T>(bytes: Uint8Array, signal: AbortSignal | undefined, fill: (words: Int32Array, slot: JobSlot) => void, read: (slot: JobSlot) => T): Promise<T> {
     if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
     signal?.throwIfAborted();
     // Atomics.waitAsync and emscripten's unref'd workers do not keep Node or Deno alive, so an
@@ -124,13 +161,14 @@ export class DecodePool {
     const slot = this.#free.pop() ?? (await new Promise<JobSlot>((resolve) => this.#waiters.push(resolve)));
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
-      this.#fill(slot, bytes, targetPtr, options);
+      this.#copyInput(slot, bytes);
+      fill(slot.words, slot);
       this.#module.exports._td_submit(slot.ptr);
       // The job cannot be withdrawn once a thread may hold it; an abort only stops the wait on
       // the result, and the slot is reused after the thread finishes with it.
       await waitForDone(slot.words);
       signal?.throwIfAborted();
-      return this.#result(slot);
+      return read(slot);
     } finally {
       if (--this.#inFlight === 0) {
         clearInterval(this.#keepAlive);
@@ -159,48 +197,58 @@ export class DecodePool {
     await this.close();
   }
 
-  #fill(slot: JobSlot, bytes: Uint8Array, targetPtr: number, o: ImageDecodeOptions): void {
+  /** Copies the input into the slot's padded buffer and clears the job record. */
+  #copyInput(slot: JobSlot, bytes: Uint8Array): void {
     const m = this.#module;
     const needed = bytes.length + INPUT_PADDING;
     if (slot.inputCapacity < needed) {
+      const capacity = Math.max(needed, 256 * 1024, slot.inputCapacity * 2);
       if (slot.input) m.exports._free(slot.input);
-      slot.inputCapacity = Math.max(needed, 256 * 1024, slot.inputCapacity * 2);
-      slot.input = m.malloc(slot.inputCapacity);
+      slot.input = 0;
+      slot.inputCapacity = 0;
+      slot.input = m.malloc(capacity);
+      slot.inputCapacity = capacity;
     }
     const heap = new Uint8Array(m.memory.buffer);
     heap.set(bytes, slot.input);
     heap.fill(0, slot.input + bytes.length, slot.input + needed);
-    const w = slot.words;
-    w.fill(0);
-    w[Field.Src] = slot.input;
-    w[Field.SrcLen] = bytes.length;
-    w[Field.Dst] = targetPtr;
-    w[Field.DstW] = o.width;
-    w[Field.DstH] = o.height;
-    w[Field.Channels] = o.channels ?? 3;
-    w[Field.Fit] = FIT_CODES[o.fit ?? 'cover'];
-    w[Field.Filter] = FILTER_CODES[o.filter ?? 'bilinear'];
-    w[Field.MaxPixels] = Math.min(o.maxPixels ?? DEFAULT_MAX_PIXELS, 0x7fffffff);
-    w[Field.AllowReduced] = o.reducedScale === false ? 0 : 1;
-    w[Field.ApplyOrientation] = o.applyOrientation === false ? 0 : 1;
-    if (o.crop) {
-      w[Field.CropX] = o.crop.x;
-      w[Field.CropY] = o.crop.y;
-      w[Field.CropW] = o.crop.width;
-      w[Field.CropH] = o.crop.height;
-    }
-    w[Field.PadValue] = o.padValue ?? 0;
+    slot.words = new Int32Array(m.memory.buffer, slot.ptr, JOB_WORDS); // memory may have grown
+    slot.words.fill(0);
+    slot.words[Field.Src] = slot.input;
+    slot.words[Field.SrcLen] = bytes.length;
   }
 
-  #result(slot: JobSlot): DecodedImageInfo {
-    const w = slot.words;
-    const status = w[Field.Status] ?? 0;
+  /** The slot's side array of `words` i32 (video frame selection and timestamps). */
+  #aux(slot: JobSlot, words: number): number {
+    if (slot.auxWords < words) {
+      if (slot.aux) this.#module.exports._free(slot.aux);
+      slot.aux = 0;
+      slot.auxWords = 0;
+      slot.aux = this.#module.malloc(words * 4);
+      slot.auxWords = words;
+    }
+    return slot.aux;
+  }
+
+  #media<T>(slot: JobSlot, read: (words: Int32Array) => T): T {
+    this.#throwIfFailed(slot);
+    this.#completed++;
+    return read(slot.words);
+  }
+
+  #throwIfFailed(slot: JobSlot): void {
+    const status = slot.words[Field.Status] ?? 0;
     if (status !== 0) {
       this.#failed++;
       const code = STATUS_CODES[status] ?? 'corrupt';
       throw new DecodeError(code === 'ok' ? 'corrupt' : code, readMessage(this.#module.memory, slot.ptr));
     }
+  }
+
+  #result(slot: JobSlot): DecodedImageInfo {
+    this.#throwIfFailed(slot);
     this.#completed++;
+    const w = slot.words;
     return {
       format: FORMAT_NAMES[w[Field.Format] ?? 0] ?? 'unknown',
       sourceWidth: w[Field.SrcW] ?? 0,
@@ -219,6 +267,26 @@ async function waitForDone(words: Int32Array): Promise<void> {
     const waited = Atomics.waitAsync(words, Field.State, state);
     if (waited.async) await waited.value;
   }
+}
+
+function fillImage(w: Int32Array, targetPtr: number, o: ImageDecodeOptions): void {
+  w[Field.Kind] = JobKind.Image;
+  w[Field.Dst] = targetPtr;
+  w[Field.DstW] = o.width;
+  w[Field.DstH] = o.height;
+  w[Field.Channels] = o.channels ?? 3;
+  w[Field.Fit] = FIT_CODES[o.fit ?? 'cover'];
+  w[Field.Filter] = FILTER_CODES[o.filter ?? 'bilinear'];
+  w[Field.MaxPixels] = Math.min(o.maxPixels ?? DEFAULT_MAX_PIXELS, 0x7fffffff);
+  w[Field.AllowReduced] = o.reducedScale === false ? 0 : 1;
+  w[Field.ApplyOrientation] = o.applyOrientation === false ? 0 : 1;
+  if (o.crop) {
+    w[Field.CropX] = o.crop.x;
+    w[Field.CropY] = o.crop.y;
+    w[Field.CropW] = o.crop.width;
+    w[Field.CropH] = o.crop.height;
+  }
+  w[Field.PadValue] = o.padValue ?? 0;
 }
 
 function readMessage(memory: WebAssembly.Memory, jobPtr: number): string {

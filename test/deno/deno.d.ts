@@ -11,7 +11,7 @@ declare namespace Deno {
   function test(definition: TestDefinition): void;
   const args: string[];
   const version: { deno: string };
-  function readFile(path: string): Promise<Uint8Array>;
+  function readFile(path: string | URL): Promise<Uint8Array>;
   function readTextFileSync(path: string): string;
   function writeTextFile(path: string, text: string): Promise<void>;
   function stat(path: string): Promise<unknown>;

@@ -48,6 +48,9 @@ static int fail(td_job *job, int status, int av_error, const char *why) {
   return status;
 }
 
+int td_fail(td_job *job, int status, int av_error, const char *why) { return fail(job, status, av_error, why); }
+void td_clear_log(void) { last_log[0] = 0; }
+
 static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
   const td_job *job = ctx->opaque;
   if ((int64_t)frame->width * frame->height > job->max_pixels) return AVERROR(ERANGE);
@@ -196,6 +199,23 @@ static void orient_copy(const uint8_t *src, int iw, int ih, int o, uint8_t *dst,
       memcpy(row + u * ch, src + ((ptrdiff_t)b * iw + a) * ch, (size_t)ch);
     }
   }
+}
+
+int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned char *out) {
+  int ch = job->channels;
+  rect src, dst;
+  plan_geometry(job, f->width, f->height, 1.0, &src, &dst);
+  if (src.x + src.w > f->width || src.y + src.h > f->height) return TD_E_BAD_REQUEST;
+  uint8_t *planes[4];
+  offset_planes(f, &src, planes);
+  int stride = job->dst_w * ch;
+  if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
+  enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
+  w->sws = sws_getCachedContext(w->sws, src.w, src.h, f->format, dst.w, dst.h, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
+  if (!w->sws) return TD_E_CORRUPT;
+  uint8_t *target = out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch;
+  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, src.h, &target, &stride);
+  return r > 0 ? TD_OK : TD_E_CORRUPT;
 }
 
 static int largest_reduction(const td_job *job, const td_probe *pr) {

@@ -10,6 +10,7 @@
 #include <emscripten.h>
 #include <emscripten/threading.h>
 #include "image.h"
+#include "media.h"
 #include "tandem_decode.h"
 
 #define TD_MAX_THREADS 64
@@ -24,6 +25,17 @@ static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 static void finish(td_job *job) {
   __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
   __builtin_wasm_memory_atomic_notify(&job->state, 0x7FFFFFFF);
+}
+
+static void td_decode_job(td_worker *worker, td_job *job) {
+  switch (job->kind) {
+    case TD_KIND_IMAGE: td_decode_image(worker, job); break;
+    case TD_KIND_AUDIO: td_decode_audio(worker, job); break;
+    case TD_KIND_VIDEO: td_decode_video(worker, job); break;
+    default:
+      job->status = TD_E_BAD_REQUEST;
+      strcpy(job->message, "unknown job kind");
+  }
 }
 
 static void *pool_thread(void *arg) {
@@ -41,7 +53,7 @@ static void *pool_thread(void *arg) {
     pthread_mutex_unlock(&queue_lock);
     if (!job) break;
     job->on_pool_thread = !emscripten_is_main_runtime_thread();
-    if (ok) td_decode_image(&worker, job);
+    if (ok) td_decode_job(&worker, job);
     else { job->status = TD_E_NOMEM; strcpy(job->message, "pool thread could not allocate its state"); }
     finish(job);
   }
@@ -106,7 +118,7 @@ EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
   pthread_once(&process_once, td_image_init_process);
   td_worker worker;
   if (td_worker_init(&worker) != 0) return job->status = TD_E_NOMEM;
-  td_decode_image(&worker, job);
+  td_decode_job(&worker, job);
   td_worker_free(&worker);
   job->state = TD_STATE_DONE;
   return job->status;

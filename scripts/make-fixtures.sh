@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Makes the compressed audio and video fixtures of the media tests with Debian's ffmpeg CLI into
+# test/fixtures/generated/ (git-ignored). Skips files already there; says what it made.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=test/fixtures/generated
+mkdir -p "$out"
+command -v ffmpeg >/dev/null || { echo "[fixtures] ffmpeg missing: run scripts/apt-setup.sh" >&2; exit 1; }
+make() { # name, ffmpeg arguments...
+  local name=$1; shift
+  [ -s "$out/$name" ] && return 0
+  ffmpeg -nostdin -hide_banner -loglevel error -y "$@" "$out/$name.tmp.${name##*.}" && mv "$out/$name.tmp.${name##*.}" "$out/$name"
+  echo "[fixtures] made $out/$name"
+}
+# Audio: a 440 Hz sine at 0.5 amplitude (the source is 1/8, hence volume=4), 2 s, 44.1 kHz stereo (both channels equal).
+sine=(-f lavfi -i "sine=frequency=440:sample_rate=44100:duration=2" -af "volume=4,pan=stereo|c0=c0|c1=c0")
+make sine440.mp3 "${sine[@]}" -c:a libmp3lame -b:a 128k
+make sine440.m4a "${sine[@]}" -c:a aac -b:a 128k
+make sine440.flac "${sine[@]}" -c:a flac
+make sine440.opus.ogg "${sine[@]}" -c:a libopus -b:a 96k
+# Video: testsrc2 (moving pattern) 160x120 at 10 fps for 2 s (20 frames), keyframe every 5 frames.
+make testsrc.h264.mp4 -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -c:v libx264 -pix_fmt yuv420p -g 5 -bf 0
+make testsrc.vp9.webm -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -c:v libvpx-vp9 -pix_fmt yuv420p -g 5 -b:v 200k
+make testsrc.h264.mkv -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -c:v libx264 -pix_fmt yuv420p -g 5
+# Solid colours, one second each: red, green, blue (exact colour checks by time).
+make rgb.h264.mp4 -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lavfi -i "color=c=lime:size=64x48:rate=10:duration=1" \
+  -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libx264 -pix_fmt yuv420p -g 10 -crf 10
+make rgb.vp9.webm -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lavfi -i "color=c=lime:size=64x48:rate=10:duration=1" \
+  -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libvpx-vp9 -pix_fmt yuv420p -g 10 -crf 10 -b:v 0

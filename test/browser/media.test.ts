@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { DecodePool } from '../../src/decode/index.ts';
+import {
+  brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
+  wavSineDecodes, type FixtureLoader,
+} from '../shared/media-scenarios.ts';
+
+// Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
+const load: FixtureLoader = async (name) => {
+  const response = await fetch(`/test/fixtures/generated/${name}`);
+  if (!response.ok) throw new Error(`fixture ${name}: HTTP ${response.status}; run scripts/make-fixtures.sh`);
+  return new Uint8Array(await response.arrayBuffer());
+};
+
+describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () => {
+  let pool: DecodePool;
+  beforeAll(async () => {
+    pool = await DecodePool.create({ threads: 2 });
+  });
+  afterAll(async () => {
+    await pool?.close();
+  });
+
+  it('decodes a generated WAV sine: count, resampling, level, frequency, offset', () => wavSineDecodes(pool));
+  it('decodes MP3, AAC, FLAC and Opus sines mixed to mono', () => compressedAudioDecodes(pool, load));
+  it('cuts audio into fixed-length clips', () => clipsCut());
+  it('gives typed errors for broken audio', () => brokenAudioGetsTypedErrors(pool, load));
+  it('samples solid-colour H.264 and VP9 by time, index and rate', () => solidColourClips(pool, load));
+  it('samples a moving pattern in MP4, WebM, MKV; time and index agree', () => movingPatternClips(pool, load));
+  it('gives typed errors for broken video', () => brokenVideoGetsTypedErrors(pool, load));
+});
