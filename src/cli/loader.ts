@@ -7,12 +7,14 @@ import { readFile } from '../runtime/index.ts';
 import type { LabelledFile } from '../sources/index.ts';
 
 export interface LoaderOptions {
-  files: readonly LabelledFile[];
+  /** The files in the order to load them, all epochs (e.g. `shuffledEpochs(files, seed, n)`). */
+  source: Iterable<LabelledFile>;
   device: GPUDevice;
+  /** Decode with this pool (shared by several loaders), else one of `threads` threads is made. */
+  pool?: DecodePool;
   threads: number;
   batchSize: number;
   imageSize: number;
-  epochs?: number;
   uploadMethod?: UploadMethod;
   readConcurrency?: number;
 }
@@ -24,16 +26,17 @@ export interface Loader {
 }
 
 export async function createLoader(o: LoaderOptions): Promise<Loader> {
-  const pool = await DecodePool.create({ threads: o.threads });
+  const ownPool = o.pool === undefined;
+  const pool = o.pool ?? (await DecodePool.create({ threads: o.threads }));
   const batcher = new ImageBatcher(pool, { batchSize: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3, buffers: 4 });
   const uploader = new BatchUploader(o.device, { maxBatchBytes: batcher.batchBytes, slots: 2, method: o.uploadMethod ?? 'write-buffer' });
   const pipeline = new PipelineBuilder()
-    .addSource(o.files, { repeat: o.epochs ?? 1 })
+    .addSource(o.source)
     .pipe(async (f: LabelledFile) => ({ bytes: await readFile(f.path), label: f.label, key: f.path }), {
       name: 'read',
       concurrency: o.readConcurrency ?? 16,
     })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: o.threads * 2, ordered: 'input' })
+    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2, ordered: 'input' })
     .aggregate(() => batcher.aggregator(), { name: 'batch' })
     .pipe((batch: ImageBatch) => uploader.upload(batch), { name: 'upload', concurrency: 1 })
     .addSink(2)
@@ -45,7 +48,7 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
       await pipeline.stop();
       await uploader.close();
       batcher.close();
-      await pool.close();
+      if (ownPool) await pool.close();
     },
   };
 }

@@ -1,15 +1,30 @@
 #!/usr/bin/env node
-// The `tandem` command line. Subcommands: smoke (the loader end to end on the generated dataset).
-import { commandLineArgs, finishProcess } from '../runtime/index.ts';
+// The `tandem` command line: train (the main job), bench (the loader alone).
+import { commandLineArgs, finishProcess, writeFileAtomic } from '../runtime/index.ts';
 import { defaultSmokeOptions, runSmoke } from './smoke.ts';
+import { defaultTrainOptions, runTrain } from './train.ts';
 
-const HELP = `tandem — fast data loading for ML on the web platform
+const HELP: Record<string, string> = {
+  '': `tandem — fast data loading for ML on the web platform
 
-usage: tandem smoke [--images N] [--epochs N] [--batch N] [--size PX] [--threads N] [--data DIR]
+usage: tandem <command> [options]      (tandem <command> --help for its options)
 
-  smoke   read JPEG files, decode them on wasm threads into shared batch buffers, upload the
-          batches into WebGPU buffers and normalise them in WGSL; prints images/s.
-          Without --data it generates a labelled synthetic dataset once (cached).`;
+  train   train a Vision Transformer in WGSL from JPEG files through the whole loader
+  bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s`,
+  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--report FILE]
+
+  Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
+  labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
+  Decodes on wasm threads to 32×32, uploads batches into a GPU ring, augments them in WGSL
+  (random resized crop, flip, jitter) and trains the tiny ViT preset with AdamW. Prints one
+  progress line per epoch and the loader's per-stage summary; writes a JSON report
+  (default tandem-report.json).`,
+  bench: `usage: tandem bench [--data DIR] [--images N] [--epochs N] [--batch N] [--size PX] [--threads N]
+
+  Reads JPEG files, decodes them on wasm threads into shared batch buffers, uploads the batches
+  into WebGPU buffers and normalises them in WGSL; prints images/s, time to first batch and the
+  per-stage summary (which stage limits throughput).`,
+};
 
 function parseArgs(argv: readonly string[]): { command: string | undefined; flags: Map<string, string> } {
   const flags = new Map<string, string>();
@@ -24,37 +39,50 @@ function parseArgs(argv: readonly string[]): { command: string | undefined; flag
   return { command, flags };
 }
 
-function intFlag(flags: Map<string, string>, name: string, fallback: number): number {
+function numberFlag(flags: Map<string, string>, name: string, fallback: number, integer = true): number {
   const raw = flags.get(name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+  if (!(value > 0) || (integer && !Number.isInteger(value))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
   return value;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const { command, flags } = parseArgs(argv);
-  if (!command || flags.has('help') || command === 'help') {
-    console.log(HELP);
-    return command ? 0 : 1;
+  const { command = '', flags } = parseArgs(argv);
+  const name = command === 'smoke' ? 'bench' : command;
+  if (flags.has('help') || command === 'help' || !(name in HELP) || name === '') {
+    const known = name in HELP;
+    (known ? console.log : console.error)(HELP[known ? name : '']);
+    return known && (flags.has('help') || command === 'help') ? 0 : 2;
   }
-  if (command !== 'smoke') {
-    console.error(`unknown command: ${command}\n\n${HELP}`);
-    return 2;
+  const log = (line: string) => console.log(line);
+  if (name === 'bench') {
+    const o = defaultSmokeOptions(log);
+    o.images = numberFlag(flags, 'images', o.images);
+    o.epochs = numberFlag(flags, 'epochs', o.epochs);
+    o.batchSize = numberFlag(flags, 'batch', o.batchSize);
+    o.imageSize = numberFlag(flags, 'size', o.imageSize);
+    o.threads = numberFlag(flags, 'threads', o.threads);
+    o.data = flags.get('data');
+    const r = await runSmoke(o);
+    log(`bench: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`);
+    return r.images > 0 ? 0 : 1;
   }
-  const o = defaultSmokeOptions((line) => console.log(line));
-  o.images = intFlag(flags, 'images', o.images);
-  o.epochs = intFlag(flags, 'epochs', o.epochs);
-  o.batchSize = intFlag(flags, 'batch', o.batchSize);
-  o.imageSize = intFlag(flags, 'size', o.imageSize);
-  o.threads = intFlag(flags, 'threads', o.threads);
+  const o = defaultTrainOptions(log);
+  o.images = numberFlag(flags, 'images', o.images);
+  o.epochs = numberFlag(flags, 'epochs', o.epochs);
+  o.batchSize = numberFlag(flags, 'batch', o.batchSize);
+  o.threads = numberFlag(flags, 'threads', o.threads);
+  o.seed = numberFlag(flags, 'seed', o.seed);
+  o.lr = numberFlag(flags, 'lr', o.lr, false);
   o.data = flags.get('data');
-  const r = await runSmoke(o);
-  console.log(
-    `smoke: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, ` +
-      `first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`,
-  );
-  return r.images > 0 && r.failures === 0 ? 0 : 1;
+  const report = await runTrain(o);
+  const path = flags.get('report') ?? 'tandem-report.json';
+  await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(report, null, 2)));
+  const last = report.epochs.at(-1);
+  log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last ? (last.valAccuracy * 100).toFixed(1) : '?'}% ` +
+    `(chance ${(100 / report.images.classes.length).toFixed(0)}%); loader bottleneck: ${report.bottleneck}; ${report.failures} failed items; report: ${path}`);
+  return 0;
 }
 
 main(commandLineArgs()).then(finishProcess, (error: unknown) => {

@@ -4,7 +4,7 @@
 import { acquireGpu, NormalizeKernel } from '../gpu/index.ts';
 import { formatStats } from '../pipeline/index.ts';
 import { cacheDir, hardwareConcurrency } from '../runtime/index.ts';
-import { ensureSyntheticFolder, listImageFolder } from '../sources/index.ts';
+import { ensureSyntheticFolder, listImageFolder, shuffledEpochs } from '../sources/index.ts';
 import { createLoader } from './loader.ts';
 
 export interface SmokeOptions {
@@ -48,7 +48,13 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
   const shape = { images: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3 };
   const kernel = await NormalizeKernel.create(gpu.device, shape);
   const normalized = gpu.device.createBuffer({ size: kernel.outputBytes, usage: GPUBufferUsage.STORAGE });
-  const loader = await createLoader({ files, device: gpu.device, threads: o.threads, batchSize: o.batchSize, imageSize: o.imageSize, epochs: o.epochs });
+  const loader = await createLoader({
+    source: shuffledEpochs(files, 0, o.epochs),
+    device: gpu.device,
+    threads: o.threads,
+    batchSize: o.batchSize,
+    imageSize: o.imageSize,
+  });
   let images = 0;
   let batches = 0;
   let firstBatch = 0;

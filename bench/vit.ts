@@ -1,0 +1,169 @@
+/**
+ * ViT kernels and training throughput, side by side in one run:
+ *   npx deno run -A bench/vit.ts [--reps 5] [--out docs/vit.md]
+ * Matmul GFLOP/s of each variant (A·B, Aᵀ·B, A·Bᵀ) at the shapes the tiny preset's step uses and
+ * at a square size, interleaved repetitions, median of `reps`; then training images/s of the tiny
+ * preset (batch 64). Wall-clock timing over batches of dispatches (one wait per batch), because
+ * per-dispatch timestamps need 'timestamp-query', which Deno and dawn on lavapipe do not offer here.
+ */
+import { acquireGpu } from '../src/gpu/index.ts';
+import { Kernels, record, type Dispatch } from '../src/vit/kernels.ts';
+import { dims, presets } from '../src/vit/config.ts';
+import { ViTTrainer } from '../src/vit/model.ts';
+import { buildGraph } from '../src/vit/graph.ts';
+
+declare const Deno: { args: string[]; readTextFile(path: string): Promise<string>; writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
+
+const args = Deno.args;
+const flag = (name: string, fallback: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : fallback);
+const reps = Number(flag('reps', '5'));
+const outPath = flag('out', 'docs/vit.md');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+const gpu = await acquireGpu();
+const { device } = gpu;
+// Tile configurations side by side: [threads per side, outputs per thread per side].
+const tiles: [number, number][] = [[8, 8], [16, 4], [16, 1]];
+const kernelSets = await Promise.all(tiles.map((matmulTile) => Kernels.create(device, { matmulTile })));
+const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+const buffer = (n: number) => {
+  const b = device.createBuffer({ size: n * 4, usage });
+  device.queue.writeBuffer(b, 0, Float32Array.from({ length: n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5));
+  return b;
+};
+
+async function time(dispatches: Dispatch[], repeat: number): Promise<number> {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  for (let i = 0; i < repeat; i++) record(pass, dispatches);
+  pass.end();
+  const t0 = performance.now();
+  device.queue.submit([encoder.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  return (performance.now() - t0) / 1000;
+}
+
+const tiny = presets.tiny;
+const d = dims(tiny);
+const R = 64 * d.tokens;
+const shapes: [string, number, number, number][] = [
+  ['tiny fc1 forward', R, d.hidden, tiny.width],
+  ['tiny fc1 weight grad', tiny.width, d.hidden, R],
+  ['square', 512, 512, 512],
+];
+const variants = [
+  ['A·B', false, false],
+  ['Aᵀ·B', true, false],
+  ['A·Bᵀ', false, true],
+] as const;
+const rows: string[] = [];
+const gflops: Record<string, number[]> = {};
+const cases: { key: string; flops: number; repeat: number; dispatch: Dispatch }[] = [];
+for (const [shapeName, M, N, K] of shapes) {
+  const a = buffer(M * K);
+  const b = buffer(K * N);
+  const c = buffer(M * N);
+  const flops = 2 * M * N * K;
+  for (const [name, transA, transB] of variants) {
+    kernelSets.forEach((k, t) => {
+      cases.push({ key: `${shapeName}|${name}|${t}`, flops, repeat: Math.max(1, Math.round(2e8 / flops)), dispatch: k.matmul({ a, b, c, M, N, K, transA, transB }) });
+    });
+  }
+}
+for (const cs of cases) await time([cs.dispatch], 1); // warm-up: shader compilation
+for (let r = 0; r < reps; r++) {
+  for (const cs of cases) {
+    const s = await time([cs.dispatch], cs.repeat);
+    (gflops[cs.key] ??= []).push((cs.flops * cs.repeat) / s / 1e9);
+  }
+}
+
+// Training throughput of the tiny preset (batch 64): forward + backward + AdamW per step.
+const B = 64;
+const trainer = await ViTTrainer.create(device, { config: tiny, batchSize: B });
+const images = buffer(B * tiny.channels * tiny.imageSize ** 2);
+const labels = device.createBuffer({ size: B * 4, usage });
+device.queue.writeBuffer(labels, 0, Int32Array.from({ length: B }, (_, i) => i % tiny.classes));
+const stepTimes: number[] = [];
+const stepsPerRep = 10;
+const runSteps = async (n: number) => {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const encoder = device.createCommandEncoder();
+    trainer.step(encoder, images, labels);
+    device.queue.submit([encoder.finish()]);
+  }
+  await device.queue.onSubmittedWorkDone();
+  return (performance.now() - t0) / 1000;
+};
+await runSteps(2);
+for (let r = 0; r < reps; r++) stepTimes.push((await runSteps(stepsPerRep)) / stepsPerRep);
+const stepSeconds = median(stepTimes);
+// FLOPs of one step, counted from the matmuls (forward 1×, backward 2×); other kernels are small.
+const perTokenBlock = 2 * (3 * tiny.width ** 2 + tiny.width ** 2 + 2 * tiny.width * d.hidden) + 4 * d.tokens * tiny.width;
+const stepFlops = 3 * B * (d.tokens * perTokenBlock * tiny.depth + d.patches * 2 * d.patchDim * tiny.width);
+const report = (await trainer.readLoss()).loss;
+trainer.destroy();
+
+// Step-time breakdown by kernel: the step's dispatches (same graph as the trainer) timed one at a
+// time, each repeated 5× in one submit, median of `reps`, summed per kernel. Wall clock, so each
+// figure includes one submit + wait of overhead divided by 5.
+const graph = buildGraph(device, kernelSets[0]!, tiny, B, new ArrayBuffer(48));
+const perKernel = new Map<string, number[]>();
+for (const dispatch of [...graph.forward, ...graph.backward]) {
+  await time([dispatch], 1);
+  const ts: number[] = [];
+  for (let r = 0; r < reps; r++) ts.push((await time([dispatch], 5)) / 5);
+  const list = perKernel.get(dispatch.label) ?? [];
+  list.push(median(ts));
+  perKernel.set(dispatch.label, list);
+}
+const breakdownTotal = [...perKernel.values()].flat().reduce((a, b) => a + b, 0);
+const breakdown = [...perKernel]
+  .map(([name, ts]) => [name, ts.length, ts.reduce((a, b) => a + b, 0)] as const)
+  .sort((a, b) => b[2] - a[2])
+  .map(([name, n, t]) => `| ${name} | ${n} | ${(t * 1000).toFixed(1)} | ${((100 * t) / breakdownTotal).toFixed(0)}% |`);
+for (const b of graph.buffers) b.destroy();
+
+const tileName = ([wg, tb]: [number, number]) => `${wg}×${wg} threads × ${tb}×${tb}`;
+rows.push(`| shape (M×N×K) | variant | ${tiles.map(tileName).join(' | ')} | ratio first / last |`, `|---|---|${tiles.map(() => '---|').join('')}---|`);
+for (const [shapeName, M, N, K] of shapes) {
+  for (const [name] of variants) {
+    const g = tiles.map((_, t) => median(gflops[`${shapeName}|${name}|${t}`]!));
+    rows.push(`| ${shapeName} ${M}×${N}×${K} | ${name} | ${g.map((x) => x.toFixed(2)).join(' | ')} | ${(g[0]! / g.at(-1)!).toFixed(2)}× |`);
+  }
+}
+for (const k of kernelSets) k.destroy();
+const text = `## Benchmark
+
+Command: \`npx deno run -A bench/vit.ts --reps ${reps}\` (Deno ${Deno.version.deno}), adapter: ${gpu.runtime}.
+Median of ${reps} interleaved repetitions; each timing submits enough dispatches for ~0.2 GFLOP and
+waits once. Figures are GFLOP/s; quote the ratios (the machine is shared and noisy).
+
+## Matmul: tile configurations side by side (16-deep K slices in workgroup memory)
+
+The trainer uses the first configuration (64×64 tile, 8×8 outputs per thread); the last is the
+same tiling without register blocking (16×16 tile, one output per thread).
+
+${rows.join('\n')}
+
+## Training, tiny preset (${JSON.stringify(tiny)}), batch ${B}
+
+- step (forward + backward + AdamW, one encoder): ${(stepSeconds * 1000).toFixed(1)} ms median
+- ${(B / stepSeconds).toFixed(0)} images/s; ≈ ${((stepFlops / stepSeconds) / 1e9).toFixed(2)} GFLOP/s of matmul work (${(stepFlops / 1e9).toFixed(2)} GFLOP per step)
+- loss read back once at the end (finite: ${Number.isFinite(report)})
+
+Step-time breakdown (each dispatch alone; 'mm.tn' = Aᵀ·B, 'mm.nt' = A·Bᵀ; sum ${(breakdownTotal * 1000).toFixed(0)} ms
+against ${(stepSeconds * 1000).toFixed(0)} ms for the recorded step):
+
+| kernel | dispatches per step | ms per step | share |
+|---|---|---|---|
+${breakdown.join('\n')}
+`;
+console.log(text);
+// The figures replace everything after the marker; the prose above it is kept.
+const MARKER = '<!-- bench/vit.ts writes below this line -->';
+const previous = await Deno.readTextFile(outPath).catch(() => `# ViT in WGSL\n\n${MARKER}\n`);
+const head = previous.includes(MARKER) ? previous.slice(0, previous.indexOf(MARKER)) : `${previous.trimEnd()}\n\n`;
+await Deno.writeTextFile(outPath, `${head}${MARKER}\n\n${text}`);
+gpu.close();

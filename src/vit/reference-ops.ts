@@ -1,0 +1,143 @@
+// Plain f64 building blocks of the CPU reference ViT: the ground truth the WGSL kernels are tested
+// against, written for clarity rather than speed. Matrices are row-major.
+
+export type F64 = Float64Array;
+
+/** out[M,N] (+)= a[M,K] · b[K,N]; `ta`: a is stored [K,M]; `tb`: b is stored [N,K]. */
+export function matmul(a: ArrayLike<number>, b: ArrayLike<number>, M: number, K: number, N: number, ta = false, tb = false, out = new Float64Array(M * N), accumulate = false, alpha = 1): F64 {
+  for (let m = 0; m < M; m++) {
+    for (let n = 0; n < N; n++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) {
+        const av = ta ? a[k * M + m]! : a[m * K + k]!;
+        const bv = tb ? b[n * K + k]! : b[k * N + n]!;
+        s += av * bv;
+      }
+      out[m * N + n] = alpha * s + (accumulate ? out[m * N + n]! : 0);
+    }
+  }
+  return out;
+}
+
+export function addBias(x: F64, bias: ArrayLike<number>, rows: number, cols: number): F64 {
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) x[r * cols + c]! += bias[c]!;
+  return x;
+}
+
+/** Column sums of x[rows, cols] (bias gradients), written to out (or added to it). */
+export function colSum(x: ArrayLike<number>, rows: number, cols: number, out: F64 | Float32Array, accumulate = false): void {
+  for (let c = 0; c < cols; c++) {
+    let s = 0;
+    for (let r = 0; r < rows; r++) s += x[r * cols + c]!;
+    out[c] = s + (accumulate ? out[c]! : 0);
+  }
+}
+
+export const LN_EPS = 1e-5;
+
+export interface LnCache {
+  mean: F64;
+  rstd: F64;
+}
+
+export function layerNorm(x: ArrayLike<number>, g: ArrayLike<number>, b: ArrayLike<number>, rows: number, D: number): { y: F64 } & LnCache {
+  const y = new Float64Array(rows * D);
+  const mean = new Float64Array(rows);
+  const rstd = new Float64Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let mu = 0;
+    for (let i = 0; i < D; i++) mu += x[r * D + i]!;
+    mu /= D;
+    let v = 0;
+    for (let i = 0; i < D; i++) v += (x[r * D + i]! - mu) ** 2;
+    const rs = 1 / Math.sqrt(v / D + LN_EPS);
+    mean[r] = mu;
+    rstd[r] = rs;
+    for (let i = 0; i < D; i++) y[r * D + i] = (x[r * D + i]! - mu) * rs * g[i]! + b[i]!;
+  }
+  return { y, mean, rstd };
+}
+
+/** Adds the input gradient to dx and writes the gain and bias gradients to dg, db. */
+export function layerNormBackward(dy: ArrayLike<number>, x: ArrayLike<number>, g: ArrayLike<number>, c: LnCache, rows: number, D: number, dx: F64, dg: F64, db: F64): void {
+  dg.fill(0);
+  db.fill(0);
+  for (let r = 0; r < rows; r++) {
+    const mu = c.mean[r]!;
+    const rs = c.rstd[r]!;
+    let sum = 0;
+    let sumXhat = 0;
+    for (let i = 0; i < D; i++) {
+      const xhat = (x[r * D + i]! - mu) * rs;
+      const dxhat = dy[r * D + i]! * g[i]!;
+      sum += dxhat;
+      sumXhat += dxhat * xhat;
+      dg[i]! += dy[r * D + i]! * xhat;
+      db[i]! += dy[r * D + i]!;
+    }
+    for (let i = 0; i < D; i++) {
+      const xhat = (x[r * D + i]! - mu) * rs;
+      const dxhat = dy[r * D + i]! * g[i]!;
+      dx[r * D + i]! += rs * (dxhat - sum / D - (xhat * sumXhat) / D);
+    }
+  }
+}
+
+const GELU_K = Math.sqrt(2 / Math.PI);
+const GELU_C = 0.044715;
+
+export function gelu(u: number): number {
+  return 0.5 * u * (1 + Math.tanh(GELU_K * (u + GELU_C * u * u * u)));
+}
+
+export function geluGrad(u: number): number {
+  const t = Math.tanh(GELU_K * (u + GELU_C * u * u * u));
+  return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * GELU_K * (1 + 3 * GELU_C * u * u);
+}
+
+/** Row softmax in place over x[rows, n], after multiplying by `scale`. */
+export function softmaxRows(x: F64, rows: number, n: number, scale = 1): void {
+  for (let r = 0; r < rows; r++) {
+    let max = -Infinity;
+    for (let i = 0; i < n; i++) max = Math.max(max, x[r * n + i]! * scale);
+    let s = 0;
+    for (let i = 0; i < n; i++) s += (x[r * n + i] = Math.exp(x[r * n + i]! * scale - max));
+    for (let i = 0; i < n; i++) x[r * n + i]! /= s;
+  }
+}
+
+/** dS = P ⊙ (dP − rowsum(dP ⊙ P)), in place over dP. */
+export function softmaxBackward(p: ArrayLike<number>, dp: F64, rows: number, n: number): void {
+  for (let r = 0; r < rows; r++) {
+    let dot = 0;
+    for (let i = 0; i < n; i++) dot += dp[r * n + i]! * p[r * n + i]!;
+    for (let i = 0; i < n; i++) dp[r * n + i] = p[r * n + i]! * (dp[r * n + i]! - dot);
+  }
+}
+
+export interface CrossEntropy {
+  /** Mean loss over the batch (rows with a negative label count as zero loss). */
+  loss: number;
+  correct: number;
+  /** dLoss/dlogits. */
+  dlogits: F64;
+}
+
+export function crossEntropy(logits: ArrayLike<number>, labels: ArrayLike<number>, B: number, K: number): CrossEntropy {
+  const dlogits = new Float64Array(B * K);
+  let loss = 0;
+  let correct = 0;
+  for (let b = 0; b < B; b++) {
+    const y = labels[b]!;
+    if (y < 0) continue;
+    let max = -Infinity;
+    let arg = 0;
+    for (let k = 0; k < K; k++) if (logits[b * K + k]! > max) [max, arg] = [logits[b * K + k]!, k];
+    let s = 0;
+    for (let k = 0; k < K; k++) s += Math.exp(logits[b * K + k]! - max);
+    loss += Math.log(s) + max - logits[b * K + y]!;
+    if (arg === y) correct++;
+    for (let k = 0; k < K; k++) dlogits[b * K + k] = (Math.exp(logits[b * K + k]! - max) / s - (k === y ? 1 : 0)) / B;
+  }
+  return { loss: loss / B, correct, dlogits };
+}
