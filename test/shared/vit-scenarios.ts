@@ -36,7 +36,9 @@ export async function trainingStepMatchesCpu(device: GPUDevice): Promise<string[
       for (const t of ref.layout.tensors) close(`step ${step} grad ${t.name}`, ref.view(got, t.name), ref.view(grads, t.name), 1e-3, log);
       const before = Float64Array.from(params);
       const lr = adamwStep(params, grads, state, trainer.train, ref.layout.decayEnd);
-      close(`step ${step} lr`, [report.lr], [lr], 1e-5, log);
+      // The schedule's cosine runs in WGSL, whose cos() is only specified to 2^-11 absolute error
+      // (SwiftShader is 5e-5 off here), so the learning rate gets the issue's 1e-3 bound too.
+      close(`step ${step} lr`, [report.lr], [lr], 1e-3, log);
       close(`step ${step} grad norm`, [report.gradNorm], [Math.hypot(...grads)], 1e-3, log);
       const after = await trainer.readParams();
       // Adam divides by √v + eps, so it turns f32 noise on a gradient that is truly 0 into a full
