@@ -11,7 +11,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
 
   train   train a Vision Transformer in WGSL from JPEG files through the whole loader
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s`,
-  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--report FILE]
+  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment false] [--report FILE]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
@@ -47,6 +47,10 @@ function numberFlag(flags: Map<string, string>, name: string, fallback: number, 
   return value;
 }
 
+function pct(part: number, whole: number): string {
+  return `${((part / Math.max(whole, 1e-9)) * 100).toFixed(0)}%`;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const { command = '', flags } = parseArgs(argv);
   const name = command === 'smoke' ? 'bench' : command;
@@ -76,12 +80,14 @@ async function main(argv: readonly string[]): Promise<number> {
   o.seed = numberFlag(flags, 'seed', o.seed);
   o.lr = numberFlag(flags, 'lr', o.lr, false);
   o.data = flags.get('data');
+  o.augment = flags.get('augment') !== 'false';
   const report = await runTrain(o);
   const path = flags.get('report') ?? 'tandem-report.json';
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(report, null, 2)));
   const last = report.epochs.at(-1);
   log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last ? (last.valAccuracy * 100).toFixed(1) : '?'}% ` +
-    `(chance ${(100 / report.images.classes.length).toFixed(0)}%); loader bottleneck: ${report.bottleneck}; ${report.failures} failed items; report: ${path}`);
+    `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
+    `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; loader's busiest stage: ${report.bottleneck}; ${report.failures} failed items; report: ${path}`);
   return 0;
 }
 

@@ -17,6 +17,8 @@ export interface TrainOptions {
   threads: number;
   seed: number;
   lr: number;
+  /** Random resized crop, flip and jitter on the GPU (default true); off, batches are only normalised. */
+  augment: boolean;
   log: (line: string) => void;
 }
 
@@ -39,11 +41,14 @@ export interface TrainReport {
   failures: number;
   loaderStats: PipelineStats | undefined;
   bottleneck: string | undefined;
+  /** Time the training loop waited for the next batch (the GPU starved for data), and for the GPU. */
+  waitedForDataSeconds: number;
+  waitedForGpuSeconds: number;
   seconds: number;
 }
 
 export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
-  return { images: 512, epochs: 6, batchSize: 32, threads: Math.max(1, hardwareConcurrency()), seed: 1, lr: 2e-3, log };
+  return { images: 512, epochs: 6, batchSize: 32, threads: Math.max(1, hardwareConcurrency()), seed: 1, lr: 2e-3, augment: true, log };
 }
 
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {
@@ -52,7 +57,8 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   const { files, classes } = await listImageFolder(root);
   const { train, held } = holdOut(files, 5);
   const model: ViTConfig = { ...presets.tiny, classes: classes.length };
-  const steps = Math.ceil(train.length / o.batchSize) * o.epochs;
+  // Batches run across epoch boundaries (the stream is all epochs' shuffles in a row).
+  const steps = Math.ceil((train.length * o.epochs) / o.batchSize);
   const gpu = await acquireGpu();
   o.log(`GPU: ${gpu.runtime}`);
   o.log(`data: ${train.length} train / ${held.length} held-out images, ${classes.length} classes (${classes.join(', ')}); ${root}`);
@@ -73,30 +79,42 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   const ids = new Uint32Array(B);
   const report: TrainReport = {
     adapter: gpu.runtime, model, images: { train: train.length, validation: held.length, classes }, epochs: [], steps: 0,
-    failures: 0, loaderStats: undefined, bottleneck: undefined, seconds: 0,
+    failures: 0, loaderStats: undefined, bottleneck: undefined, waitedForDataSeconds: 0, waitedForGpuSeconds: 0, seconds: 0,
   };
   const start = performance.now();
-  const perEpoch = Math.ceil(train.length / B);
   const loader = await createLoader({ source: shuffledEpochs(train, o.seed, o.epochs), device: gpu.device, pool, threads: o.threads, batchSize: B, imageSize: size });
   const fences: Promise<undefined>[] = [];
   let step = 0;
+  let seen = 0;
   let epochStart = performance.now();
   let epochImages = 0;
   try {
-    for await (const batch of loader.pipeline) {
+    const batches = loader.pipeline[Symbol.asyncIterator]();
+    for (;;) {
+      const waitStart = performance.now();
+      const next = await batches.next();
+      report.waitedForDataSeconds += (performance.now() - waitStart) / 1000;
+      if (next.done) break;
+      const batch = next.value;
       writeLabels(gpu, labels, batch, padded);
       for (let i = 0; i < B; i++) ids[i] = step * B + i;
       const encoder = gpu.device.createCommandEncoder();
-      augment.encode(encoder, batch.buffer, images, o.seed, ids);
+      if (o.augment) augment.encode(encoder, batch.buffer, images, o.seed, ids);
+      else normalize.encode(encoder, batch.buffer, images);
       trainer.step(encoder, images, labels);
       gpu.device.queue.submit([encoder.finish()]);
       batch.release();
       step++;
+      seen += batch.count;
       epochImages += batch.count;
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(gpu.device.queue.onSubmittedWorkDone());
-      if (fences.length > 2) await fences.shift();
-      if (step % perEpoch === 0 || step === steps) {
+      if (fences.length > 2) {
+        const fenceStart = performance.now();
+        await fences.shift();
+        report.waitedForGpuSeconds += (performance.now() - fenceStart) / 1000;
+      }
+      if (seen >= (report.epochs.length + 1) * train.length || step === steps) {
         const seconds = (performance.now() - epochStart) / 1000;
         const t = await trainer.readLoss();
         const v = await evaluate(trainer, pool, gpu, normalize, held, { ...o, imageSize: size }, images, labels, padded);

@@ -1,0 +1,7 @@
+import { expect, it } from 'vitest';
+import { shortTrainingRunReports } from '../shared/train-scenarios.ts';
+
+it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → report', { timeout: 300_000 }, async () => {
+  const report = await shortTrainingRunReports();
+  expect(report.epochs).toHaveLength(2);
+});
