@@ -48,7 +48,7 @@ export interface TrainReport {
 }
 
 export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
-  return { images: 512, epochs: 6, batchSize: 32, threads: Math.max(1, hardwareConcurrency()), seed: 1, lr: 2e-3, augment: true, log };
+  return { images: 1024, epochs: 12, batchSize: 32, threads: Math.max(1, hardwareConcurrency()), seed: 1, lr: 2e-3, augment: false, log };
 }
 
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {

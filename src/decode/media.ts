@@ -4,6 +4,7 @@ import {
   CODEC_NAMES, FILTER_CODES, FIT_CODES, MAX_AUDIO_CHANNELS, MAX_CLIP_FRAMES, MEDIA_FORMAT_NAMES, Field, JobKind, SelectMode,
 } from './abi.ts';
 import { DecodeError } from './errors.ts';
+import type { ResizeOptions } from './options.ts';
 
 export type MediaFormat = (typeof MEDIA_FORMAT_NAMES)[number];
 export type MediaCodec = (typeof CODEC_NAMES)[number];
@@ -42,20 +43,9 @@ export type FrameSelection =
   /** `count` frames at `fps`, from `startSeconds` (default 0); those past the end stay empty. */
   | { fps: number; count: number; startSeconds?: number };
 
-export interface VideoDecodeOptions {
-  width: number;
-  height: number;
-  /** 1 gray, 3 RGB (default), 4 RGBA; each frame is u8 HWC. */
-  channels?: 1 | 3 | 4;
-  /** 'cover' (default), 'contain' or 'stretch', as for images. */
-  fit?: keyof typeof FIT_CODES;
-  filter?: keyof typeof FILTER_CODES;
-  /** Crop box in source pixels, applied to every frame before fitting. */
-  crop?: { x: number; y: number; width: number; height: number };
-  padValue?: number;
+/** Each selected frame is fitted into its slot of the clip as an image would be. */
+export interface VideoDecodeOptions extends ResizeOptions {
   frames: FrameSelection;
-  /** Limit on the coded frame's width × height (default 64 Mpx). */
-  maxPixels?: number;
   /** Refuse files declaring a longer duration, before decoding anything (default: no limit). */
   maxDurationSeconds?: number;
 }

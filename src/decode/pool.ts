@@ -8,24 +8,9 @@ import {
   type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
 } from './media.ts';
 import { loadDecodeModule, type DecodeModule } from './module.ts';
+import type { ImageDecodeOptions } from './options.ts';
 
-export interface ImageDecodeOptions {
-  width: number;
-  height: number;
-  /** 1 gray, 3 RGB (default), 4 RGBA; output is u8 HWC. */
-  channels?: 1 | 3 | 4;
-  /** 'cover' (default): shorter side to size, then centre crop (torchvision Resize + CenterCrop). */
-  fit?: keyof typeof FIT_CODES;
-  filter?: keyof typeof FILTER_CODES;
-  /** Crop box in oriented source pixels, applied before fitting. */
-  crop?: { x: number; y: number; width: number; height: number };
-  /** Limit on width × height, as declared by the header and as decoded (default 64 Mpx). */
-  maxPixels?: number;
-  /** Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when still ≥ the target (default true). */
-  reducedScale?: boolean;
-  applyOrientation?: boolean;
-  padValue?: number;
-}
+export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
 
 export interface DecodedImageInfo {
   format: (typeof FORMAT_NAMES)[number];

@@ -1,6 +1,6 @@
 import { readText } from '../runtime/index.ts';
-import { streamFor } from '../sources/synthetic/random.ts';
-import { align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { streamFor } from '../random/index.ts';
+import { BindGroupPairs, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 import { IMAGENET_MEAN, IMAGENET_STD, type NormalizeOptions } from './normalize.ts';
 
 export interface AugmentOptions extends NormalizeOptions {
@@ -70,7 +70,8 @@ export class AugmentKernel {
   #samples: GPUBuffer;
   #sampleData: Float32Array<ArrayBuffer>;
   #groups: [number, number];
-  #bindGroups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+  #bindGroups = new BindGroupPairs();
+  #makeBindGroup = this.#createBindGroup.bind(this);
 
   private constructor(device: GPUDevice, pipeline: GPUComputePipeline, shape: AugmentShape, options: AugmentOptions) {
     this.#device = device;
@@ -109,7 +110,7 @@ export class AugmentKernel {
     this.#device.queue.writeBuffer(this.#samples, 0, this.#sampleData);
     const pass = encoder.beginComputePass({ label: 'tandem augment' });
     pass.setPipeline(this.#pipeline);
-    pass.setBindGroup(0, this.#bindGroup(input, output));
+    pass.setBindGroup(0, this.#bindGroups.get(input, output, this.#makeBindGroup));
     pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
     pass.end();
   }
@@ -119,24 +120,17 @@ export class AugmentKernel {
     this.#samples.destroy();
   }
 
-  #bindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
-    let byOutput = this.#bindGroups.get(input);
-    if (!byOutput) this.#bindGroups.set(input, (byOutput = new WeakMap()));
-    let group = byOutput.get(output);
-    if (!group) {
-      const s = this.shape;
-      group = this.#device.createBindGroup({
-        layout: this.#pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: input, size: align4(s.images * s.srcHeight * s.srcWidth * s.channels) } },
-          { binding: 1, resource: { buffer: output, size: this.outputBytes } },
-          { binding: 2, resource: { buffer: this.#params } },
-          { binding: 3, resource: { buffer: this.#samples } },
-        ],
-      });
-      byOutput.set(output, group);
-    }
-    return group;
+  #createBindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
+    const s = this.shape;
+    return this.#device.createBindGroup({
+      layout: this.#pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: input, size: align4(s.images * s.srcHeight * s.srcWidth * s.channels) } },
+        { binding: 1, resource: { buffer: output, size: this.outputBytes } },
+        { binding: 2, resource: { buffer: this.#params } },
+        { binding: 3, resource: { buffer: this.#samples } },
+      ],
+    });
   }
 }
 

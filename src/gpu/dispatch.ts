@@ -24,3 +24,16 @@ export function meanAndInverseStd(mean: readonly number[], std: readonly number[
   }
   return out;
 }
+
+/** Bind groups made once per (input, output) buffer pair, for kernels fed from a buffer ring. */
+export class BindGroupPairs {
+  #groups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+
+  get(input: GPUBuffer, output: GPUBuffer, make: (input: GPUBuffer, output: GPUBuffer) => GPUBindGroup): GPUBindGroup {
+    let byOutput = this.#groups.get(input);
+    if (!byOutput) this.#groups.set(input, (byOutput = new WeakMap()));
+    let group = byOutput.get(output);
+    if (!group) byOutput.set(output, (group = make(input, output)));
+    return group;
+  }
+}

@@ -1,5 +1,5 @@
 import { readText } from '../runtime/index.ts';
-import { align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { BindGroupPairs, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 
 export interface BatchShape {
   images: number;
@@ -24,7 +24,8 @@ export class NormalizeKernel {
   #pipeline: GPUComputePipeline;
   #params: GPUBuffer;
   #groups: [number, number];
-  #bindGroups = new WeakMap<GPUBuffer, WeakMap<GPUBuffer, GPUBindGroup>>();
+  #bindGroups = new BindGroupPairs();
+  #makeBindGroup = this.#createBindGroup.bind(this);
 
   private constructor(device: GPUDevice, pipeline: GPUComputePipeline, shape: BatchShape, options: NormalizeOptions) {
     this.#device = device;
@@ -61,7 +62,7 @@ export class NormalizeKernel {
   encode(encoder: GPUCommandEncoder, input: GPUBuffer, output: GPUBuffer): void {
     const pass = encoder.beginComputePass({ label: 'tandem normalize' });
     pass.setPipeline(this.#pipeline);
-    pass.setBindGroup(0, this.#bindGroup(input, output));
+    pass.setBindGroup(0, this.#bindGroups.get(input, output, this.#makeBindGroup));
     pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
     pass.end();
   }
@@ -70,22 +71,15 @@ export class NormalizeKernel {
     this.#params.destroy();
   }
 
-  #bindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
-    let byOutput = this.#bindGroups.get(input);
-    if (!byOutput) this.#bindGroups.set(input, (byOutput = new WeakMap()));
-    let group = byOutput.get(output);
-    if (!group) {
-      group = this.#device.createBindGroup({
-        layout: this.#pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: input, size: align4(this.inputBytes) } },
-          { binding: 1, resource: { buffer: output, size: this.outputBytes } },
-          { binding: 2, resource: { buffer: this.#params } },
-        ],
-      });
-      byOutput.set(output, group);
-    }
-    return group;
+  #createBindGroup(input: GPUBuffer, output: GPUBuffer): GPUBindGroup {
+    return this.#device.createBindGroup({
+      layout: this.#pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: input, size: align4(this.inputBytes) } },
+        { binding: 1, resource: { buffer: output, size: this.outputBytes } },
+        { binding: 2, resource: { buffer: this.#params } },
+      ],
+    });
   }
 }
 

@@ -3,6 +3,7 @@ import type { RunContext } from './context.ts';
 import type { BoundedQueue } from './queue.ts';
 import type { StageCounters } from './stats.ts';
 import { epochEnd, type FailureBudget, type IterableSourceConfig, type MergeSourceConfig } from './types.ts';
+import { seededFloats } from '../random/index.ts';
 
 export async function runIterableSource(
   cfg: IterableSourceConfig,
@@ -40,17 +41,6 @@ export interface MergeInput {
   stop(): Promise<void>;
 }
 
-/** mulberry32: small, seeded, good enough to pick among a handful of inputs. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Always waits for the input it picked (never for "whichever is ready first"), so the order
@@ -65,7 +55,7 @@ export async function runMergeSource(
 ): Promise<void> {
   const live = inputs.map((_, i) => i);
   const weights = cfg.weights ?? inputs.map(() => 1);
-  const random = seededRandom(cfg.seed);
+  const random = seededFloats(cfg.seed);
   let rr = 0;
   try {
     while (live.length > 0 && !run.stopped) {

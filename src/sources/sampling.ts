@@ -1,4 +1,4 @@
-import { streamFor } from './synthetic/random.ts';
+import { streamFor } from '../random/index.ts';
 
 /**
  * A seeded permutation of `items` for one epoch: different every epoch, identical for the same

@@ -1,5 +1,6 @@
 // The ViT's shape, its presets, and the layout of every parameter tensor in one flat buffer. Shared
 // by the CPU reference and the GPU trainer so both index parameters the same way.
+import { seededFloats } from '../random/index.ts';
 
 export interface ViTConfig {
   imageSize: number;
@@ -106,17 +107,8 @@ export function paramLayout(c: ViTConfig): ParamLayout {
   return { tensors, byName: new Map(tensors.map((t) => [t.name, t])), size: offset, decayEnd };
 }
 
-/** mulberry32: a small seeded generator, so the same seed gives the same weights everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded generator, so the same seed gives the same weights everywhere. */
+export const rng = seededFloats;
 
 /** Deterministic initial parameters: N(0, std²) clipped at 2 std for matrices and embeddings. */
 export function initParams(c: ViTConfig, seed = 1, std = 0.02): Float32Array<ArrayBuffer> {

@@ -1,4 +1,4 @@
-// Seeded pseudo-random numbers for synthetic data.
+// Seeded pseudo-random numbers: synthetic data, shuffles, augmentation, merges, weight init.
 //
 // Everything here works on 32-bit integers with Math.imul so results are bit-identical in every
 // JS engine (Node, Deno, Chromium): the synthetic dataset must be the same bytes everywhere, since
@@ -79,4 +79,10 @@ export class Rng {
  */
 export function streamFor(seed: number, index: number, salt = 0): Rng {
   return new Rng(hash3(seed, index, salt));
+}
+
+/** A seeded generator as a plain function returning floats in [0, 1). */
+export function seededFloats(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.float();
 }
