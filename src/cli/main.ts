@@ -11,7 +11,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
 
   train   train a Vision Transformer in WGSL from JPEG files through the whole loader
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s`,
-  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE]
+  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
@@ -19,7 +19,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   (with --augment: random resized crop, flip and jitter too) and trains the tiny ViT preset
   with AdamW (defaults: 1024 images, 12 epochs, batch 32, lr 2e-3). Prints one
   progress line per epoch and the loader's per-stage summary; writes a JSON report
-  (default tandem-report.json).`,
+  (default tandem-report.json) and, with --checkpoint, the trained weights and optimizer state.`,
   bench: `usage: tandem bench [--data DIR] [--images N] [--epochs N] [--batch N] [--size PX] [--threads N]
 
   Reads JPEG files, decodes them on wasm threads into shared batch buffers, uploads the batches
@@ -81,6 +81,7 @@ async function main(argv: readonly string[]): Promise<number> {
   o.seed = numberFlag(flags, 'seed', o.seed);
   o.lr = numberFlag(flags, 'lr', o.lr, false);
   o.data = flags.get('data');
+  o.checkpoint = flags.get('checkpoint');
   o.augment = flags.has('augment') ? flags.get('augment') !== 'false' : o.augment;
   const report = await runTrain(o);
   const path = flags.get('report') ?? 'tandem-report.json';

@@ -4,7 +4,7 @@
 import { DecodePool } from '../decode/index.ts';
 import { acquireGpu, AugmentKernel, NormalizeKernel, type GpuBatch, type GpuContext } from '../gpu/index.ts';
 import { bottleneck, formatStats, type PipelineStats } from '../pipeline/index.ts';
-import { cacheDir, hardwareConcurrency } from '../runtime/index.ts';
+import { cacheDir, hardwareConcurrency, writeFileAtomic } from '../runtime/index.ts';
 import { ensureSyntheticFolder, holdOut, listImageFolder, shuffledEpochs, type LabelledFile } from '../sources/index.ts';
 import { presets, ViTTrainer, type ViTConfig } from '../vit/index.ts';
 import { createLoader } from './loader.ts';
@@ -19,6 +19,8 @@ export interface TrainOptions {
   lr: number;
   /** Random resized crop, flip and jitter on the GPU (default true); off, batches are only normalised. */
   augment: boolean;
+  /** Write the final weights and optimizer state here (ViTTrainer.saveCheckpoint's bytes). */
+  checkpoint?: string;
   log: (line: string) => void;
 }
 
@@ -124,6 +126,10 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
         epochStart = performance.now();
         epochImages = 0;
       }
+    }
+    if (o.checkpoint) {
+      await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
+      o.log(`checkpoint: ${o.checkpoint}`);
     }
   } finally {
     report.loaderStats = loader.pipeline.stats();

@@ -1,5 +1,7 @@
 import { shortTrainingRunReports } from '../shared/train-scenarios.ts';
 
+declare const Deno: { makeTempDir(): Promise<string>; test(name: string, fn: () => Promise<void>): void };
+
 Deno.test('tandem train runs end to end in Deno', async () => {
-  await shortTrainingRunReports();
+  await shortTrainingRunReports(`${await Deno.makeTempDir()}/vit.ckpt`);
 });

@@ -1,7 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { shortTrainingRunReports } from '../shared/train-scenarios.ts';
 
 it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → report', { timeout: 300_000 }, async () => {
-  const report = await shortTrainingRunReports();
+  const report = await shortTrainingRunReports(join(mkdtempSync(join(tmpdir(), 'tandem-')), 'vit.ckpt'));
   expect(report.epochs).toHaveLength(2);
 });
