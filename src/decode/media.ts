@@ -1,10 +1,10 @@
 // Audio and video jobs: the request and result halves of the job record for DecodePool.decodeAudio
 // and DecodePool.decodeVideo, plus helpers that need no pool (clip cutting, frame counts).
 import {
-  CODEC_NAMES, FILTER_CODES, FIT_CODES, MAX_AUDIO_CHANNELS, MAX_CLIP_FRAMES, MEDIA_FORMAT_NAMES, Field, JobKind, SelectMode,
+  CODEC_NAMES, MAX_AUDIO_CHANNELS, MAX_CLIP_FRAMES, MEDIA_FORMAT_NAMES, Field, JobKind, SelectMode,
 } from './abi.ts';
 import { DecodeError } from './errors.ts';
-import type { ResizeOptions } from './options.ts';
+import { writeResize, type ResizeOptions } from './options.ts';
 
 export type MediaFormat = (typeof MEDIA_FORMAT_NAMES)[number];
 export type MediaCodec = (typeof CODEC_NAMES)[number];
@@ -65,7 +65,6 @@ export interface DecodedVideoInfo {
   onPoolThread: boolean;
 }
 
-const DEFAULT_MAX_PIXELS = 64 * 1024 * 1024;
 const MAX_MS = 0x7fffffff;
 
 function badRequest(detail: string): never {
@@ -124,20 +123,7 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
     w[Field.StartMs] = toMs(f.startSeconds ?? 0, 'startSeconds');
   }
   w[Field.Kind] = JobKind.Video;
-  w[Field.Dst] = targetPtr;
-  w[Field.DstW] = o.width;
-  w[Field.DstH] = o.height;
-  w[Field.Channels] = o.channels ?? 3;
-  w[Field.Fit] = FIT_CODES[o.fit ?? 'cover'];
-  w[Field.Filter] = FILTER_CODES[o.filter ?? 'bilinear'];
-  w[Field.MaxPixels] = Math.min(o.maxPixels ?? DEFAULT_MAX_PIXELS, 0x7fffffff);
-  if (o.crop) {
-    w[Field.CropX] = o.crop.x;
-    w[Field.CropY] = o.crop.y;
-    w[Field.CropW] = o.crop.width;
-    w[Field.CropH] = o.crop.height;
-  }
-  w[Field.PadValue] = o.padValue ?? 0;
+  writeResize(w, targetPtr, o);
   w[Field.MaxFrames] = n;
   w[Field.Select] = auxPtr;
   w[Field.PtsOut] = auxPtr + 4 * n;

@@ -1,5 +1,5 @@
 import {
-  FILTER_CODES, FIT_CODES, FORMAT_NAMES, INPUT_PADDING, JOB_BYTES, JOB_MESSAGE_BYTES,
+  FORMAT_NAMES, INPUT_PADDING, JOB_BYTES, JOB_MESSAGE_BYTES,
   JOB_WORDS, STATUS_CODES, Field, JobKind, JobState,
 } from './abi.ts';
 import { DecodeError } from './errors.ts';
@@ -8,7 +8,7 @@ import {
   type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
 } from './media.ts';
 import { loadDecodeModule, type DecodeModule } from './module.ts';
-import type { ImageDecodeOptions } from './options.ts';
+import { writeResize, type ImageDecodeOptions } from './options.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
 
@@ -39,7 +39,6 @@ export interface DecodePoolOptions {
   maxInFlight?: number;
 }
 
-const DEFAULT_MAX_PIXELS = 64 * 1024 * 1024;
 
 /** One reusable job record plus its padded input buffer in wasm memory. */
 interface JobSlot {
@@ -256,22 +255,9 @@ async function waitForDone(words: Int32Array): Promise<void> {
 
 function fillImage(w: Int32Array, targetPtr: number, o: ImageDecodeOptions): void {
   w[Field.Kind] = JobKind.Image;
-  w[Field.Dst] = targetPtr;
-  w[Field.DstW] = o.width;
-  w[Field.DstH] = o.height;
-  w[Field.Channels] = o.channels ?? 3;
-  w[Field.Fit] = FIT_CODES[o.fit ?? 'cover'];
-  w[Field.Filter] = FILTER_CODES[o.filter ?? 'bilinear'];
-  w[Field.MaxPixels] = Math.min(o.maxPixels ?? DEFAULT_MAX_PIXELS, 0x7fffffff);
+  writeResize(w, targetPtr, o);
   w[Field.AllowReduced] = o.reducedScale === false ? 0 : 1;
   w[Field.ApplyOrientation] = o.applyOrientation === false ? 0 : 1;
-  if (o.crop) {
-    w[Field.CropX] = o.crop.x;
-    w[Field.CropY] = o.crop.y;
-    w[Field.CropW] = o.crop.width;
-    w[Field.CropH] = o.crop.height;
-  }
-  w[Field.PadValue] = o.padValue ?? 0;
 }
 
 function readMessage(memory: WebAssembly.Memory, jobPtr: number): string {
