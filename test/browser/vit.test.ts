@@ -2,9 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
 import { presets } from '../../src/vit/config.ts';
 import { Kernels } from '../../src/vit/kernels.ts';
-import {
-  attentionMatchesCpu, elementwiseMatchCpu, embedAndLossMatchCpu, layerNormMatchesCpu, matmulVariantsMatchCpu, optimizerMatchesCpu,
-} from '../shared/vit-kernel-scenarios.ts';
+import { kernelScenarios } from '../shared/vit-kernel-scenarios.ts';
 import { trainingStepMatchesCpu, trainSynthetic } from '../shared/vit-scenarios.ts';
 
 let gpu: GpuContext;
@@ -19,7 +17,7 @@ afterAll(() => {
 });
 
 it('ViT kernels match the CPU reference (SwiftShader)', async () => {
-  for (const scenario of [matmulVariantsMatchCpu, attentionMatchesCpu, layerNormMatchesCpu, elementwiseMatchCpu, embedAndLossMatchCpu, optimizerMatchesCpu]) {
+  for (const scenario of Object.values(kernelScenarios)) {
     await scenario(gpu.device, kernels);
   }
 });

@@ -3,16 +3,14 @@
 import { acquireGpu } from '../../src/gpu/index.ts';
 import { presets } from '../../src/vit/config.ts';
 import { Kernels } from '../../src/vit/kernels.ts';
-import {
-  attentionMatchesCpu, elementwiseMatchCpu, embedAndLossMatchCpu, layerNormMatchesCpu, matmulVariantsMatchCpu, optimizerMatchesCpu,
-} from '../shared/vit-kernel-scenarios.ts';
+import { kernelScenarios } from '../shared/vit-kernel-scenarios.ts';
 import { checkpointRoundTrip, trainingStepMatchesCpu, trainSynthetic } from '../shared/vit-scenarios.ts';
 
 Deno.test('ViT kernels, a whole training step and checkpoints match the CPU reference', async () => {
   const gpu = await acquireGpu();
   const kernels = await Kernels.create(gpu.device);
   try {
-    for (const scenario of [matmulVariantsMatchCpu, attentionMatchesCpu, layerNormMatchesCpu, elementwiseMatchCpu, embedAndLossMatchCpu, optimizerMatchesCpu]) {
+    for (const scenario of Object.values(kernelScenarios)) {
       await scenario(gpu.device, kernels);
     }
     await trainingStepMatchesCpu(gpu.device);

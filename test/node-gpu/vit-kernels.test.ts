@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
 import { Kernels } from '../../src/vit/kernels.ts';
-import {
-  attentionMatchesCpu, elementwiseMatchCpu, embedAndLossMatchCpu, layerNormMatchesCpu, matmulVariantsMatchCpu, optimizerMatchesCpu,
-} from '../shared/vit-kernel-scenarios.ts';
+import { kernelScenarios, matmulVariantsMatchCpu } from '../shared/vit-kernel-scenarios.ts';
 
 let gpu: GpuContext;
 let kernels: Kernels;
@@ -16,16 +14,8 @@ afterAll(() => {
   gpu?.close();
 });
 
-const cases = {
-  'matmul A·B, Aᵀ·B, A·Bᵀ (bias, residual, accumulate, batched attention strides)': matmulVariantsMatchCpu,
-  'fused multi-head attention forward and backward': attentionMatchesCpu,
-  'layer norm forward, backward, gain/bias gradients': layerNormMatchesCpu,
-  'GELU, softmax (forward, backward), column sums': elementwiseMatchCpu,
-  'patchify, token assembly (forward, backward), cross-entropy': embedAndLossMatchCpu,
-  'grad norm + clipping, warmup/cosine schedule, AdamW': optimizerMatchesCpu,
-};
 
-for (const [name, scenario] of Object.entries(cases)) {
+for (const [name, scenario] of Object.entries(kernelScenarios)) {
   it(`${name} match the CPU reference within 1e-3 relative`, async () => {
     const log = await scenario(gpu.device, kernels);
     console.log(`${name}\n  ${log.join('\n  ')}`);

@@ -277,3 +277,13 @@ export async function attentionMatchesCpu(device: GPUDevice, k: Kernels): Promis
   close('attention backward dq, dk, dv', await read(device, dqkv, wantD.length), wantD, 1e-3, log);
   return log;
 }
+
+/** Every kernel scenario by name, for the tiers to run in a loop. */
+export const kernelScenarios: Record<string, (device: GPUDevice, k: Kernels) => Promise<string[]>> = {
+  'matmul A·B, Aᵀ·B, A·Bᵀ (bias, residual, accumulate, batched attention strides)': matmulVariantsMatchCpu,
+  'fused multi-head attention forward and backward': attentionMatchesCpu,
+  'layer norm forward, backward, gain/bias gradients': layerNormMatchesCpu,
+  'GELU, softmax (forward, backward), column sums': elementwiseMatchCpu,
+  'patchify, token assembly (forward, backward), cross-entropy': embedAndLossMatchCpu,
+  'grad norm + clipping, warmup/cosine schedule, AdamW': optimizerMatchesCpu,
+};
