@@ -1,4 +1,5 @@
 /** A running pipeline: owns the queues, stage loops, executors, timers and the failure report. */
+import { allowManyListeners } from '../runtime/index.ts';
 import type { RunContext } from './context.ts';
 import { PipelineStallError } from './errors.ts';
 import type { Executor } from './executor.ts';
@@ -58,6 +59,7 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
   constructor(config: PipelineConfig, opts: BuildOptions = {}) {
     this.config = config;
     this.#opts = opts;
+    allowManyListeners(this.#abort.signal);
     this.#failures = new FailureLog(opts.describeInput ?? describeInput, opts.failureBudget);
     const stageConc = (s: StageConfig) => (s.kind === 'pipe' ? s.concurrency : 1);
     this.#counters = [

@@ -66,6 +66,17 @@ export async function getGpu(): Promise<GPU> {
  */
 export const writeBufferTakesSharedMemory = runtimeName !== 'node';
 
+/**
+ * Lets many tasks listen to one AbortSignal. Node warns past 10 listeners per event target, but a
+ * pipeline stage of concurrency 16 legitimately has 16 tasks honouring the run's signal.
+ */
+export function allowManyListeners(signal: AbortSignal): void {
+  if (runtimeName !== 'node') return;
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const events = proc?.getBuiltinModule?.('node:events') as { setMaxListeners?: (n: number, ...targets: EventTarget[]) => void } | undefined;
+  events?.setMaxListeners?.(0, signal);
+}
+
 export function adapterHint(): string {
   switch (runtimeName) {
     case 'node':
