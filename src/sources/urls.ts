@@ -1,0 +1,174 @@
+// Fetching bytes over HTTP(S) the way a training job needs it: transient failures (network errors,
+// 5xx, 429, timeouts, bodies cut short) are retried with exponential backoff; a 4xx is an answer
+// and is not; each attempt has its own timeout; large files can be read in ranges.
+
+export interface FetchOptions {
+  /** Per-attempt limit in ms, covering the response headers and (for fetchBytes) the body. */
+  timeoutMs?: number;
+  /** Retries after the first attempt (so attempts ≤ retries + 1). */
+  retries?: number;
+  /** Delay before the first retry; it doubles each time, capped at maxBackoffMs. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Aborting stops at once, with no further retries. */
+  signal?: AbortSignal;
+  /** Inclusive byte range, as HTTP counts it; end omitted = to the end of the file. */
+  range?: { start: number; end?: number };
+  headers?: Record<string, string>;
+}
+
+export class FetchError extends Error {
+  override readonly name = 'FetchError';
+  constructor(
+    readonly url: string,
+    /** The last HTTP status, or undefined when no response came (network error, timeout). */
+    readonly status: number | undefined,
+    readonly attempts: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Thrown inside one attempt; `retry` says whether another attempt could help. */
+class AttemptError extends Error {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const transientStatus = (status: number) => status >= 500 || status === 429 || status === 408;
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * One attempt's signal: aborts on the caller's signal or after timeoutMs. A manual controller rather
+ * than AbortSignal.any/timeout so that it can be disarmed once a stream's headers are in, and so
+ * that a timeout is told apart from the caller's abort.
+ */
+function attemptSignal(timeoutMs: number | undefined, outer: AbortSignal | undefined) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(outer?.reason);
+  outer?.addEventListener('abort', onAbort, { once: true });
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+        }, timeoutMs);
+  const disarm = (what: 'timer' | 'all') => {
+    clearTimeout(timer);
+    if (what === 'all') outer?.removeEventListener('abort', onAbort);
+  };
+  return { signal: controller.signal, timedOut: () => timedOut, disarm };
+}
+
+function rangeHeader(range: FetchOptions['range']): string | undefined {
+  if (!range) return undefined;
+  if (!(range.start >= 0) || (range.end !== undefined && range.end < range.start)) throw new RangeError(`bad range ${JSON.stringify(range)}`);
+  return `bytes=${range.start}-${range.end ?? ''}`;
+}
+
+/**
+ * Runs attempts until one succeeds, a failure is not worth retrying, or retries run out.
+ * `streaming`: on success only the timer is disarmed, so the caller's signal still cancels the body.
+ */
+async function withRetries<T>(url: string, options: FetchOptions, attempt: (signal: AbortSignal) => Promise<T>, streaming: boolean): Promise<T> {
+  const { timeoutMs, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  let last: AttemptError | undefined;
+  let attempts = 0;
+  while (attempts <= retries) {
+    if (attempts > 0) await sleep(Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1)), signal);
+    signal?.throwIfAborted();
+    attempts++;
+    const guard = attemptSignal(timeoutMs, signal);
+    let ok = false;
+    try {
+      const value = await attempt(guard.signal);
+      ok = true;
+      return value;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (error instanceof AttemptError) last = error;
+      else if (guard.timedOut()) last = new AttemptError(`timed out after ${timeoutMs} ms`, true, undefined, { cause: error });
+      // fetch rejects with a TypeError for network failures; a body cut short rejects while reading.
+      else last = new AttemptError(`network error: ${String(error)}`, true, undefined, { cause: error });
+      if (!last.retry) break;
+    } finally {
+      guard.disarm(streaming && ok ? 'timer' : 'all');
+    }
+  }
+  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, { cause: last });
+}
+
+async function request(url: string, options: FetchOptions, signal: AbortSignal): Promise<Response> {
+  const headers = new Headers(options.headers);
+  const range = rangeHeader(options.range);
+  if (range) headers.set('Range', range);
+  const response = await fetch(url, { headers, signal });
+  const fail = (message: string, retry: boolean) => {
+    const error = new AttemptError(message, retry, response.status);
+    void response.body?.cancel().catch(() => undefined); // free the connection
+    return error;
+  };
+  if (range && response.status === 200) throw fail(`asked for ${range} but the server sent the whole file (200, not 206)`, false);
+  if (!response.ok) throw fail(`HTTP ${response.status} ${response.statusText}`, transientStatus(response.status));
+  return response;
+}
+
+/**
+ * GETs a URL (or a byte range of it) into memory. Retries transient failures, including a body
+ * shorter than its Content-Length; throws FetchError with the last status and the attempt count.
+ */
+export async function fetchBytes(url: string, options: FetchOptions = {}): Promise<Uint8Array> {
+  return withRetries(
+    url,
+    options,
+    async (signal) => {
+      const response = await request(url, options, signal);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const declared = response.headers.get('content-length');
+      // With Content-Encoding the header counts compressed bytes, so it can only be checked without.
+      if (declared !== null && !response.headers.has('content-encoding') && Number(declared) !== bytes.length) throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, response.status);
+      const { range } = options;
+      if (range?.end !== undefined && bytes.length !== range.end - range.start + 1) {
+        throw new AttemptError(`range ${range.start}-${range.end} returned ${bytes.length} bytes`, false, response.status);
+      }
+      return bytes;
+    },
+    false,
+  );
+}
+
+/**
+ * Opens a URL as a byte stream (for tar shards): retries until the response headers arrive, then
+ * hands over the body. The timeout covers only the wait for headers — a shard may take minutes to
+ * stream — and a failure later in the body surfaces to the reader (a tar reader reports it as a
+ * truncated shard).
+ */
+export async function fetchStream(url: string, options: FetchOptions = {}): Promise<ReadableStream<Uint8Array>> {
+  const response = await withRetries(url, options, (signal) => request(url, options, signal), true);
+  if (!response.body) throw new FetchError(url, response.status, 1, `GET ${url}: response has no body`);
+  return response.body;
+}
