@@ -19,22 +19,41 @@ export async function startModuleWorker(url: URL): Promise<WorkerPort> {
   return runtimeName === 'node' ? startNodeWorker(url) : startWebWorker(url);
 }
 
+/**
+ * Holds what arrives before the caller attaches its handler: the pool attaches after an await,
+ * and Deno dispatches worker messages from a promise continuation, so a fast worker's first
+ * message could otherwise reach no listener and be lost (the pool then waits for ever).
+ */
+function inbox<T>(): { deliver(value: T): void; attach(handler: (value: T) => void): void } {
+  let handler: ((value: T) => void) | undefined;
+  const early: T[] = [];
+  return {
+    deliver: (value) => (handler ? handler(value) : early.push(value)),
+    attach: (h) => {
+      handler = h;
+      for (const value of early.splice(0)) h(value);
+    },
+  };
+}
+
 function startWebWorker(url: URL): WorkerPort {
   const w = new Worker(url, { type: 'module' });
   let terminated = false;
+  const messages = inbox<unknown>();
+  const errors = inbox<Error>();
+  w.addEventListener('message', (e) => messages.deliver(e.data));
+  w.addEventListener('error', (e) => {
+    // Without preventDefault, Deno rethrows a worker's error in the parent and exits.
+    e.preventDefault();
+    if (!terminated) errors.deliver(new Error(e.message || 'worker error'));
+  });
+  w.addEventListener('messageerror', () => {
+    if (!terminated) errors.deliver(new Error('worker message could not be deserialized'));
+  });
   return {
     postMessage: (m, t) => w.postMessage(m, t),
-    onMessage: (h) => w.addEventListener('message', (e) => h(e.data)),
-    onError: (h) => {
-      w.addEventListener('error', (e) => {
-        // Without preventDefault, Deno rethrows a worker's error in the parent and exits.
-        e.preventDefault();
-        if (!terminated) h(new Error(e.message || 'worker error'));
-      });
-      w.addEventListener('messageerror', () => {
-        if (!terminated) h(new Error('worker message could not be deserialized'));
-      });
-    },
+    onMessage: (h) => messages.attach(h),
+    onError: (h) => errors.attach(h),
     terminate: () => {
       terminated = true;
       w.terminate();
@@ -56,18 +75,20 @@ async function startNodeWorker(url: URL): Promise<WorkerPort> {
   const wt = (await import(/* @vite-ignore */ spec)) as { Worker: typeof NodeWorker };
   const w = new wt.Worker(nodeShim(url.href), { eval: true });
   let terminated = false;
+  const messages = inbox<unknown>();
+  const errors = inbox<Error>();
+  w.on('message', (data: unknown) => messages.deliver(data));
+  w.on('error', (e: Error) => {
+    if (!terminated) errors.deliver(e);
+  });
+  w.on('exit', (code: number) => {
+    if (!terminated) errors.deliver(new Error(`worker exited with code ${code}`));
+  });
   return {
     // Node's TransferListItem and the DOM's Transferable describe the same objects.
     postMessage: (m, t) => w.postMessage(m, t as unknown as Parameters<NodeWorker['postMessage']>[1]),
-    onMessage: (h) => w.on('message', h),
-    onError: (h) => {
-      w.on('error', (e: Error) => {
-        if (!terminated) h(e);
-      });
-      w.on('exit', (code: number) => {
-        if (!terminated) h(new Error(`worker exited with code ${code}`));
-      });
-    },
+    onMessage: (h) => messages.attach(h),
+    onError: (h) => errors.attach(h),
     terminate: async () => {
       terminated = true;
       await w.terminate();
