@@ -1,6 +1,6 @@
 import { readText } from '../runtime/index.ts';
 import { streamFor } from '../random/index.ts';
-import { BindGroupPairs, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 import { IMAGENET_MEAN, IMAGENET_STD, type NormalizeOptions } from './normalize.ts';
 
 export interface AugmentOptions extends NormalizeOptions {
@@ -108,11 +108,7 @@ export class AugmentKernel {
   encode(encoder: GPUCommandEncoder, input: GPUBuffer, output: GPUBuffer, seed: number, ids: ArrayLike<number>): void {
     sampleAugmentations(seed, ids, this.shape, this.options, this.#sampleData);
     this.#device.queue.writeBuffer(this.#samples, 0, this.#sampleData);
-    const pass = encoder.beginComputePass({ label: 'tandem augment' });
-    pass.setPipeline(this.#pipeline);
-    pass.setBindGroup(0, this.#bindGroups.get(input, output, this.#makeBindGroup));
-    pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
-    pass.end();
+    encodePass(encoder, 'tandem augment', this.#pipeline, this.#bindGroups.get(input, output, this.#makeBindGroup), this.#groups);
   }
 
   destroy(): void {

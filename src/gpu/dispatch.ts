@@ -37,3 +37,12 @@ export class BindGroupPairs {
     return group;
   }
 }
+
+/** Records one compute pass of `pipeline` over a 2-D grid of workgroups. */
+export function encodePass(encoder: GPUCommandEncoder, label: string, pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, groups: readonly [number, number]): void {
+  const pass = encoder.beginComputePass({ label });
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  pass.dispatchWorkgroups(groups[0], groups[1]);
+  pass.end();
+}

@@ -1,5 +1,5 @@
 import { readText } from '../runtime/index.ts';
-import { BindGroupPairs, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 
 export interface BatchShape {
   images: number;
@@ -60,11 +60,7 @@ export class NormalizeKernel {
 
   /** Records the normalisation of `input` into `output` on `encoder`. */
   encode(encoder: GPUCommandEncoder, input: GPUBuffer, output: GPUBuffer): void {
-    const pass = encoder.beginComputePass({ label: 'tandem normalize' });
-    pass.setPipeline(this.#pipeline);
-    pass.setBindGroup(0, this.#bindGroups.get(input, output, this.#makeBindGroup));
-    pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
-    pass.end();
+    encodePass(encoder, 'tandem normalize', this.#pipeline, this.#bindGroups.get(input, output, this.#makeBindGroup), this.#groups);
   }
 
   destroy(): void {

@@ -248,6 +248,16 @@ static int wav_cut_short(const uint8_t *p, int64_t len) {
   return at < len || at > len; /* the header itself ends mid-chunk */
 }
 
+/* Drops up to *skip leading frames of the n just written at o (the offset the caller asked for
+ * lands inside a decoded frame); returns how many frames remain. */
+static int drop_leading(uint8_t *o, int n, int64_t *skip, size_t frame_bytes) {
+  if (*skip <= 0) return n;
+  int64_t k = *skip < n ? *skip : n;
+  memmove(o, o + k * frame_bytes, (size_t)(n - k) * frame_bytes);
+  *skip -= k;
+  return n - (int)k;
+}
+
 int td_decode_audio(td_worker *w, td_job *job) {
   reset_media_result(job);
   int ch = job->channels;
@@ -325,12 +335,7 @@ int td_decode_audio(td_worker *w, td_job *job) {
     int n = swr_convert(swr, &o, (int)(cap - written), (const uint8_t **)f->extended_data, f->nb_samples);
     av_frame_unref(f);
     if (n < 0) { st = td_fail(job, TD_E_CORRUPT, n, "resampling failed"); goto done; }
-    if (skip > 0) {
-      int64_t k = skip < n ? skip : n;
-      memmove(o, o + k * frame_bytes, (size_t)(n - k) * frame_bytes);
-      n -= (int)k;
-      skip -= k;
-    }
+    n = drop_leading(o, n, &skip, frame_bytes);
     written += n;
     full = written >= cap;
   }
@@ -339,12 +344,7 @@ int td_decode_audio(td_worker *w, td_job *job) {
     uint8_t *o = (uint8_t *)(out + written * ch);
     int n = swr_convert(swr, &o, (int)(cap - written), NULL, 0);
     if (n <= 0) break;
-    if (skip > 0) {
-      int64_t k = skip < n ? skip : n;
-      memmove(o, o + k * frame_bytes, (size_t)(n - k) * frame_bytes);
-      n -= (int)k;
-      skip -= k;
-    }
+    n = drop_leading(o, n, &skip, frame_bytes);
     written += n;
     full = written >= cap;
   }
