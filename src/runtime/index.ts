@@ -89,6 +89,7 @@ export function adapterHint(): string {
 }
 
 export { cacheDir, env, exists, listDir, makeDir, readFile, writeFileAtomic, type DirEntry } from './files.ts';
+export { createFileWriter, fileSize, openFileStream, removeFile, type FileWriter } from './file-streams.ts';
 
 interface ProcessControl {
   argv: string[];

@@ -1,0 +1,118 @@
+// Streaming file access for Node and Deno: tar shards are read and written a chunk at a time, and
+// the byte cache needs sizes and deletion. Browsers use the File API / Cache API instead.
+import { runtimeName } from './detect.ts';
+
+interface DenoFile {
+  readable: ReadableStream<Uint8Array>;
+  write(data: Uint8Array): Promise<number>;
+  close(): void;
+}
+interface DenoStreams {
+  open(path: string, options: { read?: boolean; write?: boolean; create?: boolean; truncate?: boolean }): Promise<DenoFile>;
+  stat(path: string): Promise<{ size: number; isFile: boolean }>;
+  remove(path: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+}
+interface NodeHandle {
+  read(buffer: Uint8Array, offset: number, length: number, position: null): Promise<{ bytesRead: number }>;
+  write(data: Uint8Array): Promise<{ bytesWritten: number }>;
+  close(): Promise<void>;
+}
+interface NodeStreams {
+  open(path: string, flags: 'r' | 'w'): Promise<NodeHandle>;
+  stat(path: string): Promise<{ size: number; isFile(): boolean }>;
+  rm(path: string, options: { force: boolean }): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+}
+
+const deno = (globalThis as unknown as { Deno?: DenoStreams }).Deno;
+let nodeFs: Promise<NodeStreams> | undefined;
+function fs(): Promise<NodeStreams> {
+  if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+  nodeFs ??= import(/* @vite-ignore */ 'node:fs/promises' as string) as Promise<NodeStreams>;
+  return nodeFs;
+}
+
+const CHUNK = 256 * 1024;
+
+/** A file as a byte stream, read CHUNK bytes at a time; cancelling closes the file. */
+export async function openFileStream(path: string): Promise<ReadableStream<Uint8Array>> {
+  if (deno) return (await deno.open(path, { read: true })).readable;
+  const handle = await (await fs()).open(path, 'r');
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // A fresh buffer per chunk: the consumer may keep it (a tar member's bytes are views of it).
+      const buffer = new Uint8Array(CHUNK);
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null);
+      if (bytesRead === 0) {
+        await handle.close();
+        controller.close();
+      } else controller.enqueue(buffer.subarray(0, bytesRead));
+    },
+    cancel: () => handle.close(),
+  }, { highWaterMark: 0 });
+}
+
+export interface FileWriter {
+  write(data: Uint8Array): Promise<void>;
+  /** Closes the file and moves it to its final name, so readers never see half a file. */
+  close(): Promise<void>;
+  /** Closes and deletes the partial file. */
+  abort(): Promise<void>;
+}
+
+/** Writes a file piece by piece under `${path}.partial`, renamed to `path` on close. */
+export async function createFileWriter(path: string): Promise<FileWriter> {
+  const temp = `${path}.partial`;
+  if (deno) {
+    const file = await deno.open(temp, { write: true, create: true, truncate: true });
+    return {
+      async write(data) {
+        for (let done = 0; done < data.length; ) done += await file.write(data.subarray(done));
+      },
+      async close() {
+        file.close();
+        await deno.rename(temp, path);
+      },
+      async abort() {
+        file.close();
+        await deno.remove(temp).catch(() => undefined);
+      },
+    };
+  }
+  const f = await fs();
+  const handle = await f.open(temp, 'w');
+  return {
+    async write(data) {
+      for (let done = 0; done < data.length; ) done += (await handle.write(data.subarray(done))).bytesWritten;
+    },
+    async close() {
+      await handle.close();
+      await f.rename(temp, path);
+    },
+    async abort() {
+      await handle.close();
+      await f.rm(temp, { force: true });
+    },
+  };
+}
+
+/** The size of a regular file, or undefined when there is none. */
+export async function fileSize(path: string): Promise<number | undefined> {
+  try {
+    if (deno) {
+      const info = await deno.stat(path);
+      return info.isFile ? info.size : undefined;
+    }
+    const info = await (await fs()).stat(path);
+    return info.isFile() ? info.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deletes a file; a missing one is not an error. */
+export async function removeFile(path: string): Promise<void> {
+  if (deno) await deno.remove(path).catch((e: unknown) => (e instanceof Error && e.name === 'NotFound' ? undefined : Promise.reject(e)));
+  else await (await fs()).rm(path, { force: true });
+}

@@ -1,0 +1,61 @@
+// The browser's byte cache: the Cache API (persistent, per origin), with the same size bound and
+// LRU eviction as the directory cache. Entries are stored under made-up URLs on a reserved .invalid
+// host, so they can never be confused with, or served as, real responses.
+import { keyHash, LruIndex, type ByteCache, type CacheStats } from './cache.ts';
+
+const SIZE_HEADER = 'x-tandem-size';
+const KEY_HEADER = 'x-tandem-key';
+
+export class CacheStorageCache implements ByteCache {
+  private constructor(
+    private readonly cache: Cache,
+    private readonly index: LruIndex,
+  ) {}
+
+  /** Opens (or creates) the named cache in `storage` (default: globalThis.caches). */
+  static async open(name: string, options: { maxBytes: number; storage?: CacheStorage }): Promise<CacheStorageCache> {
+    const storage = options.storage ?? (globalThis as { caches?: CacheStorage }).caches;
+    if (!storage) throw new Error('CacheStorageCache: the Cache API is not available here (it needs a secure context)');
+    const cache = await storage.open(name);
+    const index = new LruIndex(options.maxBytes);
+    for (const request of await cache.keys()) {
+      const response = await cache.match(request);
+      const size = Number(response?.headers.get(SIZE_HEADER));
+      if (Number.isFinite(size)) index.add(request.url, size);
+    }
+    const store = new CacheStorageCache(cache, index);
+    for (const url of index.makeRoom(0)) await cache.delete(url);
+    return store;
+  }
+
+  private url(key: string): string {
+    return `https://tandem-cache.invalid/${keyHash(key)}`;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    const url = this.url(key);
+    const response = this.index.has(url) ? await this.cache.match(url) : undefined;
+    if (!response || response.headers.get(KEY_HEADER) !== encodeURIComponent(key)) {
+      if (this.index.has(url) && !response) this.index.remove(url);
+      this.index.misses++;
+      return undefined;
+    }
+    this.index.touch(url);
+    this.index.hits++;
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    const url = this.url(key);
+    if (bytes.length > this.index.maxBytes) return;
+    this.index.remove(url);
+    for (const old of this.index.makeRoom(bytes.length)) await this.cache.delete(old);
+    const headers = { [SIZE_HEADER]: String(bytes.length), [KEY_HEADER]: encodeURIComponent(key), 'content-type': 'application/octet-stream' };
+    await this.cache.put(url, new Response(bytes.slice().buffer, { headers }));
+    this.index.add(url, bytes.length);
+  }
+
+  stats(): CacheStats {
+    return this.index.stats();
+  }
+}

@@ -1,0 +1,65 @@
+// One shard's samples, recovering from a connection cut mid-shard: the shard is reopened and the
+// samples already delivered are skipped, so a dropped body costs a re-read, not the shard's tail.
+import { openFileStream } from '../runtime/index.ts';
+import { webDatasetSamples, type WebDatasetItem, type WebDatasetOptions } from './shards.ts';
+import { fetchStream, type FetchOptions } from './urls.ts';
+
+export type ShardOpener = (shard: string, signal: AbortSignal | undefined) => Promise<ReadableStream<Uint8Array>>;
+
+const isUrl = (name: string) => /^(https?|blob|data|file):/i.test(name);
+
+/** The default opener: URLs through fetchStream (retries, timeouts), anything else as a local file. */
+export function defaultOpener(fetchOptions: FetchOptions = {}): ShardOpener {
+  return (shard, signal) => (isUrl(shard) ? fetchStream(shard, { timeoutMs: 30_000, ...fetchOptions, signal: signal ?? fetchOptions.signal }) : openFileStream(shard));
+}
+
+/** Which step of reading a shard failed: opening it, or reading its bytes (cut, corrupt tar). */
+export type ShardStage = 'open' | 'read';
+
+/** A shard that could not be read to its end; `samplesRead` of its samples were delivered first. */
+export class ShardError extends Error {
+  override readonly name = 'ShardError';
+  constructor(
+    readonly shard: string,
+    readonly stage: ShardStage,
+    readonly samplesRead: number,
+    readonly attempts: number,
+    options: { cause: unknown },
+  ) {
+    super(`shard ${shard}: ${stage} failed after ${samplesRead} sample(s), ${attempts} attempt(s): ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+  }
+}
+
+export interface ShardReadOptions extends WebDatasetOptions {
+  open: ShardOpener;
+  /** Reopens after a failure mid-shard (default 2). Opening itself retries inside fetchStream. */
+  reopenRetries?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Yields the samples of `shard` from sample number `skip` on (earlier ones are read and dropped).
+ * Ends by throwing a ShardError when the shard cannot be read to its end.
+ */
+export async function* readShard(shard: string, skip: number, options: ShardReadOptions): AsyncGenerator<WebDatasetItem> {
+  const retries = options.reopenRetries ?? 2;
+  let delivered = skip;
+  for (let attempt = 1; ; attempt++) {
+    let stage: ShardStage = 'open';
+    try {
+      const stream = await options.open(shard, options.signal);
+      stage = 'read';
+      let index = 0;
+      for await (const item of webDatasetSamples(stream, { ...options, shardName: options.shardName ?? shard })) {
+        if (index++ < delivered) continue;
+        delivered++;
+        yield item;
+      }
+      return;
+    } catch (cause) {
+      if (options.signal?.aborted) throw cause;
+      // A failed open already went through fetchStream's retries; a cut body gets reopened.
+      if (stage === 'open' || attempt > retries) throw new ShardError(shard, stage, delivered, attempt, { cause });
+    }
+  }
+}
