@@ -3,9 +3,10 @@
 // images/s, time to first batch and where the time went.
 import { acquireGpu, NormalizeKernel } from '../gpu/index.ts';
 import { formatStats } from '../pipeline/index.ts';
-import { cacheDir, hardwareConcurrency } from '../runtime/index.ts';
-import { ensureSyntheticFolder, listImageFolder, shuffledEpochs } from '../sources/index.ts';
-import { createLoader } from './loader.ts';
+import { hardwareConcurrency } from '../runtime/index.ts';
+import { listImageFolder, shuffledEpochs } from '../sources/index.ts';
+import { createLoader } from '../train/index.ts';
+import { fileSources, resolveDataFolder } from './files.ts';
 
 export interface SmokeOptions {
   data?: string;
@@ -32,15 +33,7 @@ export function defaultSmokeOptions(log: (line: string) => void): SmokeOptions {
 }
 
 export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
-  const root = o.data ?? `${cacheDir()}/datasets/synthetic-s0-n${o.images}`;
-  if (!o.data) {
-    const t0 = performance.now();
-    const { created } = await ensureSyntheticFolder(root, {
-      count: o.images,
-      onProgress: (done, total) => done % 128 === 0 && o.log(`  generated ${done}/${total} JPEGs`),
-    });
-    o.log(created ? `generated ${o.images} labelled JPEGs (500×375) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${root}` : `dataset: ${root} (reused)`);
-  }
+  const root = await resolveDataFolder(o.data, o.images, o.log);
   const { files, classes } = await listImageFolder(root);
   const gpu = await acquireGpu();
   o.log(`GPU: ${gpu.runtime}`);
@@ -49,7 +42,7 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
   const kernel = await NormalizeKernel.create(gpu.device, shape);
   const normalized = gpu.device.createBuffer({ size: kernel.outputBytes, usage: GPUBufferUsage.STORAGE });
   const loader = await createLoader({
-    source: shuffledEpochs(files, 0, o.epochs),
+    source: shuffledEpochs(fileSources(files), 0, o.epochs),
     device: gpu.device,
     threads: o.threads,
     batchSize: o.batchSize,

@@ -1,0 +1,111 @@
+// `tandem profile`: each loader stage alone, over a sample of real inputs, at several
+// concurrencies (SPDL's profile_pipeline), then the whole loader for comparison. Unlike
+// profilePipeline (src/pipeline/profile.ts), which collects a stage's outputs, each run here ends
+// in a sink that consumes and releases them at once: the batcher's buffers and the upload ring's
+// slots are freed only downstream, so holding them would stall the stage being measured.
+import { DecodePool, type ImageBatch, type SlotToken } from '../decode/index.ts';
+import { acquireGpu, type GpuBatch, type HostBatch } from '../gpu/index.ts';
+import { formatStats, PipelineBuilder } from '../pipeline/index.ts';
+import { createLoader, loaderStages, type ByteSource } from '../train/index.ts';
+import { folderData, resolveDataFolder } from './files.ts';
+
+export interface ProfileOptions {
+  data?: string;
+  images: number;
+  batchSize: number;
+  imageSize: number;
+  threads: number;
+  concurrencies: number[];
+  log: (line: string) => void;
+}
+
+export interface StageRun {
+  concurrency: number;
+  itemsPerSecond: number;
+  imagesPerSecond: number;
+}
+export interface StageProfileResult {
+  stage: string;
+  runs: StageRun[];
+  recommended: number;
+}
+
+async function timeStage<I, O>(inputs: readonly I[], task: (x: I) => Promise<O> | AsyncGenerator<O>, concurrency: number, sink: (out: O) => void, name: string): Promise<number> {
+  const p = new PipelineBuilder<I>().addSource(inputs).pipe(task as (x: I) => Promise<O>, { name, concurrency }).addSink(4).build();
+  const t0 = performance.now();
+  for await (const out of p) sink(out);
+  const seconds = (performance.now() - t0) / 1000;
+  if (p.failures().length) throw new Error(`profile ${name}: ${p.failures().length} items failed`);
+  return seconds;
+}
+
+function summarize(stage: string, runs: StageRun[]): StageProfileResult {
+  const best = Math.max(...runs.map((r) => r.imagesPerSecond));
+  return { stage, runs, recommended: runs.find((r) => r.imagesPerSecond >= 0.95 * best)?.concurrency ?? 1 };
+}
+
+export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[]> {
+  const data = await folderData(await resolveDataFolder(o.data, o.images, o.log));
+  const sample: ByteSource[] = [...data.train, ...data.held].slice(0, o.images);
+  const gpu = await acquireGpu();
+  const pool = await DecodePool.create({ threads: o.threads });
+  const stages = loaderStages(pool, gpu.device, o);
+  const results: StageProfileResult[] = [];
+  const B = o.batchSize;
+  try {
+    o.log(`profile: ${sample.length} images, batch ${B} × ${o.imageSize}², ${pool.threads} decode threads (${pool.stats().mode}); ${gpu.runtime}`);
+    let runs: StageRun[] = [];
+    let encoded: { bytes: Uint8Array; label: number; key: string }[] = [];
+    for (const c of o.concurrencies) {
+      const out: typeof encoded = [];
+      const s = await timeStage(sample, stages.read, c, (x) => out.push(x), 'read');
+      runs.push({ concurrency: c, itemsPerSecond: sample.length / s, imagesPerSecond: sample.length / s });
+      encoded = out;
+    }
+    results.push(summarize('read', runs));
+    runs = [];
+    for (const c of o.concurrencies.map((k) => k * pool.threads)) {
+      const aggregator = stages.batcher.aggregator();
+      const release = (b: ImageBatch | undefined) => b?.release();
+      const s = await timeStage(encoded, stages.batcher.decodeStage, c, (t: SlotToken) => release(aggregator.push(t)), 'decode');
+      release(aggregator.flush());
+      runs.push({ concurrency: c, itemsPerSecond: encoded.length / s, imagesPerSecond: encoded.length / s });
+    }
+    results.push(summarize('decode (+batch)', runs));
+    runs = [];
+    const host = hostBatches(Math.ceil(sample.length / B), B, stages.batcher.batchBytes, o.imageSize);
+    for (const c of o.concurrencies) {
+      const s = await timeStage(host, (b: HostBatch) => stages.uploader.upload(b), c, (g: GpuBatch) => g.release(), 'upload');
+      await gpu.device.queue.onSubmittedWorkDone();
+      runs.push({ concurrency: c, itemsPerSecond: host.length / s, imagesPerSecond: (host.length * B) / s });
+    }
+    results.push(summarize('upload', runs));
+    for (const r of results) {
+      o.log(`  ${r.stage.padEnd(16)} ${r.runs.map((x) => `c=${x.concurrency}: ${x.imagesPerSecond.toFixed(0)} img/s`).join('  ')}  → recommended concurrency ${r.recommended}`);
+    }
+    const loader = await createLoader({ source: sample, device: gpu.device, pool, threads: o.threads, batchSize: B, imageSize: o.imageSize });
+    const t0 = performance.now();
+    let images = 0;
+    for await (const batch of loader.pipeline) {
+      images += batch.count;
+      batch.release();
+    }
+    await gpu.device.queue.onSubmittedWorkDone();
+    const whole = images / ((performance.now() - t0) / 1000);
+    o.log(`  whole loader     ${whole.toFixed(0)} img/s: ${formatStats(loader.pipeline.stats())}`);
+    await loader.close();
+    results.push({ stage: 'whole loader', runs: [{ concurrency: 0, itemsPerSecond: whole, imagesPerSecond: whole }], recommended: 0 });
+  } finally {
+    await stages.close();
+    await pool.close();
+    gpu.close();
+  }
+  return results;
+}
+
+/** Plain host batches of the loader's shape (bytes already decoded), to time uploads alone. */
+function hostBatches(n: number, batchSize: number, bytes: number, size: number): HostBatch[] {
+  const data = new Uint8Array(bytes).map((_, i) => i & 255);
+  const labels = new Int32Array(batchSize);
+  return Array.from({ length: n }, (_, sequence) => ({ sequence, count: batchSize, shape: [batchSize, size, size, 3] as const, data, labels, release() {} }));
+}

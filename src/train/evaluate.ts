@@ -1,0 +1,41 @@
+// Held-out evaluation after an epoch: the held-out sources go through their own loader (sharing
+// the decode pool), are normalised (never augmented) and run forward only.
+import type { DecodePool } from '../decode/index.ts';
+import type { GpuBatch, NormalizeKernel } from '../gpu/index.ts';
+import type { ViTTrainer } from '../vit/index.ts';
+import { createLoader } from './loader.ts';
+import type { ByteSource } from './sources.ts';
+
+export interface EvaluationContext {
+  trainer: ViTTrainer;
+  pool: DecodePool;
+  device: GPUDevice;
+  normalize: NormalizeKernel;
+  held: readonly ByteSource[];
+  threads: number;
+  batchSize: number;
+  imageSize: number;
+  images: GPUBuffer;
+  labels: GPUBuffer;
+  writeLabels(batch: GpuBatch): void;
+}
+
+export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy: number; loss: number }> {
+  if (c.held.length === 0) return { accuracy: NaN, loss: NaN };
+  const loader = await createLoader({ source: c.held, device: c.device, pool: c.pool, threads: c.threads, batchSize: c.batchSize, imageSize: c.imageSize });
+  try {
+    async function* batches() {
+      for await (const batch of loader.pipeline) {
+        c.writeLabels(batch);
+        const encoder = c.device.createCommandEncoder();
+        c.normalize.encode(encoder, batch.buffer, c.images);
+        c.device.queue.submit([encoder.finish()]);
+        batch.release();
+        yield { images: c.images, labels: c.labels };
+      }
+    }
+    return await c.trainer.evaluate(batches());
+  } finally {
+    await loader.close();
+  }
+}

@@ -1,0 +1,9 @@
+// The training room's door: a runtime-neutral training session (labelled byte sources → loader →
+// ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
+export { defaultTrainingOptions, runTraining, type TrainingOptions } from './session.ts';
+export type {
+  EpochEvent, EpochRecord, PreviewEvent, StageOccupancy, StartEvent, StatsEvent, StepEvent, TrainingEvent, TrainReport,
+} from './events.ts';
+export { createLoader, loaderStages, type Loader, type LoaderOptions, type LoaderStages } from './loader.ts';
+export { blobSource, memorySource, splitHeldOut, syntheticData, type ByteSource, type LabelledData, type SyntheticDataOptions } from './sources.ts';
+export { toRgba } from './preview.ts';

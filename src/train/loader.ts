@@ -1,0 +1,71 @@
+// The loader a training session runs: byte sources → read → decode on wasm threads into batch
+// buffers → batches → upload into a ring of GPU buffers. Also used by `tandem bench` and `profile`.
+import { DecodePool, ImageBatcher, type ImageBatch } from '../decode/index.ts';
+import { BatchUploader, type GpuBatch, type UploadMethod } from '../gpu/index.ts';
+import { Pipeline, PipelineBuilder } from '../pipeline/index.ts';
+import type { ByteSource } from './sources.ts';
+
+export interface LoaderOptions {
+  /** The sources in the order to load them, all epochs (e.g. `shuffledEpochs(sources, seed, n)`). */
+  source: Iterable<ByteSource>;
+  device: GPUDevice;
+  /** Decode with this pool (shared by several loaders), else one of `threads` threads is made. */
+  pool?: DecodePool;
+  threads: number;
+  batchSize: number;
+  imageSize: number;
+  uploadMethod?: UploadMethod;
+  readConcurrency?: number;
+  signal?: AbortSignal;
+}
+
+export interface Loader {
+  pipeline: Pipeline<GpuBatch>;
+  pool: DecodePool;
+  close(): Promise<void>;
+}
+
+/** The loader's stages, for `tandem profile`: the same functions the pipeline runs. */
+export interface LoaderStages {
+  read(source: ByteSource): Promise<{ bytes: Uint8Array; label: number; key: string }>;
+  batcher: ImageBatcher;
+  uploader: BatchUploader;
+  close(): Promise<void>;
+}
+
+export function loaderStages(pool: DecodePool, device: GPUDevice, o: Pick<LoaderOptions, 'batchSize' | 'imageSize' | 'uploadMethod'>): LoaderStages {
+  const batcher = new ImageBatcher(pool, { batchSize: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3, buffers: 4 });
+  const uploader = new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2, method: o.uploadMethod ?? 'write-buffer' });
+  return {
+    read: async (s: ByteSource) => ({ bytes: await s.read(), label: s.label, key: s.key }),
+    batcher,
+    uploader,
+    async close() {
+      await uploader.close();
+      batcher.close();
+    },
+  };
+}
+
+export async function createLoader(o: LoaderOptions): Promise<Loader> {
+  const ownPool = o.pool === undefined;
+  const pool = o.pool ?? (await DecodePool.create({ threads: o.threads }));
+  const stages = loaderStages(pool, o.device, o);
+  const pipeline = new PipelineBuilder()
+    .addSource(o.source)
+    .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? 16 })
+    .pipe(stages.batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2, ordered: 'input' })
+    .aggregate(() => stages.batcher.aggregator(), { name: 'batch' })
+    .pipe((batch: ImageBatch) => stages.uploader.upload(batch), { name: 'upload', concurrency: 1 })
+    .addSink(2)
+    .build(o.signal ? { signal: o.signal } : {});
+  return {
+    pipeline,
+    pool,
+    async close() {
+      await pipeline.stop();
+      await stages.close();
+      if (ownPool) await pool.close();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// What a training session reads: labelled byte sources. Where the bytes come from (a file in Node
+// or Deno, a File picked in the browser, an image generated in memory) is the caller's business;
+// the session only calls `read()`, so it never touches a file system.
+import { holdOut } from '../sources/index.ts';
+import { encodeJpeg, renderSample, SHAPE_NAMES } from '../sources/synthetic/index.ts';
+
+export interface ByteSource {
+  /** A stable name for failure reports (a path, a picked file's relative path, `synthetic/17`). */
+  readonly key: string;
+  readonly label: number;
+  read(): Promise<Uint8Array>;
+}
+
+export interface LabelledData {
+  readonly train: readonly ByteSource[];
+  /** Held out from training; evaluated at the end of every epoch (may be empty). */
+  readonly held: readonly ByteSource[];
+  /** Class names; `label` indexes this list. */
+  readonly classes: readonly string[];
+}
+
+/** Splits every `every`-th source off as held-out data (deterministic, by position). */
+export function splitHeldOut(sources: readonly ByteSource[], classes: readonly string[], every = 5): LabelledData {
+  const { train, held } = holdOut(sources, every);
+  return { train, held, classes };
+}
+
+/** Sources over bytes already in memory (a picked folder read up front, generated images). */
+export function memorySource(key: string, label: number, bytes: Uint8Array): ByteSource {
+  return { key, label, read: () => Promise.resolve(bytes) };
+}
+
+/** Anything with `arrayBuffer()` (a browser File or Blob), read when the loader asks for it. */
+export function blobSource(key: string, label: number, blob: { arrayBuffer(): Promise<ArrayBuffer> }): ByteSource {
+  return { key, label, read: async () => new Uint8Array(await blob.arrayBuffer()) };
+}
+
+export interface SyntheticDataOptions {
+  count: number;
+  seed?: number;
+  classes?: number;
+  /** Generated image size; small images keep generation cheap where it runs on a UI thread. */
+  width?: number;
+  height?: number;
+  quality?: number;
+  heldOutEvery?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * The project's synthetic labelled dataset (src/sources/synthetic), encoded as JPEGs in memory.
+ * Yields to the event loop every few images so a page that generates it stays responsive.
+ */
+export async function syntheticData(o: SyntheticDataOptions): Promise<LabelledData> {
+  const { count, seed = 0, classes = 4, width = 160, height = 120, quality = 90 } = o;
+  const sources: ByteSource[] = [];
+  for (let i = 0; i < count; i++) {
+    const sample = renderSample(seed, i, { width, height, classes });
+    sources.push(memorySource(`synthetic/${sample.className}/${i}`, sample.label, encodeJpeg(sample.rgb, width, height, { quality })));
+    if (i % 16 === 15) {
+      o.onProgress?.(i + 1, count);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+  o.onProgress?.(count, count);
+  return splitHeldOut(sources, SHAPE_NAMES.slice(0, classes), o.heldOutEvery ?? 5);
+}
