@@ -56,9 +56,11 @@ export class LruIndex {
   /** The ids to evict (oldest first) so that `incoming` more bytes fit; removes them from the index. */
   makeRoom(incoming: number): string[] {
     const out: string[] = [];
-    for (const [id] of this.sizes) {
-      if (this.bytes + incoming <= this.maxBytes) break;
+    let left = this.bytes;
+    for (const [id, size] of this.sizes) {
+      if (left + incoming <= this.maxBytes) break;
       out.push(id);
+      left -= size;
     }
     for (const id of out) this.remove(id);
     this.evictions += out.length;
