@@ -1,8 +1,49 @@
 import { describe, test } from 'vitest';
+import { CacheStorageCache, isLoadFailure, loadUrls, type LoadResult } from '../../src/sources/index.ts';
+import { check } from '../shared/assert.ts';
+import { fileScenarios } from '../shared/sources-files-scenarios.ts';
+import { samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 import { scenarios } from '../shared/sources-scenarios.ts';
+import { bytesEqual, payload } from '../shared/tar-helpers.ts';
 
-// The tar and WebDataset scenarios in Chromium (the HTTP ones need a server the page cannot start;
-// they run in the Node and Deno tiers).
+// The tar, sampling, resume, mixing, tar-writer and picked-folder scenarios in Chromium. The
+// fault-injecting HTTP scenarios need a server the page cannot start; they run in the Node and Deno
+// tiers. Here the Cache API cache is checked against files the test page's own server serves.
 describe('sources (Chromium)', () => {
   for (const [name, body] of Object.entries(scenarios)) test(name, body);
+  for (const [name, body] of Object.entries(samplingScenarios)) test(name, body);
+  for (const [name, body] of Object.entries(fileScenarios)) test(name, body);
+
+  test('the Cache API cache: the second epoch makes no request; LRU keeps within the bound; entries persist', async () => {
+    performance.setResourceTimingBufferSize(100_000);
+    const urls = ['/README.md', '/docs/architecture.md', '/docs/pipeline.md'].map((p) => new URL(p, location.origin).href);
+    const requests = (url: string) => performance.getEntriesByType('resource').filter((e) => e.name === url).length;
+    const name = `tandem-test-${Math.random().toString(36).slice(2)}`;
+    try {
+      const cache = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
+      const first: LoadResult<string>[] = [];
+      for await (const r of loadUrls(urls, { cache, concurrency: 2 })) first.push(r);
+      check(first.every((r) => !isLoadFailure(r) && !r.cached && r.bytes.length > 0), 'first epoch fetched');
+      const before = urls.map(requests);
+      check(before.every((n) => n >= 1), `first epoch requests ${before}`);
+      const second: LoadResult<string>[] = [];
+      for await (const r of loadUrls(urls, { cache, concurrency: 2 })) second.push(r);
+      check(second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)), 'second epoch from the cache');
+      check(urls.map(requests).join() === before.join(), `no new requests: ${before} → ${urls.map(requests)}`);
+      const reopened = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
+      check(reopened.stats().entries === 3 && (await reopened.get(urls[1]!)) !== undefined, 'persisted');
+
+      const small = await CacheStorageCache.open(`${name}-small`, { maxBytes: 5000 });
+      for (let i = 0; i < 4; i++) await small.put(`k${i}`, payload(1000, i));
+      await small.get('k0');
+      await small.put('k4', payload(1000, 4));
+      await small.put('k5', payload(1000, 5));
+      const stats = small.stats();
+      check(stats.bytes <= 5000 && stats.evictions === 1, JSON.stringify(stats));
+      check(bytesEqual(await small.get('k0'), payload(1000, 0)) && (await small.get('k1')) === undefined, 'least recently used evicted');
+    } finally {
+      await caches.delete(name);
+      await caches.delete(`${name}-small`);
+    }
+  });
 });

@@ -40,7 +40,7 @@ function fakeHandle(files: Record<string, Uint8Array>, dir: string): DirectoryHa
       for (const name of names) {
         const path = `${prefix}${name}`;
         const data = files[path];
-        if (data) yield { kind: 'file' as const, name, getFile: async () => new File([data], name) };
+        if (data) yield { kind: 'file' as const, name, getFile: async () => new File([data.slice()], name) };
         else yield fakeHandle(files, path);
       }
     },
@@ -51,7 +51,7 @@ function fakeHandle(files: Record<string, Uint8Array>, dir: string): DirectoryHa
 function fakeEntry(files: Record<string, Uint8Array>, path: string): FileEntryLike | DirectoryEntryLike {
   const name = path.slice(path.lastIndexOf('/') + 1);
   const data = files[path];
-  if (data) return { isFile: true, isDirectory: false, name, file: (ok) => ok(new File([data], name)) };
+  if (data) return { isFile: true, isDirectory: false, name, file: (ok) => ok(new File([data.slice()], name)) };
   const below = [...new Set(Object.keys(files).filter((p) => p.startsWith(`${path}/`)).map((p) => `${path}/${p.slice(path.length + 1).split('/')[0]}`))];
   return {
     isFile: false,
@@ -107,7 +107,7 @@ export const fileScenarios: Record<string, () => Promise<void>> = {
 
   async 'directory input (FileList with webkitRelativePath): the root folder is dropped'() {
     const list = Object.entries(tree).map(([path, data]) => {
-      const file = new File([data], path.slice(path.lastIndexOf('/') + 1));
+      const file = new File([data.slice()], path.slice(path.lastIndexOf('/') + 1));
       Object.defineProperty(file, 'webkitRelativePath', { value: `root/${path}` });
       return file;
     });

@@ -52,7 +52,7 @@ export class FaultyServer {
         // The cut comes on the pull after the bytes: error() would discard bytes still queued.
         pull(controller) {
           if (!sent && cut > 0) controller.enqueue(body.slice(0, cut));
-          else if (cut < body.length) controller.error(new Error('injected cut'));
+          else if (cut < body.length) controller.error(new Error('test server: injected cut (expected)'));
           else controller.close();
           sent = true;
         },

@@ -21,7 +21,8 @@ const serve: Serve = async (handler) => {
       res.flushHeaders(); // a body cut at 0 bytes is then a dropped body, not a failed request
       try {
         // Each write is flushed before the next read, so a cut loses only what follows it.
-        if (response.body) for await (const chunk of response.body) await new Promise((resolve) => res.write(chunk, resolve));
+        const reader = response.body?.getReader();
+        for (let step = await reader?.read(); step && !step.done; step = await reader?.read()) await new Promise((resolve) => res.write(step!.value, resolve));
         res.end();
       } catch {
         res.destroy();
