@@ -9,6 +9,9 @@ import { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadO
 import { isSampleFailure, type WebDatasetOptions, type WebDatasetSample } from './shards.ts';
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
+import { StateLog, type ShardStreamState } from './shard-state.ts';
+
+export type { ShardStreamState } from './shard-state.ts';
 
 export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions {
   seed?: number;
@@ -16,6 +19,8 @@ export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions 
   shuffleShards?: boolean;
   /** Samples held for the seeded shuffle; 0 or 1 = shard order (default 0). Memory ≈ this × sample size. */
   bufferSize?: number;
+  /** How many items behind the latest `stateAt` can go (default 16384): the most a pipeline reads ahead. */
+  stateLag?: number;
   epochs?: number;
   open?: ShardOpener;
   fetch?: FetchOptions;
@@ -26,6 +31,8 @@ export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions 
 export interface ShardSample extends WebDatasetSample {
   shard: string;
   epoch: number;
+  /** Position in this stream over all epochs: `stateAt(item.index + 1)` continues after it. */
+  index: number;
 }
 /** A sample (stage 'sample': refused member) or a shard's unread rest (stage 'open'/'read') that was lost. */
 export interface ShardFailure {
@@ -34,26 +41,10 @@ export interface ShardFailure {
   epoch: number;
   stage: 'sample' | ShardStage;
   error: SourceError | ShardError;
+  index: number;
 }
 export type ShardItem = ShardSample | ShardFailure;
 export const isShardFailure = (item: ShardItem): item is ShardFailure => 'error' in item;
-
-export interface ShardStreamState {
-  kind: 'tandem.shards';
-  version: 1;
-  shardCount: number;
-  seed: number;
-  consumer: number;
-  consumers: number;
-  epoch: number;
-  /** Next sample to read: sample `sample` of this consumer's shard number `shard`. */
-  shard: number;
-  sample: number;
-  /** Buffer draws made this epoch (the shuffle's random stream is counter-based). */
-  draws: number;
-  /** The buffered samples, in buffer order, as [shard position, sample number]. */
-  buffer: Array<[number, number]>;
-}
 
 interface Slot {
   item: ShardSample | undefined;
@@ -73,6 +64,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
   private draws = 0;
   private buffer: Slot[] = [];
   private started = false;
+  private readonly log: StateLog;
 
   constructor(
     readonly shards: readonly string[],
@@ -82,6 +74,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.seed = options.seed ?? 0;
     this.epochs = options.epochs ?? 1;
     this.bufferSize = Math.max(1, options.bufferSize ?? 0);
+    this.log = new StateLog(options.stateLag);
     // Only what one shard's reading needs: never a shared shardName, which would mislabel errors.
     this.read = { open: options.open ?? defaultOpener(options.fetch), maxMemberBytes: options.maxMemberBytes, reopenRetries: options.reopenRetries, signal: options.signal };
   }
@@ -96,7 +89,15 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     return stream;
   }
 
-  /** The position after the items delivered so far: save it with a checkpoint. */
+  /**
+   * The position after item number `count` (item.index + 1), which may be up to `stateLag` items
+   * behind the latest: save it with a checkpoint, for the last item the training loop consumed.
+   */
+  stateAt(count: number): ShardStreamState {
+    return this.log.stateAt(count);
+  }
+
+  /** The position after the items delivered so far. */
   state(): ShardStreamState {
     const { consumer, consumers } = this.partition;
     return {
@@ -127,37 +128,55 @@ export class ShardStream implements AsyncIterable<ShardItem> {
   /** Takes a random buffered sample out (swap with the last, so removal is O(1)). */
   private take(): Slot {
     const j = this.draw(this.buffer.length);
+    this.log.take(j);
     const slot = this.buffer[j]!;
     const last = this.buffer.pop()!;
     if (j < this.buffer.length) this.buffer[j] = last;
     return slot;
   }
 
+  /** Stamps an item with its index and logs the cursor after it. */
+  private emit<T extends ShardItem>(item: T): T {
+    item.index = this.log.emit(this.epoch, this.shard, this.sample, this.draws);
+    return item;
+  }
+
+  private fail(key: string, shard: string, stage: ShardFailure['stage'], error: ShardFailure['error']): ShardFailure {
+    return this.emit({ key, shard, epoch: this.epoch, stage, error, index: -1 });
+  }
+
   async *[Symbol.asyncIterator](): AsyncGenerator<ShardItem> {
     if (this.started) throw new Error('a ShardStream is iterated once; make another with fromState(state())');
     this.started = true;
+    this.log.reset(this.state(), 0);
     for (; this.epoch < this.epochs; this.epoch++, this.shard = 0, this.sample = 0, this.draws = 0) {
       const mine = this.shardsFor(this.epoch);
       yield* this.refill(mine);
-      for (; this.shard < mine.length; this.shard++, this.sample = 0) {
+      while (this.shard < mine.length) {
         const name = mine[this.shard]!;
+        let lost: ShardError | undefined;
         try {
           for await (const item of readShard(name, this.sample, this.read)) {
             const at = this.sample++;
             if (isSampleFailure(item)) {
-              yield { key: item.key, shard: name, epoch: this.epoch, stage: 'sample', error: item.error };
+              yield this.fail(item.key, name, 'sample', item.error);
               continue;
             }
-            const slot: Slot = { item: { ...item, shard: name, epoch: this.epoch }, shard: this.shard, sample: at };
-            if (this.buffer.length < this.bufferSize) this.buffer.push(slot);
-            if (this.buffer.length === this.bufferSize) yield this.take().item!;
+            // The buffer is never full here: it is drawn from as soon as it fills.
+            this.buffer.push({ item: { ...item, shard: name, epoch: this.epoch, index: -1 }, shard: this.shard, sample: at });
+            this.log.push(this.shard, at);
+            if (this.buffer.length === this.bufferSize) yield this.emit(this.take().item!);
           }
         } catch (error) {
           if (!(error instanceof ShardError)) throw error;
-          yield { key: name, shard: name, epoch: this.epoch, stage: error.stage, error };
+          lost = error;
         }
+        // The cursor moves on before a lost shard is reported, so a state saved then does not retry it.
+        this.shard++;
+        this.sample = 0;
+        if (lost) yield this.fail(name, name, lost.stage, lost);
       }
-      while (this.buffer.length > 0) yield this.take().item!;
+      while (this.buffer.length > 0) yield this.emit(this.take().item!);
     }
   }
 
@@ -179,7 +198,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
         for await (const item of readShard(name, 0, this.read)) {
           const slot = wanted.get(`${position}:${at}`);
           if (slot && !isSampleFailure(item)) {
-            slot.item = { ...item, shard: name, epoch: this.epoch };
+            slot.item = { ...item, shard: name, epoch: this.epoch, index: -1 };
             wanted.delete(`${position}:${at}`);
           }
           if (++at >= end) break;
@@ -188,11 +207,12 @@ export class ShardStream implements AsyncIterable<ShardItem> {
         if (!(error instanceof ShardError)) throw error;
       }
     }
+    this.buffer = this.buffer.filter((s) => s.item !== undefined);
+    this.log.reset(this.state(), 0);
     for (const slot of wanted.values()) {
       const name = mine[slot.shard] ?? `#${slot.shard}`;
       const error = new ShardError(name, 'read', slot.sample, 1, { cause: new Error(`buffered sample ${slot.sample} could not be re-read on restore`) });
-      yield { key: `${name}#${slot.sample}`, shard: name, epoch: this.epoch, stage: 'read', error };
+      yield this.fail(`${name}#${slot.sample}`, name, 'read', error);
     }
-    this.buffer = this.buffer.filter((s) => s.item !== undefined);
   }
 }

@@ -14,6 +14,7 @@ import {
   type ShardStreamOptions,
   type UnevenMode,
 } from '../../src/sources/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
 
@@ -171,6 +172,36 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     }
   },
 
+  async 'stateAt names the position of an item the consumer is behind on; a pipeline source resumes from it'() {
+    const { names, open } = memoryShards(5, 7);
+    for (let seed = 0; seed < 12; seed++) {
+      const options: ShardStreamOptions = { open, seed, bufferSize: 6, epochs: 2 };
+      const whole = (await runUntil(new ShardStream(names, options))).keys;
+      const consumed = hash3(seed, 4) % whole.length;
+      // The source runs ahead of the consumer: ask for the state `consumed` items in.
+      const ahead = new ShardStream(names, options);
+      await runUntil(ahead, Math.min(whole.length, consumed + 1 + (seed % 9)));
+      const rest = (await runUntil(ShardStream.fromState(names, JSON.parse(JSON.stringify(ahead.stateAt(consumed))), options))).keys;
+      check([...whole.slice(0, consumed), ...rest].join() === whole.join(), `seed ${seed}: consumed ${consumed}`);
+    }
+    // Through a pipeline that reads ahead: checkpoint at the last item the loop saw.
+    const options: ShardStreamOptions = { open, seed: 9, bufferSize: 4 };
+    const whole = (await runUntil(new ShardStream(names, options))).keys;
+    const stream = new ShardStream(names, options);
+    const pipeline = new PipelineBuilder().addSource(stream).pipe(async (item: ShardItem) => item, { concurrency: 4 }).addSink(8).build();
+    const seen: string[] = [];
+    let saved: ReturnType<ShardStream['stateAt']> | undefined;
+    for await (const item of pipeline) {
+      seen.push(item.key);
+      if (seen.length === 13) {
+        saved = JSON.parse(JSON.stringify(stream.stateAt(item.index + 1)));
+        break;
+      }
+    }
+    const rest = (await runUntil(ShardStream.fromState(names, saved!, options))).keys;
+    check([...seen, ...rest].join() === whole.join(), `pipeline resume: ${seen.length}+${rest.length} of ${whole.length}`);
+  },
+
   async 'a refused sample is reported in place and counted by the cursor'() {
     const bad = writeTar([...shardEntries(0, 2), { name: '../escape.bin', data: 'x' }, ...shardEntries(1, 2)]);
     const open: ShardOpener = async () => streamOf(bad, 300);
@@ -178,6 +209,18 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     check(keysOf(items).join() === 's000-0000,s000-0001,!../escape,s001-0000,s001-0001', keysOf(items).join());
     const failure = items.find(isShardFailure);
     check(failure?.stage === 'sample' && failure.error.message.includes('mem://bad.tar'), 'failure names stage and shard');
+    // Failures are items too: resuming after one, or after a lost shard, does not report it again.
+    const shards = memoryShards(2, 3);
+    const withLost: ShardOpener = (name, signal) => (name === 'mem://bad.tar' ? open(name, signal) : name === 'mem://gone.tar' ? Promise.reject(new Error('gone')) : shards.open(name, signal));
+    const list = ['mem://bad.tar', 'mem://gone.tar', ...shards.names];
+    const lossy: ShardStreamOptions = { open: withLost, shuffleShards: false, bufferSize: 2 };
+    const whole = (await runUntil(new ShardStream(list, lossy))).keys;
+    check(whole.filter((k) => k.startsWith('!')).join() === '!../escape,!mem://gone.tar', whole.join());
+    for (let stop = 0; stop <= whole.length; stop++) {
+      const head = await runUntil(new ShardStream(list, lossy), stop);
+      const rest = (await runUntil(ShardStream.fromState(list, head.state, lossy))).keys;
+      check([...head.keys, ...rest].join() === whole.join(), `stop ${stop}: ${[...head.keys, ...rest].join()}`);
+    }
   },
 
   async 'weighted mixing: seeded, weights exact in expectation, stop / drop / cycle'() {
