@@ -10,9 +10,11 @@ import {
   loadFiles,
   loadUrls,
   ShardError,
+  urlStage,
   ShardStream,
   type ShardManifest,
 } from '../../src/sources/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { shardEntries } from './sources-sampling-scenarios.ts';
 import type { Serve } from './sources-scenarios.ts';
@@ -128,6 +130,21 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       check(failed.join() === '/f/3.bin:fetch:HTTP 404,/f/5.bin:fetch:HTTP 500,/f/13.bin:fetch:HTTP 404,/f/23.bin:fetch:HTTP 404', failed.join());
       const six = results[6]!;
       check(!isLoadFailure(six) && bytesEqual(six.bytes, payload(106, 6)), 'a dropped connection is retried');
+    });
+  },
+
+  async 'as a pipeline stage: failures land in the pipeline report with stage name, input and reason'() {
+    await withFaultyServer(serve, async (url, server) => {
+      const urls = Array.from({ length: 12 }, (_, i) => `${url}/p/${i}.bin`);
+      urls.forEach((_, i) => i !== 4 && i !== 9 && server.files.set(`/p/${i}.bin`, payload(50, i)));
+      server.faults.set('/p/2.bin', ['500', 'ok']);
+      const pipeline = new PipelineBuilder().addSource(urls).pipe(urlStage<string>({ fetch: { retries: 2, backoffMs: 5 } }), { name: 'fetch', concurrency: 3 }).build();
+      const got: string[] = [];
+      for await (const loaded of pipeline) got.push(loaded.key);
+      const failures = pipeline.failures();
+      check(got.length === 10 && failures.length === 2, `${got.length} delivered, ${failures.length} failed`);
+      check(failures.every((f) => f.stage === 'fetch' && /\/p\/(4|9)\.bin/.test(f.input) && (f.error as { reason?: string }).reason === 'HTTP 404'), JSON.stringify(failures.map((f) => [f.stage, f.input, String(f.error)])));
+      check(server.maxInflight <= 3, `in flight ${server.maxInflight}`);
     });
   },
 
