@@ -1,7 +1,7 @@
 // Caches of fetched bytes with a size bound and least-recently-used eviction, so a second epoch of
 // a remote dataset reads nothing over the network. One interface; a directory in Node and Deno
 // (this file), the Cache API in browsers (browser-cache.ts).
-import { createFileWriter, fileSize, listDir, makeDir, readFile, removeFile } from '../runtime/index.ts';
+import { createFileWriter, fileSize, listDir, makeDir, openFileStream, readFile, removeFile } from '../runtime/index.ts';
 
 export interface CacheStats {
   hits: number;
@@ -17,7 +17,17 @@ export interface ByteCache {
   get(key: string): Promise<Uint8Array | undefined>;
   /** Stores bytes, evicting the least recently used entries to stay within maxBytes. Entries larger than maxBytes are not kept. */
   put(key: string, bytes: Uint8Array): Promise<void>;
+  /** An entry as a stream (for shards: never the whole entry in memory), or undefined on a miss. */
+  getStream(key: string): Promise<ReadableStream<Uint8Array> | undefined>;
+  /** Stores an entry chunk by chunk; it appears only on commit(), and is evicted to the bound then. */
+  putStream(key: string): Promise<CacheEntryWriter>;
   stats(): CacheStats;
+}
+
+export interface CacheEntryWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
 }
 
 /**
@@ -135,28 +145,76 @@ export class DirectoryCache implements ByteCache {
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    const id = `${keyHash(key)}.bin`;
-    const keyBytes = encoder.encode(key);
-    const size = 4 + keyBytes.length + bytes.length;
-    if (size > this.index.maxBytes) return;
-    this.index.remove(id);
-    for (const old of this.index.makeRoom(size)) await removeFile(`${this.dir}/${old}`);
-    const head = new Uint8Array(4 + keyBytes.length);
-    new DataView(head.buffer).setUint32(0, keyBytes.length);
-    head.set(keyBytes, 4);
-    const writer = await createFileWriter(`${this.dir}/${id}`);
+    if (bytes.length > this.index.maxBytes) return;
+    const writer = await this.putStream(key);
     try {
-      await writer.write(head);
       await writer.write(bytes);
-      await writer.close();
+      await writer.commit();
     } catch (error) {
       await writer.abort().catch(() => undefined);
       throw error;
     }
-    this.index.add(id, size);
+  }
+
+  async getStream(key: string): Promise<ReadableStream<Uint8Array> | undefined> {
+    const id = `${keyHash(key)}.bin`;
+    const stream = this.index.has(id) ? await openFileStream(`${this.dir}/${id}`).catch(() => undefined) : undefined;
+    if (!stream) {
+      this.index.remove(id);
+      this.index.misses++;
+      return undefined;
+    }
+    this.index.touch(id);
+    this.index.hits++;
+    return stream.pipeThrough(stripKeyHeader(key));
+  }
+
+  async putStream(key: string): Promise<CacheEntryWriter> {
+    const id = `${keyHash(key)}.bin`;
+    const keyBytes = encoder.encode(key);
+    const head = new Uint8Array(4 + keyBytes.length);
+    new DataView(head.buffer).setUint32(0, keyBytes.length);
+    head.set(keyBytes, 4);
+    // Written under a .partial name (ignored by open()) and renamed on commit.
+    const file = await createFileWriter(`${this.dir}/${id}`);
+    await file.write(head);
+    let size = head.length;
+    return {
+      write: async (chunk) => {
+        size += chunk.length;
+        await file.write(chunk);
+      },
+      commit: async () => {
+        this.index.remove(id);
+        if (size > this.index.maxBytes) return file.abort();
+        for (const old of this.index.makeRoom(size)) await removeFile(`${this.dir}/${old}`);
+        await file.close();
+        this.index.add(id, size);
+      },
+      abort: () => file.abort(),
+    };
   }
 
   stats(): CacheStats {
     return this.index.stats();
   }
+}
+
+/** Drops the "[u32 length][key]" header of a cache file, checking the key (a hash collision errors, never returns wrong bytes). */
+function stripKeyHeader(key: string): TransformStream<Uint8Array, Uint8Array> {
+  let head: Uint8Array | undefined = new Uint8Array(0);
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (!head) return controller.enqueue(chunk);
+      const joined = new Uint8Array(head.length + chunk.length);
+      joined.set(head);
+      joined.set(chunk, head.length);
+      if (joined.length < 4) return void (head = joined);
+      const end = 4 + new DataView(joined.buffer).getUint32(0);
+      if (joined.length < end) return void (head = joined);
+      if (decoder.decode(joined.subarray(4, end)) !== key) return controller.error(new Error(`cache entry for ${key} holds another key (hash collision)`));
+      head = undefined;
+      if (end < joined.length) controller.enqueue(joined.subarray(end));
+    },
+  });
 }

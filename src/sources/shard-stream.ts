@@ -10,6 +10,8 @@ import { isSampleFailure, type WebDatasetOptions, type WebDatasetSample } from '
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
 import { StateLog, type ShardStreamState } from './shard-state.ts';
+import type { ByteCache } from './cache.ts';
+import { cachingOpener } from './cache-opener.ts';
 
 export type { ShardStreamState } from './shard-state.ts';
 
@@ -24,6 +26,8 @@ export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions 
   epochs?: number;
   open?: ShardOpener;
   fetch?: FetchOptions;
+  /** Keeps whole shards read to their end, so later epochs stream them from the cache. */
+  cache?: ByteCache;
   reopenRetries?: number;
   signal?: AbortSignal;
 }
@@ -76,7 +80,8 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.bufferSize = Math.max(1, options.bufferSize ?? 0);
     this.log = new StateLog(options.stateLag);
     // Only what one shard's reading needs: never a shared shardName, which would mislabel errors.
-    this.read = { open: options.open ?? defaultOpener(options.fetch), maxMemberBytes: options.maxMemberBytes, reopenRetries: options.reopenRetries, signal: options.signal };
+    const open = options.open ?? defaultOpener(options.fetch);
+    this.read = { open: options.cache ? cachingOpener(open, options.cache) : open, maxMemberBytes: options.maxMemberBytes, reopenRetries: options.reopenRetries, signal: options.signal };
   }
 
   /** A stream continuing from `state`; `options` must describe the same shards and shuffle. */

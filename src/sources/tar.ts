@@ -3,6 +3,7 @@
 // so a multi-gigabyte shard read over fetch() never sits in memory.
 
 const BLOCK = 512;
+const TRAILER_LIMIT = 64 * 1024;
 
 export type SourceErrorReason = 'unsafe-name' | 'too-large' | 'unsupported-type' | 'duplicate' | 'truncated' | 'corrupt';
 
@@ -152,7 +153,12 @@ export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarR
       // several writers omit them, and every member before was complete.
       if (header.length === 0) return;
       if (header.length < BLOCK) throw new SourceError('truncated', lastName, `tar truncated inside the header after ${lastName}`);
-      if (header.every((b) => b === 0)) return; // end-of-archive marker
+      if (header.every((b) => b === 0)) {
+        // End-of-archive marker. Read on through the record padding (GNU tar pads to 10 KiB) so the
+        // stream ends by itself: a cache writing the shard as it streams commits only complete reads.
+        await bytes.skip(TRAILER_LIMIT);
+        return;
+      }
       if (!checksumOk(header)) throw new SourceError('corrupt', lastName, `tar header checksum mismatch after ${lastName}`);
 
       const flag = String.fromCharCode(header[156] ?? 0);

@@ -1,8 +1,8 @@
 import { describe, test } from 'vitest';
-import { CacheStorageCache, isLoadFailure, loadUrls, type LoadResult } from '../../src/sources/index.ts';
+import { CacheStorageCache, isLoadFailure, isShardFailure, loadUrls, ShardStream, type LoadResult } from '../../src/sources/index.ts';
 import { check } from '../shared/assert.ts';
 import { fileScenarios } from '../shared/sources-files-scenarios.ts';
-import { samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
+import { memoryShards, samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 import { scenarios } from '../shared/sources-scenarios.ts';
 import { bytesEqual, payload } from '../shared/tar-helpers.ts';
 
@@ -46,4 +46,30 @@ describe('sources (Chromium)', () => {
       await caches.delete(`${name}-small`);
     }
   });
+
+  test('shards through the Cache API: streamed in while read, the next epoch opens nothing; abandoned reads are not kept', async () => {
+    const name = `tandem-test-shards-${Math.random().toString(36).slice(2)}`;
+    try {
+      const cache = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
+      const { names, open, opens } = memoryShards(4, 6);
+      for await (const item of new ShardStream([names[0]!], { open, cache })) if (item) break;
+      check(cache.stats().entries === 0 && (await caches.open(name).then((c) => c.keys())).length === 0, 'abandoned shard not kept');
+      const keys = async () => (await collectKeys(new ShardStream(names, { open, cache, seed: 1, bufferSize: 4 })));
+      const first = await keys();
+      const opened = [...opens.values()].reduce((a, b) => a + b, 0);
+      const second = await keys();
+      check(first.length === 24 && second.join() === first.join(), `${first.length} samples, same order`);
+      check([...opens.values()].reduce((a, b) => a + b, 0) === opened && cache.stats().entries === 4, `opens ${opened} → ${[...opens.values()]}; ${JSON.stringify(cache.stats())}`);
+      const reopened = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
+      check(reopened.stats().entries === 4 && reopened.stats().bytes === cache.stats().bytes, 'streamed entries are sized on open');
+    } finally {
+      await caches.delete(name);
+    }
+  });
 });
+
+async function collectKeys(stream: ShardStream): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of stream) keys.push(isShardFailure(item) ? `!${item.key}` : item.key);
+  return keys;
+}

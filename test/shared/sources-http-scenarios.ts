@@ -76,6 +76,7 @@ async function withFaultyServer(serve: Serve, body: (url: string, server: Faulty
   }
 }
 
+const keysOf = (items: Array<{ key: string; error?: unknown }>) => items.map((i) => (i.error ? `!${i.key}` : i.key));
 const sampleKeys = (shard: number, count: number) => Array.from({ length: count }, (_, i) => `s${String(shard).padStart(3, '0')}-${String(i).padStart(4, '0')}`);
 
 export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>): Record<string, () => Promise<void>> => ({
@@ -170,6 +171,28 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       check(stats.bytes <= 5 * 1100 && stats.evictions === 1, JSON.stringify(stats));
       check((await small.get(urls[0]!)) !== undefined && (await small.get(urls[1]!)) === undefined, 'evicted the least recently used, kept the recently read');
       check((await listDir(`${dir}/small`)).length === 5, 'evicted files are deleted');
+    });
+  },
+
+  async 'shards through the directory cache: the next epoch opens no URL; a cut or abandoned shard is not cached'() {
+    await withFaultyServer(serve, async (url, server) => {
+      const names = [0, 1, 2, 3].map((s) => {
+        server.files.set(`/k-${s}.tar`, writeTar(shardEntries(s, 10)));
+        return `${url}/k-${s}.tar`;
+      });
+      server.faults.set('/k-2.tar', ['truncate', 'ok']);
+      const cache = await DirectoryCache.open(`${await tempDir()}/shards`, { maxBytes: 1 << 22 });
+      const options = { seed: 4, bufferSize: 5, cache, fetch: { retries: 0 } };
+      // A reader that stops early leaves its shard out of the cache.
+      for await (const item of new ShardStream([names[3]!], options)) if (item) break;
+      check(cache.stats().entries === 0, `abandoned shard not cached: ${JSON.stringify(cache.stats())}`);
+      const first = keysOf(await collect(new ShardStream(names, options)));
+      check(server.requests.get('/k-2.tar') === 2 && cache.stats().entries === 4, `cut once, then cached: ${JSON.stringify(cache.stats())}`);
+      const before = server.total;
+      const second = keysOf(await collect(new ShardStream(names, { ...options, epochs: 2 })));
+      check(server.total === before, `${server.total - before} requests in later epochs`);
+      const all = [0, 1, 2, 3].flatMap((s) => sampleKeys(s, 10)).sort().join();
+      check(first.slice().sort().join() === all && second.slice(0, 40).join() === first.join() && second.slice(40).sort().join() === all, 'every sample, same order, from the cache');
     });
   },
 
