@@ -3,7 +3,7 @@ import { defineConfig, type Plugin } from 'vite';
 import { playwright } from '@vitest/browser-playwright';
 
 // SharedArrayBuffer (wasm pthreads) exists only on cross-origin isolated pages.
-const isolation = {
+export const isolation = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
@@ -12,7 +12,7 @@ const isolation = {
  * Emscripten starts pthreads with `new Worker(new URL(...), workerOptions)`; Vite only accepts
  * literal worker options, so the dev server answers 500 and builds fail. Make them literal.
  */
-function emscriptenWorkerOptions(): Plugin {
+export function emscriptenWorkerOptions(): Plugin {
   return {
     name: 'tandem-emscripten-worker-options',
     transform(code, id) {
@@ -28,7 +28,7 @@ function emscriptenWorkerOptions(): Plugin {
 
 // Emscripten's output must run as Node loads it (its pthread workers re-import the same file);
 // vitest's module runner would otherwise transform it and the workers never report in.
-const nodeNative = [/wasm\/dist\/tandem-decode\.mjs$/];
+const nodeNative = [/wasm\/dist\/tandem-decode(-st)?\.mjs$/];
 
 export const chromiumArgs = [
   '--enable-unsafe-webgpu',
@@ -67,6 +67,17 @@ export default defineConfig({
           include: ['test/node-gpu/**/*.test.ts'],
           environment: 'node',
           server: { deps: { external: nodeNative } },
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Playwright drives the demo page (demo/) served by Vite on 127.0.0.1; tests in Node.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
           testTimeout: 600_000,
           hookTimeout: 120_000,
           fileParallelism: false,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test tier and says which ran: typecheck, unit (Node), node-gpu (dawn on lavapipe),
-# browser (headless Chromium with WebGPU, cross-origin isolated), deno. A tier that cannot start
+# browser (headless Chromium with WebGPU, cross-origin isolated), deno, e2e (Playwright drives the
+# demo page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
 # counts as failed; none is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,11 @@ line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | 
 pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
+
+echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="
+npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?
+read -r pass fail < <(count_vitest "$out/e2e.json")
+record e2e "$pass" "$fail" "$rc"
 
 echo
 echo "=== Tandem test tiers ==="

@@ -77,7 +77,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   };
   const start = performance.now();
   const elapsed = () => (performance.now() - start) / 1000;
-  const loader = await createLoader({ source: shuffledEpochs(data.train, o.seed, o.epochs), device, pool, threads: o.threads, batchSize: B, imageSize: size, ...(o.signal ? { signal: o.signal } : {}) });
+  const loader = await createLoader({ source: untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal), device, pool, threads: o.threads, batchSize: B, imageSize: size });
   const meter = new OccupancyMeter();
   const stopStats = loader.pipeline.onStats((stats) => {
     const event = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(stats), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
@@ -109,18 +109,16 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     const batches = loader.pipeline[Symbol.asyncIterator]();
     for (;;) {
       const waitStart = performance.now();
-      let next: IteratorResult<GpuBatch>;
-      try {
-        next = await batches.next();
-      } catch (error) {
-        if (o.signal?.aborted) break; // cancelled: end like a finished run, report what was done
-        throw error;
-      }
+      const next = await batches.next();
       const waited = (performance.now() - waitStart) / 1000;
       report.waitedForDataSeconds += waited;
       window.waited += waited;
       if (next.done) break;
       const batch = next.value;
+      if (o.signal?.aborted) {
+        batch.release(); // cancelled: the source has stopped; drain what is in flight, untrained
+        continue;
+      }
       writeLabels(batch);
       for (let i = 0; i < B; i++) ids[i] = step * B + i;
       const encoder = device.createCommandEncoder();
@@ -183,4 +181,16 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   report.seconds = elapsed();
   report.bottleneck = bottleneck(report.loaderStats)?.name;
   return report;
+}
+
+/**
+ * Ends the source when the signal aborts, so the pipeline finishes on its own and the loop drains
+ * the batches in flight. Aborting the pipeline instead would leave batches in its queues holding
+ * batch buffers and upload slots that blocked stage tasks wait for, and its stop() would hang.
+ */
+function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
+  for (const item of items) {
+    if (signal?.aborted) return;
+    yield item;
+  }
 }

@@ -1,0 +1,164 @@
+// The demo page: starts the training worker, draws its events (charts, batch grid, status) and
+// proves the page stays responsive (a CSS spinner and a frame-gap meter). State for tests and
+// curious readers is on `window.tandemDemo`.
+import type { PreviewEvent } from '../src/train/index.ts';
+import { FrameMeter, LineChart } from './charts.ts';
+import { fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
+import type { DemoSettings, FromWorker, ToWorker } from './protocol.ts';
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const isolated = globalThis.crossOriginIsolated === true;
+const charts = {
+  loss: new LineChart($('loss'), 'training loss'),
+  accuracy: new LineChart($('accuracy'), 'accuracy (train, held-out)', [0, 1]),
+  throughput: new LineChart($('throughput'), 'images/s'),
+  occupancy: new LineChart($('occupancy'), 'stage busy (per interval)', [0, 1]),
+  queues: new LineChart($('queues'), 'input queue fill (mean so far)', [0, 1]),
+  waited: new LineChart($('waited'), 'share of time the GPU waited for data', [0, 1]),
+};
+const state = {
+  state: 'idle' as 'idle' | 'running' | 'done' | 'error',
+  crossOriginIsolated: isolated,
+  decodeMode: undefined as string | undefined,
+  message: '',
+  steps: 0,
+  previews: 0,
+  errors: [] as string[],
+  frameGaps: { max: 0, p95: 0 },
+  points: () => Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, c.pointsDrawn])),
+};
+(globalThis as unknown as { tandemDemo: typeof state }).tandemDemo = state;
+
+function showMode(decodeMode?: string): void {
+  const el = $('mode');
+  if (isolated) {
+    el.className = 'banner ok';
+    el.textContent = `Cross-origin isolated: images decode on wasm pthreads sharing one memory${decodeMode ? ` (decode mode: ${decodeMode})` : ''}.`;
+  } else {
+    el.className = 'banner fallback';
+    el.textContent = 'Fallback mode: this page is not cross-origin isolated (no COOP/COEP headers), so SharedArrayBuffer and wasm pthreads are unavailable. ' +
+      `Decoding falls back to single-threaded wasm instances in workers${decodeMode ? ` (decode mode: ${decodeMode})` : ''}; expect lower throughput.`;
+  }
+}
+showMode();
+
+function setStatus(text: string): void {
+  state.message = text;
+  $('status').textContent = text;
+}
+
+let worker: Worker | undefined;
+const classes: string[] = [];
+
+function settings(): DemoSettings {
+  const num = (id: string, fallback: number) => Math.max(1, Number($<HTMLInputElement>(id).value) || fallback);
+  return { epochs: num('epochs', 4), images: num('images', 256), batchSize: num('batch', 32), threads: Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2)), augment: $<HTMLInputElement>('augment').checked };
+}
+
+function start(picked?: PickedImages): void {
+  worker?.terminate();
+  Object.values(charts).forEach((c) => c.clear());
+  classes.length = 0;
+  classes.push(...(picked?.classes ?? []));
+  state.state = 'running';
+  state.steps = state.previews = 0;
+  $<HTMLButtonElement>('stop').disabled = false;
+  worker = new Worker(new URL('./train-worker.ts', import.meta.url), { type: 'module' });
+  worker.onmessage = (e: MessageEvent<FromWorker>) => onEvent(e.data);
+  worker.onerror = (e) => fail(`worker: ${e.message}`);
+  const message: ToWorker = picked ? { type: 'start', settings: settings(), picked: { images: picked.images, classes: picked.classes } } : { type: 'start', settings: settings() };
+  worker.postMessage(message);
+}
+
+function fail(message: string): void {
+  state.state = 'error';
+  state.errors.push(message);
+  const missing = !isolated && /SharedArrayBuffer|isolat/i.test(message);
+  $('mode').className = 'banner error';
+  $('mode').textContent = missing
+    ? `This page is not cross-origin isolated and this build of Tandem's decoder has no fallback without SharedArrayBuffer: ${message} Serve the page with COOP: same-origin and COEP: require-corp (npx vite demo does).`
+    : `Training failed: ${message}`;
+  setStatus('error');
+  console.warn(`tandem demo: ${message}`); // a warning, not an error: the page handled it
+  worker?.terminate();
+  worker = undefined;
+}
+
+function onEvent(e: FromWorker): void {
+  switch (e.type) {
+    case 'status': return setStatus(e.text);
+    case 'error': return fail(e.message);
+    case 'start':
+      state.decodeMode = e.decodeMode;
+      if (classes.length === 0) classes.push(...e.classes);
+      showMode(e.decodeMode);
+      return setStatus(`training: ${e.train} images, ${e.classes.length} classes, ${e.steps} steps of ${e.batchSize}; ${e.adapter}`);
+    case 'step':
+      state.steps = e.step;
+      charts.loss.add('loss', e.seconds, e.loss);
+      charts.accuracy.add('train', e.seconds, e.accuracy);
+      charts.throughput.add('images/s', e.seconds, e.imagesPerSecond);
+      charts.waited.add('waited', e.seconds, e.waitedForData);
+      return setStatus(`step ${e.step}/${e.steps} · epoch ${e.epoch.toFixed(2)} · loss ${e.loss.toFixed(3)} · acc ${(e.accuracy * 100).toFixed(0)}% · ${e.imagesPerSecond.toFixed(0)} img/s · ${e.secondsLeft.toFixed(0)} s left`);
+    case 'stats':
+      for (const s of e.stages) {
+        charts.occupancy.add(s.name, e.seconds, s.busy);
+        charts.queues.add(s.name, e.seconds, s.queueFill);
+      }
+      return;
+    case 'epoch':
+      charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
+      return setStatus(`epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`);
+    case 'preview': return drawBatch(e);
+    case 'done':
+      state.state = 'done';
+      $<HTMLButtonElement>('stop').disabled = true;
+      worker?.terminate();
+      worker = undefined;
+      return setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; busiest loader stage: ${e.bottleneck}; ${e.failures} failed items`);
+  }
+}
+
+function drawBatch(e: PreviewEvent): void {
+  state.previews++;
+  const strip = new OffscreenCanvas(e.count * e.size, e.size);
+  strip.getContext('2d')!.putImageData(new ImageData(e.rgba, e.count * e.size, e.size), 0, 0);
+  const grid = $<HTMLCanvasElement>('grid');
+  const ctx = grid.getContext('2d')!;
+  const perRow = 8, scale = Math.floor(grid.width / perRow / e.size), cell = e.size * scale;
+  ctx.clearRect(0, 0, grid.width, grid.height);
+  ctx.imageSmoothingEnabled = false;
+  ctx.font = '10px system-ui, sans-serif';
+  for (let i = 0; i < e.count; i++) {
+    const x = (i % perRow) * cell, y = Math.floor(i / perRow) * (cell + 12);
+    ctx.drawImage(strip, i * e.size, 0, e.size, e.size, x, y, cell - 2, cell - 2);
+    ctx.fillText(classes[e.labels[i]!] ?? String(e.labels[i]), x, y + cell + 9);
+  }
+  $('batch-info').textContent = `(step ${e.step}, normalised/augmented on the GPU, read back asynchronously)`;
+}
+
+$('builtin').onclick = () => start();
+$('stop').onclick = () => worker?.postMessage({ type: 'stop' } satisfies ToWorker);
+$('pick').onclick = async () => {
+  if (!hasDirectoryPicker()) return $<HTMLInputElement>('folder').click();
+  try {
+    start(await pickWithDirectoryPicker());
+  } catch (e) {
+    if ((e as Error).name !== 'AbortError') fail(String(e));
+  }
+};
+$<HTMLInputElement>('folder').onchange = (ev) => {
+  const files = (ev.target as HTMLInputElement).files;
+  if (files?.length) start(fromFileList(files));
+};
+
+const meter = new FrameMeter();
+meter.start((m) => {
+  if (m.frames % 30 !== 0) return;
+  state.frameGaps = m.gaps();
+  $('frames').textContent = `frame gaps over the last ~5 s: max ${state.frameGaps.max.toFixed(0)} ms, p95 ${state.frameGaps.p95.toFixed(0)} ms`;
+});
+
+const params = new URLSearchParams(location.search);
+for (const key of ['epochs', 'images', 'batch']) if (params.has(key)) $<HTMLInputElement>(key).value = params.get(key)!;
+if (params.get('autostart') === 'builtin') start();

@@ -1,0 +1,21 @@
+// Messages between the demo page and its training worker (structured-cloneable data only).
+import type { TrainingEvent } from '../src/train/index.ts';
+
+export interface DemoSettings {
+  epochs: number;
+  batchSize: number;
+  threads: number;
+  /** Images generated for the built-in dataset. */
+  images: number;
+  augment: boolean;
+}
+
+export type ToWorker =
+  | { type: 'start'; settings: DemoSettings; picked?: { images: { key: string; label: number; file: Blob }[]; classes: string[] } }
+  | { type: 'stop' };
+
+export type FromWorker =
+  | TrainingEvent
+  | { type: 'status'; text: string }
+  | { type: 'done'; steps: number; seconds: number; cancelled: boolean; failures: number; bottleneck: string | undefined; waitedForData: number }
+  | { type: 'error'; message: string };

@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import { artifactPath, openDemo } from './serve.ts';
+
+interface DemoState {
+  state: string;
+  crossOriginIsolated: boolean;
+  decodeMode: string | undefined;
+  message: string;
+  steps: number;
+  previews: number;
+  errors: string[];
+  frameGaps: { max: number; p95: number };
+  points: () => Record<string, number>;
+}
+declare const tandemDemo: DemoState;
+
+const snapshot = () => ({ ...tandemDemo, points: tandemDemo.points() });
+
+it('the demo page trains on the built-in data: charts grow, the batch grid is drawn, nothing logs an error', async () => {
+  const demo = await openDemo({ isolated: true, query: 'autostart=builtin&images=96&epochs=2&batch=16' });
+  try {
+    await demo.page.waitForFunction(() => (tandemDemo.points().loss ?? 0) >= 2 && tandemDemo.previews >= 1, undefined, { timeout: 300_000 });
+    const early = await demo.page.evaluate(snapshot);
+    const gridBefore = await demo.page.locator('#grid').screenshot();
+    await demo.page.waitForFunction(() => tandemDemo.state !== 'running', undefined, { timeout: 400_000 });
+    const late = await demo.page.evaluate(snapshot);
+    await demo.page.screenshot({ path: artifactPath('e2e-demo.png'), fullPage: true });
+    expect(late.errors).toEqual([]);
+    expect(late.state).toBe('done');
+    expect(late.crossOriginIsolated).toBe(true);
+    expect(late.decodeMode).toBe('pthreads');
+    expect(late.steps).toBe(10); // 77 training images × 2 epochs / 16
+    for (const chart of ['loss', 'accuracy', 'throughput', 'waited']) expect(late.points[chart]).toBeGreaterThan(early.points[chart] ?? 0);
+    expect(late.points.occupancy).toBeGreaterThan(0);
+    expect(late.points.queues).toBeGreaterThan(0);
+    expect(late.previews).toBeGreaterThan(early.previews);
+    expect((await demo.page.locator('#grid').screenshot()).equals(gridBefore)).toBe(false); // a later batch
+    expect(await demo.page.locator('#mode').textContent()).toContain('Cross-origin isolated');
+    expect(demo.errors).toEqual([]);
+  } finally {
+    await demo.close();
+  }
+});
+
+// The lead engineer's DecodePool fallback (single-threaded wasm in workers) reports mode
+// 'workers'; until its source says so, the page must explain what is missing instead of crashing.
+const fallbackLanded = readFileSync('src/decode/pool.ts', 'utf8').includes("'workers'");
+
+it(`without COOP/COEP the page ${fallbackLanded ? 'trains in the fallback mode and says so' : 'says clearly that isolation is missing'}`, async () => {
+  const demo = await openDemo({ isolated: false, query: 'autostart=builtin&images=48&epochs=1&batch=16' });
+  try {
+    await demo.page.waitForFunction(() => tandemDemo.state !== 'running' && tandemDemo.state !== 'idle', undefined, { timeout: 400_000 });
+    const s = await demo.page.evaluate(snapshot);
+    await demo.page.screenshot({ path: artifactPath('e2e-demo-fallback.png'), fullPage: true });
+    const banner = (await demo.page.locator('#mode').textContent()) ?? '';
+    expect(s.crossOriginIsolated).toBe(false);
+    if (fallbackLanded) {
+      expect(s.state).toBe('done');
+      expect(s.decodeMode).toBe('workers');
+      expect(banner).toContain('Fallback mode');
+      expect(s.points.loss).toBeGreaterThan(0);
+    } else {
+      expect(s.state).toBe('error');
+      expect(banner).toMatch(/not cross-origin isolated.*SharedArrayBuffer/);
+    }
+    expect(demo.errors).toEqual([]);
+  } finally {
+    await demo.close();
+  }
+});
+
+it('the built demo (vite build + preview) loads, trains a few steps, and stops on request', async () => {
+  const demo = await openDemo({ isolated: true, built: true, query: 'autostart=builtin&images=96&epochs=4&batch=16' });
+  try {
+    await demo.page.waitForFunction(() => (tandemDemo.points().loss ?? 0) >= 1, undefined, { timeout: 300_000 });
+    await demo.page.click('#stop');
+    await demo.page.waitForFunction(() => tandemDemo.state !== 'running', undefined, { timeout: 300_000 });
+    const s = await demo.page.evaluate(snapshot);
+    expect(s.state).toBe('done');
+    expect(s.message).toMatch(/^stopped: /);
+    expect(s.steps).toBeLessThan(20); // 77 × 4 / 16 = 20 steps had it not stopped
+    expect(demo.errors).toEqual([]);
+  } finally {
+    await demo.close();
+  }
+});
