@@ -118,6 +118,23 @@ async function cacheEpochs(): Promise<{ cold: number; warm: number; warmRequests
   return { cold, warm, warmRequests: requests - before };
 }
 
+async function shardCacheEpochs(): Promise<{ cold: number; warm: number; warmRequests: number }> {
+  const cache = await DirectoryCache.open(`${root}/cache-${cacheRun++}`, { maxBytes: 2 * totalBytes });
+  const urls = shardPaths.map((p) => `${base}/${p}`);
+  const epoch = () => timed(async () => {
+    let n = 0;
+    for await (const item of new ShardStream(urls, { seed: 3, bufferSize: 256, cache })) {
+      if (isShardFailure(item)) throw item.error;
+      n++;
+    }
+    return n;
+  });
+  const cold = await epoch();
+  const before = requests;
+  const warm = await epoch();
+  return { cold, warm, warmRequests: requests - before };
+}
+
 const results: Record<string, number[]> = {};
 const add = (k: string, v: number) => {
   console.error(`  ${k}: ${v.toFixed(0)}`);
@@ -132,7 +149,10 @@ for (let rep = 0; rep <= REPS; rep++) {
   const cache = await cacheEpochs();
   record('loose files over HTTP + directory cache, epoch 1 (cold)', cache.cold);
   record('loose files over HTTP + directory cache, epoch 2 (warm)', cache.warm);
-  if (rep > 0) warmRequests += cache.warmRequests;
+  const shardCache = await shardCacheEpochs();
+  record('shards over HTTP + directory cache, epoch 1 (cold)', shardCache.cold);
+  record('shards over HTTP + directory cache, epoch 2 (warm)', shardCache.warm);
+  if (rep > 0) warmRequests += cache.warmRequests + shardCache.warmRequests;
 }
 await server.shutdown();
 await Deno.remove(root, { recursive: true });
@@ -151,9 +171,9 @@ ${N} samples of 8–40 KB (${(totalBytes / 1024 ** 2).toFixed(1)} MiB, JPEG-like
 layout, and the same samples as ${manifest.shards.length} WebDataset shards of ≤ ${SHARD_BYTES >> 20} MiB written by \`writeFolderShards\`.
 The HTTP server is \`Deno.serve\` on 127.0.0.1 in the same process, streaming each file from disk (so it shares the
 event loop and the 2 cores with the client: absolute rates are pessimistic, ratios are the point). Every sample's bytes are
-read in full; shard streams use a 256-sample shuffle buffer. The cache rows read the loose files over HTTP through a
-fresh \`DirectoryCache\` per repetition: epoch 1 fetches and stores, epoch 2 reads only the cache
-(requests reaching the server during warm epochs, all repetitions: **${warmRequests}**).
+read in full; shard streams use a 256-sample shuffle buffer. The cache rows read the loose files, or the shards, over HTTP through
+a fresh \`DirectoryCache\` per repetition: epoch 1 fetches and stores (shards are written to the cache as they
+stream), epoch 2 reads only the cache (requests reaching the server during warm epochs, all repetitions: **${warmRequests}**).
 Machine: shared 2-core x86_64 VM, page cache warm.
 
 ${table}

@@ -43,7 +43,10 @@ export async function openFileStream(path: string): Promise<ReadableStream<Uint8
     async pull(controller) {
       // A fresh buffer per chunk: the consumer may keep it (a tar member's bytes are views of it).
       const buffer = new Uint8Array(CHUNK);
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null);
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null).catch(async (error: unknown) => {
+        await handle.close().catch(() => undefined);
+        throw error;
+      });
       if (bytesRead === 0) {
         await handle.close();
         controller.close();

@@ -89,9 +89,14 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     if (state.kind !== 'tandem.shards' || state.version !== 1) throw new Error('not a tandem shard stream state');
     if (state.shardCount !== shards.length) throw new Error(`state is for ${state.shardCount} shards, got ${shards.length}`);
     const stream = new ShardStream(shards, { ...options, seed: state.seed, rank: state.consumer, worldSize: state.consumers, workerId: 0, numWorkers: 1 });
-    Object.assign(stream, { epoch: state.epoch, shard: state.shard, sample: state.sample, draws: state.draws });
-    stream.buffer = state.buffer.map(([shard, sample]) => ({ item: undefined, shard, sample }));
+    stream.restore(state);
     return stream;
+  }
+
+  private restore(state: ShardStreamState): void {
+    ({ epoch: this.epoch, shard: this.shard, sample: this.sample, draws: this.draws } = state);
+    // Slots without items: refill() reads them back before anything is drawn.
+    this.buffer = state.buffer.map(([shard, sample]) => ({ item: undefined, shard, sample }));
   }
 
   /**
