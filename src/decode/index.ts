@@ -1,4 +1,4 @@
-export { DecodePool, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type ImageDecodeOptions } from './pool.ts';
+export { DecodePool, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type DecodeMode, type ImageDecodeOptions } from './pool.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';
 export {

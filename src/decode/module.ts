@@ -1,5 +1,6 @@
 import { JOB_WORDS } from './abi.ts';
 import type { TandemDecodeModule } from '../../wasm/dist/tandem-decode.mjs';
+import type { TandemDecodeSingleModule } from '../../wasm/dist/tandem-decode-st.mjs';
 
 /** The loaded emscripten module with the few operations the pool needs. */
 export interface DecodeModule {
@@ -51,6 +52,32 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
     },
     close(): void {
       exports.terminateThreads();
+    },
+  };
+}
+
+/** The single-threaded build: holds the fallback pool's records and targets on the caller's thread. */
+export interface SingleModule {
+  exports: TandemDecodeSingleModule;
+  memory: WebAssembly.Memory;
+  malloc(bytes: number): number;
+}
+
+export async function loadSingleModule(): Promise<SingleModule> {
+  const { default: createTandemDecodeSingle } = await import('../../wasm/dist/tandem-decode-st.mjs');
+  const exports = await createTandemDecodeSingle({ printErr: (line: string) => console.warn(`[tandem decode] ${line}`) });
+  const words = exports._td_job_words();
+  if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
+  return {
+    exports,
+    // Read on every use: a module without shared memory replaces its buffer when it grows.
+    get memory() {
+      return exports.wasmMemory;
+    },
+    malloc(bytes: number): number {
+      const ptr = exports._malloc(bytes);
+      if (ptr === 0) throw new RangeError(`tandem decode: cannot allocate ${bytes} bytes of wasm memory`);
+      return ptr;
     },
   };
 }

@@ -1,16 +1,16 @@
-import {
-  FORMAT_NAMES, INPUT_PADDING, JOB_BYTES, JOB_MESSAGE_BYTES,
-  JOB_WORDS, STATUS_CODES, Field, JobKind, JobState,
-} from './abi.ts';
+import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, Field, JobKind } from './abi.ts';
+import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
 import {
   fillAudio, fillVideo, frameCount, readAudio, readVideo,
   type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
 } from './media.ts';
-import { loadDecodeModule, type DecodeModule } from './module.ts';
 import { writeResize, type ImageDecodeOptions } from './options.ts';
+import { PthreadBackend } from './threads.ts';
+import { WorkerBackend } from './workers.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
+export type { DecodeMode } from './backend.ts';
 
 export interface DecodedImageInfo {
   format: (typeof FORMAT_NAMES)[number];
@@ -24,7 +24,8 @@ export interface DecodedImageInfo {
 }
 
 export interface DecodePoolStats {
-  mode: 'pthreads';
+  /** 'pthreads' (threads sharing one memory) or 'workers' (the fallback without SharedArrayBuffer). */
+  mode: DecodeMode;
   threads: number;
   inFlight: number;
   queued: number;
@@ -37,28 +38,24 @@ export interface DecodePoolOptions {
   threads?: number;
   /** Jobs handed to C at once; more requests wait in JS (default 4 × threads). */
   maxInFlight?: number;
+  /**
+   * 'auto' (default): pthreads where memory can be shared (Node, Deno, cross-origin isolated
+   * pages), else one single-threaded instance per worker. The other values force a mode.
+   */
+  mode?: DecodeMode | 'auto';
 }
 
-
-/** One reusable job record plus its padded input buffer in wasm memory. */
-interface JobSlot {
-  ptr: number;
-  words: Int32Array;
-  input: number;
-  inputCapacity: number;
-  aux: number;
-  auxWords: number;
-}
 
 /**
- * Decodes images on a pool of wasm pthreads. The event loop only copies input bytes into wasm
- * memory, enqueues a job and awaits its completion word (Atomics.waitAsync); decoding, resizing
- * and colour conversion run on the pool threads and write straight into the caller's target
- * (normally one slot of a batch buffer in the same shared memory).
+ * Decodes images, audio and video on a pool of wasm threads. The event loop only fills a job
+ * record and awaits its completion; decoding, resizing and colour conversion run on the pool's
+ * threads and land in the caller's target (normally one slot of a batch buffer in the pool's
+ * memory): directly with pthreads, through one copy in the worker fallback.
  */
 export class DecodePool {
   readonly threads: number;
-  #module: DecodeModule;
+  readonly mode: DecodeMode;
+  #backend: DecodeBackend;
   #free: JobSlot[] = [];
   #waiters: Array<(slot: JobSlot) => void> = [];
   #inFlight = 0;
@@ -67,38 +64,40 @@ export class DecodePool {
   #closed = false;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(module: DecodeModule, threads: number, maxInFlight: number) {
-    this.#module = module;
-    this.threads = threads;
+  private constructor(backend: DecodeBackend, maxInFlight: number) {
+    this.#backend = backend;
+    this.threads = backend.threads;
+    this.mode = backend.mode;
     for (let i = 0; i < maxInFlight; i++) {
-      const ptr = module.malloc(JOB_BYTES);
-      this.#free.push({ ptr, words: new Int32Array(module.memory.buffer, ptr, JOB_WORDS), input: 0, inputCapacity: 0, aux: 0, auxWords: 0 });
+      const ptr = backend.malloc(JOB_BYTES);
+      this.#free.push({ ptr, words: new Int32Array(backend.memory.buffer, ptr, JOB_WORDS), input: 0, inputCapacity: 0, aux: 0, auxWords: 0 });
     }
   }
 
   static async create(options: DecodePoolOptions = {}): Promise<DecodePool> {
     const threads = Math.max(1, Math.floor(options.threads ?? 2));
-    const module = await loadDecodeModule(threads);
-    const started = module.exports._td_pool_start(threads);
-    if (started !== threads) {
-      module.close();
-      throw new Error(`decode pool: started ${started} of ${threads} threads`);
-    }
-    return new DecodePool(module, threads, Math.max(threads, options.maxInFlight ?? threads * 4));
+    const requested = options.mode ?? 'auto';
+    const mode = requested === 'auto' ? (canShareMemory() ? 'pthreads' : 'workers') : requested;
+    const backend = mode === 'pthreads' ? await PthreadBackend.create(threads) : await WorkerBackend.create(threads);
+    return new DecodePool(backend, Math.max(threads, options.maxInFlight ?? threads * 4));
   }
 
-  /** The shared memory every buffer of this pool lives in. */
+  /**
+   * The memory every buffer of this pool lives in: shared by the threads in 'pthreads' mode. In
+   * 'workers' mode it is not shared and may be replaced when it grows (on `allocate`), so take
+   * views after allocating.
+   */
   get memory(): WebAssembly.Memory {
-    return this.#module.memory;
+    return this.#backend.memory;
   }
 
-  /** Allocates `bytes` in wasm memory (e.g. a batch buffer); the caller frees it with `free`. */
+  /** Allocates `bytes` in the pool's memory (e.g. a batch buffer); the caller frees it with `free`. */
   allocate(bytes: number): number {
-    return this.#module.malloc(bytes);
+    return this.#backend.malloc(bytes);
   }
 
   free(ptr: number): void {
-    this.#module.exports._free(ptr);
+    this.#backend.free(ptr);
   }
 
   /**
@@ -128,11 +127,11 @@ export class DecodePool {
     return this.#run(
       bytes,
       signal,
-      (w, slot) => {
+      (_words, slot) => {
         const aux = this.#aux(slot, 2 * count);
-        fillVideo(w, targetPtr, options, aux, new Int32Array(this.#module.memory.buffer, aux, 2 * count));
+        fillVideo(slot.words, targetPtr, options, aux, new Int32Array(this.memory.buffer, aux, 2 * count));
       },
-      (slot) => this.#media(slot, (w) => readVideo(w, new Int32Array(this.#module.memory.buffer, slot.aux, 2 * count).subarray(count))),
+      (slot) => this.#media(slot, (w) => readVideo(w, new Int32Array(this.memory.buffer, slot.aux, 2 * count).subarray(count))),
     );
   }
 
@@ -145,12 +144,14 @@ export class DecodePool {
     const slot = this.#free.pop() ?? (await new Promise<JobSlot>((resolve) => this.#waiters.push(resolve)));
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
-      this.#copyInput(slot, bytes);
+      // Views of unshared memory die when it grows; the record itself stays where it is.
+      if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
+      slot.words.fill(0);
       fill(slot.words, slot);
-      this.#module.exports._td_submit(slot.ptr);
-      // The job cannot be withdrawn once a thread may hold it; an abort only stops the wait on
-      // the result, and the slot is reused after the thread finishes with it.
-      await waitForDone(slot.words);
+      // A job cannot be withdrawn once a thread may hold it; an abort only stops the wait on the
+      // result, and the slot is reused after the thread has finished with it.
+      await this.#backend.execute(slot, bytes);
+      if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       signal?.throwIfAborted();
       return read(slot);
     } finally {
@@ -165,50 +166,30 @@ export class DecodePool {
   }
 
   stats(): DecodePoolStats {
-    return { mode: 'pthreads', threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length, completed: this.#completed, failed: this.#failed };
+    return { mode: this.mode, threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length, completed: this.#completed, failed: this.#failed };
   }
 
   /** Stops the threads after the jobs in hand and releases the module; nothing keeps running. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#module.exports._td_pool_stop();
-    while (this.#inFlight > 0 || this.#module.exports._td_pool_alive() > 0) await sleep(1);
-    this.#module.close();
+    const stopped = this.#backend.close();
+    while (this.#inFlight > 0) await sleep(1);
+    await stopped;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  /** Copies the input into the slot's padded buffer and clears the job record. */
-  #copyInput(slot: JobSlot, bytes: Uint8Array): void {
-    const m = this.#module;
-    const needed = bytes.length + INPUT_PADDING;
-    if (slot.inputCapacity < needed) {
-      const capacity = Math.max(needed, 256 * 1024, slot.inputCapacity * 2);
-      if (slot.input) m.exports._free(slot.input);
-      slot.input = 0;
-      slot.inputCapacity = 0;
-      slot.input = m.malloc(capacity);
-      slot.inputCapacity = capacity;
-    }
-    const heap = new Uint8Array(m.memory.buffer);
-    heap.set(bytes, slot.input);
-    heap.fill(0, slot.input + bytes.length, slot.input + needed);
-    slot.words = new Int32Array(m.memory.buffer, slot.ptr, JOB_WORDS); // memory may have grown
-    slot.words.fill(0);
-    slot.words[Field.Src] = slot.input;
-    slot.words[Field.SrcLen] = bytes.length;
-  }
-
   /** The slot's side array of `words` i32 (video frame selection and timestamps). */
   #aux(slot: JobSlot, words: number): number {
     if (slot.auxWords < words) {
-      if (slot.aux) this.#module.exports._free(slot.aux);
+      if (slot.aux) this.free(slot.aux);
       slot.aux = 0;
       slot.auxWords = 0;
-      slot.aux = this.#module.malloc(words * 4);
+      slot.aux = this.allocate(words * 4);
+      slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       slot.auxWords = words;
     }
     return slot.aux;
@@ -225,7 +206,7 @@ export class DecodePool {
     if (status !== 0) {
       this.#failed++;
       const code = STATUS_CODES[status] ?? 'corrupt';
-      throw new DecodeError(code === 'ok' ? 'corrupt' : code, readMessage(this.#module.memory, slot.ptr));
+      throw new DecodeError(code === 'ok' ? 'corrupt' : code, readMessage(this.memory, slot.ptr));
     }
   }
 
@@ -241,15 +222,6 @@ export class DecodePool {
       orientation: w[Field.Orientation] ?? 1,
       onPoolThread: w[Field.OnPoolThread] === 1,
     };
-  }
-}
-
-async function waitForDone(words: Int32Array): Promise<void> {
-  for (;;) {
-    const state = Atomics.load(words, Field.State);
-    if (state === JobState.Done) return;
-    const waited = Atomics.waitAsync(words, Field.State, state);
-    if (waited.async) await waited.value;
   }
 }
 

@@ -3,6 +3,7 @@ import {
   brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
   withPool,
 } from '../shared/decode-scenarios.ts';
+import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
 
 const opts = { sanitizeOps: true, sanitizeResources: true };
 
@@ -19,3 +20,17 @@ Deno.test({
     if (ticks === 0) throw new Error('the event loop was blocked during decoding');
   },
 });
+
+// The fallback pool (single-threaded instances in workers), forced here; pages without
+// cross-origin isolation get it automatically.
+Deno.test({ name: 'fallback pool: same bytes as the pthreads pool', ...opts, fn: () => withPool(2, (threads) => withPool(2, (workers) => fallbackMatchesThreads(threads, workers), 'workers')) });
+Deno.test({ name: 'fallback pool: JPEG pixels, EXIF, formats', ...opts, fn: () => withPool(2, async (pool) => {
+  await jpegDecodesToPattern(pool);
+  await exifOrientationApplied(pool);
+  await formatsAndModes(pool);
+}, 'workers') });
+Deno.test({ name: 'fallback pool: typed errors, oversubscription, dense batches', ...opts, fn: () => withPool(2, async (pool) => {
+  await brokenInputsGetTypedErrors(pool);
+  await oversubscribedPoolNeverHangs(pool);
+  await fallbackBatchesStayDense(pool);
+}, 'workers') });

@@ -1,6 +1,6 @@
 // Runtime-neutral test bodies for the wasm decode pool; each throws on failure. The Node unit tier,
 // the browser tier and the Deno tier call the same bodies.
-import { DecodeError, DecodePool, type DecodeErrorCode } from '../../src/decode/index.ts';
+import { DecodeError, DecodePool, type DecodeErrorCode, type DecodeMode } from '../../src/decode/index.ts';
 import {
   applyExifOrientation, encodeBmp, encodeJpeg, encodePng, encodePngPalette, solidPatches, type PatchPattern,
 } from '../../src/sources/synthetic/index.ts';
@@ -48,8 +48,8 @@ export function patternJpeg(width = 480, height = 360, options: { exifOrientatio
   return { pattern, bytes: encodeJpeg(stored.pixels, stored.width, stored.height, { quality: 95, exifOrientation: options.exifOrientation }) };
 }
 
-export async function withPool<T>(threads: number, body: (pool: DecodePool) => Promise<T>): Promise<T> {
-  const pool = await DecodePool.create({ threads });
+export async function withPool<T>(threads: number, body: (pool: DecodePool) => Promise<T>, mode: DecodeMode = 'pthreads'): Promise<T> {
+  const pool = await DecodePool.create({ threads, mode });
   try {
     return await body(pool);
   } finally {

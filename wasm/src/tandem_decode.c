@@ -1,31 +1,17 @@
-/* The decode pool: pthreads sharing the module's memory, fed from a FIFO of jobs.
+/* Job entry points, and (in the pthreads build) the decode pool: threads sharing the module's memory, fed from a FIFO of jobs.
  *
  * The JS event loop only enqueues (td_submit) and later sees `state` flip to DONE through
  * Atomics.waitAsync; it never blocks on a decode. Pool threads block on a condition variable
  * while idle. Stopping wakes them all; each finishes the job in hand, drains nothing further,
  * and exits, so no thread outlives td_pool_stop + the jobs already running. */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <emscripten.h>
-#include <emscripten/threading.h>
 #include "image.h"
 #include "media.h"
 #include "tandem_decode.h"
 
-#define TD_MAX_THREADS 64
-
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
-static td_job *queue_head, *queue_tail;
-static int stopping;
-static atomic_int threads_alive;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
-
-static void finish(td_job *job) {
-  __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
-  __builtin_wasm_memory_atomic_notify(&job->state, 0x7FFFFFFF);
-}
 
 static void td_decode_job(td_worker *worker, td_job *job) {
   switch (job->kind) {
@@ -36,6 +22,38 @@ static void td_decode_job(td_worker *worker, td_job *job) {
       job->status = TD_E_BAD_REQUEST;
       strcpy(job->message, "unknown job kind");
   }
+}
+
+EMSCRIPTEN_KEEPALIVE int td_job_words(void) { return TD_JOB_WORDS; }
+EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
+
+/* Decodes on the calling thread: the single-threaded build's only entry (one instance per worker)
+ * and, in the threaded build, tests of the C path itself. */
+EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
+  pthread_once(&process_once, td_image_init_process);
+  td_worker worker;
+  if (td_worker_init(&worker) != 0) return job->status = TD_E_NOMEM;
+  job->on_pool_thread = 0;
+  td_decode_job(&worker, job);
+  td_worker_free(&worker);
+  job->state = TD_STATE_DONE;
+  return job->status;
+}
+
+#ifdef __EMSCRIPTEN_PTHREADS__
+#include <stdatomic.h>
+#include <emscripten/threading.h>
+
+#define TD_MAX_THREADS 64
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
+static td_job *queue_head, *queue_tail;
+static int stopping;
+static atomic_int threads_alive;
+static void finish(td_job *job) {
+  __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&job->state, 0x7FFFFFFF);
 }
 
 static void *pool_thread(void *arg) {
@@ -61,9 +79,6 @@ static void *pool_thread(void *arg) {
   atomic_fetch_sub(&threads_alive, 1);
   return NULL;
 }
-
-EMSCRIPTEN_KEEPALIVE int td_job_words(void) { return TD_JOB_WORDS; }
-EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
 
 /* Starts n pool threads; returns how many are running. */
 EMSCRIPTEN_KEEPALIVE int td_pool_start(int n) {
@@ -113,13 +128,4 @@ EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
 
 EMSCRIPTEN_KEEPALIVE int td_pool_alive(void) { return atomic_load(&threads_alive); }
 
-/* Decodes on the calling thread: for single-threaded builds and tests of the C path itself. */
-EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
-  pthread_once(&process_once, td_image_init_process);
-  td_worker worker;
-  if (td_worker_init(&worker) != 0) return job->status = TD_E_NOMEM;
-  td_decode_job(&worker, job);
-  td_worker_free(&worker);
-  job->state = TD_STATE_DONE;
-  return job->status;
-}
+#endif /* __EMSCRIPTEN_PTHREADS__ */

@@ -1,0 +1,41 @@
+// What a decode pool runs on. Two backends share the job record of abi.ts: pthreads in one shared
+// memory (threads.ts), or, where SharedArrayBuffer is unavailable, single-threaded instances in
+// workers (workers.ts). The pool above them fills requests and reads results the same way.
+
+/** 'pthreads': one module, threads sharing its memory. 'workers': one instance per worker. */
+export type DecodeMode = 'pthreads' | 'workers';
+
+/** One reusable job record in the pool's memory, plus what its backend keeps with it. */
+export interface JobSlot {
+  ptr: number;
+  words: Int32Array;
+  /** pthreads backend: the padded input buffer in wasm memory. */
+  input: number;
+  inputCapacity: number;
+  /** Side array for video jobs (frame selection, then timestamps out). */
+  aux: number;
+  auxWords: number;
+}
+
+export interface DecodeBackend {
+  readonly mode: DecodeMode;
+  readonly threads: number;
+  /** The memory the pool's records and the caller's targets live in. */
+  readonly memory: WebAssembly.Memory;
+  /** malloc that throws instead of returning 0. */
+  malloc(bytes: number): number;
+  free(ptr: number): void;
+  /**
+   * Runs the request in `slot` (filled, except its input) on `bytes`; resolves once the record
+   * holds the result and the output is in place. Never rejects for a bad item: the record says.
+   */
+  execute(slot: JobSlot, bytes: Uint8Array): Promise<void>;
+  /** Completes queued jobs as cancelled, waits for running ones, then ends every thread. */
+  close(): Promise<void>;
+}
+
+/** True where wasm threads can share memory (Node, Deno, cross-origin isolated pages). */
+export function canShareMemory(): boolean {
+  if (typeof SharedArrayBuffer === 'undefined') return false;
+  return typeof crossOriginIsolated === 'undefined' || crossOriginIsolated;
+}

@@ -1,0 +1,85 @@
+import { Field, INPUT_PADDING, JOB_WORDS, JobState } from './abi.ts';
+import type { DecodeBackend, JobSlot } from './backend.ts';
+import { loadDecodeModule, type DecodeModule } from './module.ts';
+
+/**
+ * Pool threads inside one wasm module, all sharing its memory. The event loop copies the input
+ * into wasm memory, enqueues the job in C and awaits its state word with Atomics.waitAsync; the
+ * decoder writes straight into the caller's target in the same memory.
+ */
+export class PthreadBackend implements DecodeBackend {
+  readonly mode = 'pthreads';
+  #module: DecodeModule;
+
+  private constructor(module: DecodeModule, readonly threads: number) {
+    this.#module = module;
+  }
+
+  static async create(threads: number): Promise<PthreadBackend> {
+    const module = await loadDecodeModule(threads);
+    const started = module.exports._td_pool_start(threads);
+    if (started !== threads) {
+      module.close();
+      throw new Error(`decode pool: started ${started} of ${threads} threads`);
+    }
+    return new PthreadBackend(module, threads);
+  }
+
+  get memory(): WebAssembly.Memory {
+    return this.#module.memory;
+  }
+
+  malloc(bytes: number): number {
+    return this.#module.malloc(bytes);
+  }
+
+  free(ptr: number): void {
+    this.#module.exports._free(ptr);
+  }
+
+  async execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
+    this.#copyInput(slot, bytes);
+    this.#module.exports._td_submit(slot.ptr);
+    // The job cannot be withdrawn once a thread may hold it: the caller's slot is reused only
+    // after the thread has finished with it.
+    await waitForDone(slot.words);
+  }
+
+  #releaseInput(slot: JobSlot): void {
+    if (slot.input) this.free(slot.input);
+    slot.input = slot.inputCapacity = 0;
+  }
+
+  async close(): Promise<void> {
+    const exports = this.#module.exports;
+    exports._td_pool_stop();
+    while (exports._td_pool_alive() > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    this.#module.close();
+  }
+
+  /** Copies the input into the slot's padded buffer and points the record at it. */
+  #copyInput(slot: JobSlot, bytes: Uint8Array): void {
+    const needed = bytes.length + INPUT_PADDING;
+    if (slot.inputCapacity < needed) {
+      const capacity = Math.max(needed, 256 * 1024, slot.inputCapacity * 2);
+      this.#releaseInput(slot);
+      slot.input = this.malloc(capacity);
+      slot.inputCapacity = capacity;
+      slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
+    }
+    const heap = new Uint8Array(this.memory.buffer);
+    heap.set(bytes, slot.input);
+    heap.fill(0, slot.input + bytes.length, slot.input + needed);
+    slot.words[Field.Src] = slot.input;
+    slot.words[Field.SrcLen] = bytes.length;
+  }
+}
+
+async function waitForDone(words: Int32Array): Promise<void> {
+  for (;;) {
+    const state = Atomics.load(words, Field.State);
+    if (state === JobState.Done) return;
+    const waited = Atomics.waitAsync(words, Field.State, state);
+    if (waited.async) await waited.value;
+  }
+}

@@ -1,0 +1,190 @@
+import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, STATUS_CODES } from './abi.ts';
+import type { DecodeBackend, JobSlot } from './backend.ts';
+import { loadSingleModule, type SingleModule } from './module.ts';
+import { startModuleWorker, type WorkerPort } from '../runtime/worker.ts';
+
+const STATUS_CORRUPT = STATUS_CODES.indexOf('corrupt');
+const STATUS_NO_MEMORY = STATUS_CODES.indexOf('out-of-memory');
+const STATUS_BAD_REQUEST = STATUS_CODES.indexOf('bad-request');
+/** Largest output one fallback job may produce (the worker allocates it in its own memory). */
+const MAX_OUTPUT_BYTES = 1 << 30;
+
+interface Reply {
+  type: 'loaded' | 'ready' | 'init-error' | 'done';
+  id?: number;
+  message?: string;
+  record?: Uint8Array;
+  output?: Uint8Array;
+  pts?: Int32Array | null;
+}
+
+interface Job {
+  id: number;
+  slot: JobSlot;
+  bytes: Uint8Array;
+  done: () => void;
+}
+
+interface DecodeWorker {
+  port: WorkerPort;
+  job: Job | undefined;
+}
+
+/**
+ * The fallback where wasm threads cannot share memory (a page without cross-origin isolation):
+ * one single-threaded decode instance per worker. Records and targets live in a plain module
+ * instance on the caller's thread; each job's input goes to an idle worker, whose output is
+ * copied back into the target. One copy more than the pthreads backend, and the same results.
+ */
+export class WorkerBackend implements DecodeBackend {
+  readonly mode = 'workers';
+  #local: SingleModule;
+  #idle: DecodeWorker[] = [];
+  #all = new Set<DecodeWorker>();
+  #queue: Job[] = [];
+  #nextId = 1;
+  #closed = false;
+
+  private constructor(local: SingleModule, readonly threads: number) {
+    this.#local = local;
+  }
+
+  static async create(threads: number): Promise<WorkerBackend> {
+    const backend = new WorkerBackend(await loadSingleModule(), threads);
+    try {
+      await Promise.all(Array.from({ length: threads }, () => backend.#startWorker()));
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    return backend;
+  }
+
+  get memory(): WebAssembly.Memory {
+    return this.#local.memory;
+  }
+
+  malloc(bytes: number): number {
+    return this.#local.malloc(bytes);
+  }
+
+  free(ptr: number): void {
+    this.#local.exports._free(ptr);
+  }
+
+  execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
+    return new Promise((done) => {
+      this.#queue.push({ id: this.#nextId++, slot, bytes, done });
+      this.#dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const job of this.#queue.splice(0)) this.#complete(job, STATUS_BAD_REQUEST, 'decode pool stopped before this job ran');
+    while ([...this.#all].some((w) => w.job)) await new Promise((resolve) => setTimeout(resolve, 1));
+    await Promise.all([...this.#all].map((w) => w.port.terminate()));
+    this.#all.clear();
+    this.#idle = [];
+  }
+
+  async #startWorker(): Promise<void> {
+    const port = await startModuleWorker(new URL('./decode-worker.js', import.meta.url));
+    const worker: DecodeWorker = { port, job: undefined };
+    this.#all.add(worker);
+    let ready = false;
+    await new Promise<void>((resolve, reject) => {
+      port.onError((error) => (ready ? this.#workerDied(worker, error) : reject(error)));
+      port.onMessage((data) => {
+        const reply = data as Reply;
+        if (reply.type === 'loaded') {
+          port.postMessage({ type: 'init', moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href, layout: LAYOUT }, []);
+        } else if (reply.type === 'ready') {
+          ready = true;
+          resolve();
+        } else if (reply.type === 'init-error') reject(new Error(`decode worker could not load its module: ${reply.message}`));
+        else this.#finish(worker, reply);
+      });
+    });
+    this.#idle.push(worker);
+    this.#dispatch();
+  }
+
+  #dispatch(): void {
+    while (this.#idle.length > 0 && this.#queue.length > 0) {
+      const worker = this.#idle.pop()!;
+      const job = this.#queue.shift()!;
+      const w = job.slot.words;
+      const outputBytes = outputSize(w);
+      if (!(outputBytes >= 0 && outputBytes <= MAX_OUTPUT_BYTES)) {
+        this.#idle.push(worker);
+        this.#complete(job, STATUS_BAD_REQUEST, `output of ${outputBytes} bytes is over the fallback limit`);
+        continue;
+      }
+      const video = w[Field.Kind] === JobKind.Video;
+      const frames = video ? (w[Field.MaxFrames] ?? 0) : 0;
+      const record = new Uint8Array(this.memory.buffer, job.slot.ptr, JOB_BYTES).slice();
+      const select = video ? new Int32Array(this.memory.buffer, w[Field.Select] ?? 0, frames).slice() : null;
+      const input = job.bytes.slice();
+      worker.job = job;
+      const transfer: Transferable[] = [record.buffer, input.buffer];
+      if (select) transfer.push(select.buffer);
+      worker.port.postMessage({ type: 'job', id: job.id, record, input, select, outputBytes }, transfer);
+    }
+  }
+
+  #finish(worker: DecodeWorker, reply: Reply): void {
+    const job = worker.job;
+    if (!job || reply.id !== job.id || !reply.record) return;
+    worker.job = undefined;
+    const w = job.slot.words;
+    const dst = w[Field.Dst] ?? 0;
+    const ptsOut = w[Field.PtsOut] ?? 0;
+    const heap = new Uint8Array(this.memory.buffer);
+    heap.set(reply.record.subarray(0, JOB_BYTES), job.slot.ptr);
+    const result = new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
+    if (result[Field.Status] === 0 && reply.output) heap.set(reply.output, dst);
+    if (result[Field.Status] === 0 && reply.pts) new Int32Array(this.memory.buffer, ptsOut, reply.pts.length).set(reply.pts);
+    job.done();
+    if (!this.#closed) this.#idle.push(worker);
+    this.#dispatch();
+  }
+
+  /** A worker that crashed (out of memory, killed) fails its item and is replaced. */
+  #workerDied(worker: DecodeWorker, error: Error): void {
+    const job = worker.job;
+    worker.job = undefined;
+    this.#all.delete(worker);
+    this.#idle = this.#idle.filter((w) => w !== worker);
+    void worker.port.terminate();
+    if (job) this.#complete(job, STATUS_NO_MEMORY, `decode worker died: ${error.message}`);
+    if (!this.#closed) this.#startWorker().catch((e: unknown) => console.warn(`[tandem decode] could not replace a decode worker: ${String(e)}`));
+  }
+
+  #complete(job: Job, status: number, message: string): void {
+    const heap = new Uint8Array(this.memory.buffer);
+    const words = new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
+    words[Field.Status] = status;
+    const text = new TextEncoder().encode(message.slice(0, 90));
+    heap.fill(0, job.slot.ptr + JOB_WORDS * 4, job.slot.ptr + JOB_BYTES);
+    heap.set(text, job.slot.ptr + JOB_WORDS * 4);
+    job.done();
+  }
+}
+
+/** Bytes the decoder writes at `dst` for this request. */
+function outputSize(w: Int32Array): number {
+  const kind = w[Field.Kind];
+  const channels = w[Field.Channels] ?? 0;
+  if (kind === JobKind.Audio) return (w[Field.MaxFrames] ?? 0) * channels * 4;
+  const frame = (w[Field.DstW] ?? 0) * (w[Field.DstH] ?? 0) * channels;
+  return kind === JobKind.Video ? frame * (w[Field.MaxFrames] ?? 0) : frame;
+}
+
+/** The record fields the worker touches, from the one definition in abi.ts. */
+const LAYOUT = {
+  words: JOB_WORDS, jobBytes: JOB_BYTES, padding: INPUT_PADDING, status: Field.Status, src: Field.Src,
+  srcLen: Field.SrcLen, dst: Field.Dst, maxFrames: Field.MaxFrames, select: Field.Select, ptsOut: Field.PtsOut,
+  onPoolThread: Field.OnPoolThread, kind: Field.Kind, videoKind: JobKind.Video, corrupt: STATUS_CORRUPT,
+  noMemory: STATUS_NO_MEMORY,
+};

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DecodePool } from '../../src/decode/index.ts';
+import {
+  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs,
+} from '../shared/decode-scenarios.ts';
+import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
+
+describe('fallback decode pool: single-threaded instances in workers (Node)', () => {
+  let workers: DecodePool;
+  let threads: DecodePool;
+  beforeAll(async () => {
+    workers = await DecodePool.create({ threads: 2, mode: 'workers' });
+    threads = await DecodePool.create({ threads: 2 });
+  });
+  afterAll(async () => {
+    await workers?.close();
+    await threads?.close();
+  });
+
+  it('says which mode it runs in', () => {
+    expect(workers.stats().mode).toBe('workers');
+    expect(threads.stats().mode).toBe('pthreads');
+  });
+  it('gives the same bytes as the pthreads pool (JPEG, PNG, WAV)', () => fallbackMatchesThreads(threads, workers));
+  it('decodes a generated JPEG to the expected pixels', async () => {
+    expect((await jpegDecodesToPattern(workers)).worst).toBeLessThanOrEqual(12);
+  });
+  it('applies every EXIF orientation', () => exifOrientationApplied(workers));
+  it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(workers));
+  it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(workers));
+  it('queues more work than workers without hanging', async () => {
+    expect((await oversubscribedPoolNeverHangs(workers)).ticks).toBeGreaterThan(0);
+  });
+  it('fills dense batches when items fail', () => fallbackBatchesStayDense(workers));
+  it('refuses work after close', async () => {
+    const pool = await DecodePool.create({ threads: 1, mode: 'workers' });
+    await pool.close();
+    await expect(pool.decodeInto(new Uint8Array(8), 0, { width: 1, height: 1 })).rejects.toThrow(/closed/);
+  });
+});

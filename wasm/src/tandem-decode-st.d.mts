@@ -1,0 +1,17 @@
+// Types of the single-threaded factory built by wasm/build.sh (variant "st"): one instance per
+// worker in the fallback pool used where SharedArrayBuffer is unavailable.
+export interface TandemDecodeSingleModule {
+  wasmMemory: WebAssembly.Memory;
+  HEAPU8: Uint8Array;
+  _malloc(size: number): number;
+  _free(ptr: number): void;
+  _td_job_words(): number;
+  _td_job_size(): number;
+  _td_decode_now(job: number): number;
+}
+export interface TandemDecodeSingleOptions {
+  print?: (line: string) => void;
+  printErr?: (line: string) => void;
+  locateFile?: (path: string, prefix: string) => string;
+}
+export default function createTandemDecodeSingle(options?: TandemDecodeSingleOptions): Promise<TandemDecodeSingleModule>;
