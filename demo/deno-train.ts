@@ -1,5 +1,10 @@
 // Train the tiny ViT from a folder of images (one subfolder per class), or from the generated
-// dataset, in Deno — the same loader and trainer as `tandem train` in Node:
+// dataset, in Deno — the same session, progress and reports as `tandem train` in Node:
 //   npx deno run -A demo/deno-train.ts [--data DIR] [--epochs N] [--images N] [--report FILE]
-// Progress, the per-stage summary and the JSON report are the CLI's own.
-import '../src/cli/main.ts';
+// (all of `tandem train --help`'s options). Writes the JSON report and the HTML page next to it.
+import { runCommand } from '../src/cli/commands.ts';
+
+declare const Deno: { args: string[]; exit(code: number): never };
+
+const code = await runCommand(['train', ...Deno.args]);
+if (code !== 0) Deno.exit(code);

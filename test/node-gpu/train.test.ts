@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { shortTrainingRunReports } from '../shared/train-scenarios.ts';
 
-it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → report', { timeout: 300_000 }, async () => {
-  const report = await shortTrainingRunReports(join(mkdtempSync(join(tmpdir(), 'tandem-')), 'vit.ckpt'));
+it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', { timeout: 300_000 }, async () => {
+  const report = await shortTrainingRunReports(mkdtempSync(join(tmpdir(), 'tandem-')));
   expect(report.epochs).toHaveLength(2);
 });

@@ -1,19 +1,29 @@
-// The main job, small: generate a dataset (cached like the CLI's), train through the whole loader,
-// evaluate, report.
-import { runTrain, type TrainReport } from '../../src/cli/train.ts';
+// The main job, small, through the command (`tandem train` as the CLI and demo/deno-train.ts run
+// it): generate a dataset (cached like the CLI's), train through the whole loader, evaluate, and
+// check the JSON report, the HTML report next to it, the progress lines and the checkpoint.
+import { runCommand } from '../../src/cli/commands.ts';
 import { readFile } from '../../src/runtime/index.ts';
+import type { TrainReport } from '../../src/train/index.ts';
 import { check } from './assert.ts';
 
-export async function shortTrainingRunReports(checkpointPath: string): Promise<TrainReport> {
+export async function shortTrainingRunReports(dir: string): Promise<TrainReport> {
   const lines: string[] = [];
-  const report = await runTrain({ data: undefined, images: 96, epochs: 2, batchSize: 16, threads: 2, seed: 3, lr: 2e-3, augment: true, checkpoint: checkpointPath, log: (l) => lines.push(l) });
+  const args = ['train', '--images', '96', '--epochs', '2', '--batch', '16', '--threads', '2', '--seed', '3', '--augment',
+    '--progress', 'lines', '--report', `${dir}/report.json`, '--checkpoint', `${dir}/vit.ckpt`];
+  check((await runCommand(args, (l) => lines.push(l))) === 0, 'exit code 0');
+  const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/report.json`))) as TrainReport;
   check(report.steps === 10, `2 epochs × 5 steps, got ${report.steps}`);
   check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss) && e.valAccuracy >= 0 && e.valAccuracy <= 1), 'one record per epoch');
   check(report.images.train === 77 && report.images.validation === 19 && report.images.classes.length === 4, `split ${JSON.stringify(report.images)}`);
-  check(report.failures === 0, 'no failed items');
+  check(report.failures === 0 && !report.cancelled, 'no failed items, not cancelled');
   check(report.loaderStats !== undefined && report.bottleneck !== undefined, 'per-stage summary');
-  check(lines.some((l) => l.includes('epoch 2/2')), 'progress lines');
-  const saved = await readFile(checkpointPath);
+  check(report.timeline.steps.length >= 3 && report.timeline.steps.every((s) => Number.isFinite(s.loss) && s.imagesPerSecond > 0), 'step records (every 2 steps unless a read-back is still pending), each with loss and images/s');
+  check(report.timeline.steps.at(-1)!.step === 10, 'the last step is recorded');
+  check(lines.some((l) => l.includes('epoch 2/2')) && lines.some((l) => l.startsWith('train: 10 steps')), `progress lines: ${lines.join(' | ')}`);
+  const html = new TextDecoder().decode(await readFile(`${dir}/report.html`));
+  for (const chart of ['training loss', 'accuracy', 'images/s', 'stage busy', 'input queue fill']) check(html.includes(`aria-label="${chart}`), `HTML report has the ${chart} chart`);
+  check(!/<script|src="http/.test(html) && (html.match(/<path d="M/g)?.length ?? 0) >= 4, 'HTML report is self-contained with drawn lines');
+  const saved = await readFile(`${dir}/vit.ckpt`);
   check(saved.byteLength > 4 * 3 * 10_000, `checkpoint holds weights and both AdamW moments (${saved.byteLength} bytes)`);
   return report;
 }

@@ -1,0 +1,123 @@
+// The `tandem` commands: train (the main job), bench (the loader alone), profile (each loader
+// stage alone at several concurrencies). main.ts runs them from the command line; demo/deno-train.ts
+// and the tests call runCommand directly.
+import { writeFileAtomic } from '../runtime/index.ts';
+import { runProfile } from './profile.ts';
+import { reportHtml } from './report-html.ts';
+import { defaultSmokeOptions, runSmoke } from './smoke.ts';
+import { openTerminal } from './terminal.ts';
+import { defaultTrainOptions, runTrain } from './train.ts';
+
+const HELP: Record<string, string> = {
+  '': `tandem — fast data loading for ML on the web platform
+
+usage: tandem <command> [options]      (tandem <command> --help for its options)
+
+  train   train a Vision Transformer in WGSL from JPEG files through the whole loader
+  bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
+  profile each loader stage alone at several concurrencies, then the whole loader`,
+  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines]
+
+  Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
+  labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
+  Decodes on wasm threads to 32×32, uploads batches into a GPU ring, normalises them in WGSL
+  (with --augment: random resized crop, flip and jitter too) and trains the tiny ViT preset
+  with AdamW (defaults: 1024 images, 12 epochs, batch 32, lr 2e-3). On a terminal a live
+  progress bar shows images/s, loss, accuracy and time left (--progress lines: plain lines only);
+  one line per epoch with held-out accuracy, then the loader's per-stage summary. Writes a JSON
+  report (default tandem-report.json), an HTML page with charts of loss, accuracy, images/s and
+  per-stage occupancy over time next to it (same name, .html), and, with --checkpoint, the
+  trained weights and optimizer state.`,
+  profile: `usage: tandem profile [--data DIR] [--images N] [--batch N] [--size PX] [--threads N] [--concurrency 1,2,4]
+
+  Runs each loader stage alone over a sample of N images (default 256) — read, decode (+ batch
+  assembly; concurrency × threads jobs in flight), upload — at each concurrency, prints images/s
+  per run and the smallest concurrency within 5% of the best, then runs the whole loader on the
+  same sample for comparison.`,
+  bench: `usage: tandem bench [--data DIR] [--images N] [--epochs N] [--batch N] [--size PX] [--threads N]
+
+  Reads JPEG files, decodes them on wasm threads into shared batch buffers, uploads the batches
+  into WebGPU buffers and normalises them in WGSL; prints images/s, time to first batch and the
+  per-stage summary (which stage limits throughput).`,
+};
+
+function parseArgs(argv: readonly string[]): { command: string | undefined; flags: Map<string, string> } {
+  const flags = new Map<string, string>();
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg.startsWith('--')) {
+      const [name, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
+      flags.set(name, inline ?? (argv[i + 1]?.startsWith('--') === false ? argv[++i]! : 'true'));
+    } else command ??= arg;
+  }
+  return { command, flags };
+}
+
+function numberFlag(flags: Map<string, string>, name: string, fallback: number, integer = true): number {
+  const raw = flags.get(name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!(value > 0) || (integer && !Number.isInteger(value))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
+  return value;
+}
+
+function pct(part: number, whole: number): string {
+  return `${((part / Math.max(whole, 1e-9)) * 100).toFixed(0)}%`;
+}
+
+/** Runs one `tandem` command line (without the program name); resolves to the exit code. */
+export async function runCommand(argv: readonly string[], log: (line: string) => void = (line) => console.log(line)): Promise<number> {
+  const { command = '', flags } = parseArgs(argv);
+  const name = command === 'smoke' ? 'bench' : command;
+  if (flags.has('help') || command === 'help' || !(name in HELP) || name === '') {
+    const known = name in HELP;
+    (known ? console.log : console.error)(HELP[known ? name : '']);
+    return known && (flags.has('help') || command === 'help') ? 0 : 2;
+  }
+  if (name === 'bench') {
+    const o = defaultSmokeOptions(log);
+    o.images = numberFlag(flags, 'images', o.images);
+    o.epochs = numberFlag(flags, 'epochs', o.epochs);
+    o.batchSize = numberFlag(flags, 'batch', o.batchSize);
+    o.imageSize = numberFlag(flags, 'size', o.imageSize);
+    o.threads = numberFlag(flags, 'threads', o.threads);
+    o.data = flags.get('data');
+    const r = await runSmoke(o);
+    log(`bench: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`);
+    return r.images > 0 ? 0 : 1;
+  }
+  if (name === 'profile') {
+    const concurrencies = (flags.get('concurrency') ?? '1,2,4').split(',').map(Number);
+    if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new Error(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
+    const defaults = defaultSmokeOptions(log);
+    await runProfile({
+      data: flags.get('data'), images: numberFlag(flags, 'images', 256), batchSize: numberFlag(flags, 'batch', defaults.batchSize),
+      imageSize: numberFlag(flags, 'size', defaults.imageSize), threads: numberFlag(flags, 'threads', defaults.threads), concurrencies, log,
+    });
+    return 0;
+  }
+  const progress = flags.get('progress');
+  const terminal = openTerminal(progress === undefined ? undefined : progress === 'bar');
+  const o = defaultTrainOptions((line) => (terminal.interactive ? terminal.log(line) : log(line)));
+  o.terminal = terminal;
+  o.images = numberFlag(flags, 'images', o.images);
+  o.epochs = numberFlag(flags, 'epochs', o.epochs);
+  o.batchSize = numberFlag(flags, 'batch', o.batchSize);
+  o.threads = numberFlag(flags, 'threads', o.threads);
+  o.seed = numberFlag(flags, 'seed', o.seed);
+  o.lr = numberFlag(flags, 'lr', o.lr, false);
+  o.data = flags.get('data');
+  o.checkpoint = flags.get('checkpoint');
+  o.augment = flags.has('augment') ? flags.get('augment') !== 'false' : o.augment;
+  const report = await runTrain(o);
+  const path = flags.get('report') ?? 'tandem-report.json';
+  const htmlPath = `${path.replace(/\.json$/i, '')}.html`;
+  await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(report, null, 2)));
+  await writeFileAtomic(htmlPath, new TextEncoder().encode(reportHtml(report)));
+  const last = report.epochs.at(-1);
+  log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last ? (last.valAccuracy * 100).toFixed(1) : '?'}% ` +
+    `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
+    `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; loader's busiest stage: ${report.bottleneck}; ${report.failures} failed items; report: ${path}, ${htmlPath}`);
+  return 0;
+}
