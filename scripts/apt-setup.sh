@@ -39,7 +39,7 @@ mesa_ok() {
 }
 
 missing=()
-for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg; do installed "$p" || missing+=("$p"); done
+for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil; do installed "$p" || missing+=("$p"); done
 mesa_ok || missing+=("mesa-vulkan-drivers/bookworm-backports")
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes the compressed audio and video fixtures of the media tests with Debian's ffmpeg CLI into
+# Makes the compressed audio and video fixtures of the media tests with Debian's ffmpeg CLI, and
+# image fixtures in formats our own encoders do not write with Debian's PIL, into
 # test/fixtures/generated/ (git-ignored). Skips files already there; says what it made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,3 +28,6 @@ make rgb.h264.mp4 -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lav
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libx264 -pix_fmt yuv420p -g 10 -crf 10
 make rgb.vp9.webm -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lavfi -i "color=c=lime:size=64x48:rate=10:duration=1" \
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libvpx-vp9 -pix_fmt yuv420p -g 10 -crf 10 -b:v 0
+# Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
+/usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
+/usr/bin/python3 scripts/make-image-fixtures.py "$out"

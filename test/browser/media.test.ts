@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import {
   brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
   wavSineDecodes, type FixtureLoader,
 } from '../shared/media-scenarios.ts';
+import { imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -28,4 +29,17 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
   it('samples solid-colour H.264 and VP9 by time, index and rate', () => solidColourClips(pool, load));
   it('samples a moving pattern in MP4, WebM, MKV; time and index agree', () => movingPatternClips(pool, load));
   it('gives typed errors for broken video', () => brokenVideoGetsTypedErrors(pool, load));
+});
+
+describe('image formats against PIL (Chromium)', () => {
+  it('progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame, in both pool modes', async () => {
+    for (const mode of ['pthreads', 'workers'] as const) {
+      const pool = await DecodePool.create({ threads: 1, mode });
+      try {
+        expect(await imageFormatsMatchReferences(pool, load)).toHaveLength(7);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
 });

@@ -1,6 +1,8 @@
 // Deno tier: audio and video decoding on the wasm pool, with the same scenario bodies as Node and Chromium.
 // Compressed fixtures come from scripts/make-fixtures.sh (run by scripts/test.sh).
+import { DecodePool } from '../../src/decode/index.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
+import { imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
   brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
   wavSineDecodes, type FixtureLoader,
@@ -16,3 +18,20 @@ Deno.test({ name: 'broken audio gets typed errors', ...opts, fn: () => withPool(
 Deno.test({ name: 'solid-colour H.264 and VP9 by time, index and rate', ...opts, fn: () => withPool(2, (p) => solidColourClips(p, load)) });
 Deno.test({ name: 'moving pattern in MP4, WebM, MKV; time and index agree', ...opts, fn: () => withPool(2, (p) => movingPatternClips(p, load)) });
 Deno.test({ name: 'broken video gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenVideoGetsTypedErrors(p, load)) });
+
+// Image formats our encoders do not write, made by Debian's PIL, against PIL's decode.
+Deno.test({
+  name: 'progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, in both pool modes',
+  ...opts,
+  fn: async () => {
+    for (const mode of ['pthreads', 'workers'] as const) {
+      const pool = await DecodePool.create({ threads: 1, mode });
+      try {
+        const checked = await imageFormatsMatchReferences(pool, load);
+        if (checked.length !== 7) throw new Error(`${mode}: checked ${checked.length} of 7 files`);
+      } finally {
+        await pool.close();
+      }
+    }
+  },
+});

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Image fixtures for the decode tests, written with Debian's PIL (python3-pil, libjpeg-turbo,
+libwebp): formats the project's own encoders do not write. For each image, the pixels it was made
+from (.src.rgb / .src.rgba) and PIL's own decode of the file (.pil.rgb / .pil.rgba), raw HWC.
+Usage: make-image-fixtures.py OUT_DIR. Skips files already there."""
+import math
+import os
+import sys
+
+from PIL import Image
+
+W, H = 97, 61  # odd sizes: chroma subsampling and SIMD tails meet their edge cases
+
+
+def pattern(seed: int) -> Image.Image:
+    """Smooth gradients, flat blocks and a disc: lossy codecs stay close, orientation is obvious."""
+    im = Image.new("RGB", (W, H))
+    px = im.load()
+    for y in range(H):
+        for x in range(W):
+            r = int(255 * x / (W - 1))
+            g = int(255 * y / (H - 1))
+            b = int(127 + 120 * math.sin((x + y + seed * 7) / 9))
+            if x < W // 3 and y < H // 2:
+                r, g, b = (230, 40, 40) if seed % 2 == 0 else (40, 40, 230)
+            if (x - 70) ** 2 + (y - 35) ** 2 < 144:
+                r, g, b = 250, 250, 60
+            px[x, y] = (r, g, b)
+    return im
+
+
+def save(out: str, name: str, im: Image.Image, **kwargs) -> None:
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        return
+    im.save(path + ".tmp", format=kwargs.pop("format"), **kwargs)
+    decoded = Image.open(path + ".tmp")
+    decoded.seek(0)
+    mode = "RGBA" if decoded.mode in ("RGBA", "LA") or "transparency" in decoded.info and im.mode == "RGBA" else "RGB"
+    ext = "rgba" if mode == "RGBA" else "rgb"
+    src = im if im.mode != "CMYK" else pattern(0)
+    with open(path + ".src." + ext, "wb") as f:
+        f.write(src.convert(mode).tobytes())
+    with open(path + ".pil." + ext, "wb") as f:
+        f.write(decoded.convert(mode).tobytes())
+    os.replace(path + ".tmp", path)
+    print(f"[fixtures] made {path} ({decoded.format} {decoded.mode} {decoded.size[0]}x{decoded.size[1]})")
+
+
+def main() -> None:
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rgb = pattern(0)
+    save(out, "progressive.jpg", rgb, format="JPEG", quality=92, progressive=True, subsampling=0)
+    save(out, "progressive-420.jpg", rgb, format="JPEG", quality=92, progressive=True, subsampling=2)
+    # PIL writes CMYK JPEGs the Adobe way (inverted, no colour transform): C = 255 - R, K = 0.
+    save(out, "cmyk.jpg", rgb.convert("CMYK"), format="JPEG", quality=95)
+    save(out, "lossy.webp", rgb, format="WEBP", quality=90, method=4)
+    save(out, "lossless.webp", rgb, format="WEBP", lossless=True)
+    rgba = rgb.copy()
+    rgba.putalpha(Image.linear_gradient("L").resize((W, H)))
+    save(out, "alpha.webp", rgba, format="WEBP", lossless=True)
+    frames = [pattern(i).quantize(64, dither=Image.Dither.NONE) for i in range(3)]
+    path = os.path.join(out, "three-frames.gif")
+    if not os.path.exists(path):
+        frames[0].save(path + ".tmp", format="GIF", save_all=True, append_images=frames[1:], duration=100, loop=0)
+        decoded = Image.open(path + ".tmp")
+        first = decoded.convert("RGB").tobytes()
+        decoded.seek(1)
+        second = decoded.convert("RGB").tobytes()
+        with open(path + ".pil.rgb", "wb") as f:
+            f.write(first)
+        with open(path + ".second.rgb", "wb") as f:
+            f.write(second)
+        os.replace(path + ".tmp", path)
+        print(f"[fixtures] made {path} (GIF, 3 frames {W}x{H})")
+
+
+main()
