@@ -14,7 +14,7 @@ import {
   type ShardStreamOptions,
   type UnevenMode,
 } from '../../src/sources/index.ts';
-import { PipelineBuilder } from '../../src/pipeline/index.ts';
+import { Pipeline, PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
 
@@ -200,6 +200,14 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     }
     const rest = (await runUntil(ShardStream.fromState(names, saved!, options))).keys;
     check([...seen, ...rest].join() === whole.join(), `pipeline resume: ${seen.length}+${rest.length} of ${whole.length}`);
+  },
+
+  async 'worker streams merged in one pipeline read every sample once'() {
+    const { names, open } = memoryShards(9, 5);
+    const streams = [0, 1, 2].map((workerId) => new PipelineBuilder().addSource(new ShardStream(names, { open, seed: 1, bufferSize: 3, workerId, numWorkers: 3 })));
+    const keys: string[] = [];
+    for await (const item of new PipelineBuilder().addSource(Pipeline.merge(streams)).build()) keys.push((item as ShardItem).key);
+    check(keys.length === 45 && new Set(keys).size === 45, `${keys.length} items, ${new Set(keys).size} distinct`);
   },
 
   async 'a refused sample is reported in place and counted by the cursor'() {
