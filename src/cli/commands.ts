@@ -4,6 +4,7 @@
 import { writeFileAtomic } from '../runtime/index.ts';
 import { runProfile } from './profile.ts';
 import { reportHtml } from './report-html.ts';
+import { runShards, SHARDS_HELP } from './shards.ts';
 import { defaultSmokeOptions, runSmoke } from './smoke.ts';
 import { openTerminal } from './terminal.ts';
 import { defaultTrainOptions, runTrain } from './train.ts';
@@ -15,7 +16,8 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
 
   train   train a Vision Transformer in WGSL from JPEG files through the whole loader
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
-  profile each loader stage alone at several concurrencies, then the whole loader`,
+  profile each loader stage alone at several concurrencies, then the whole loader
+  shards  write an ImageNet-style folder as WebDataset tar shards`,
   train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
@@ -28,6 +30,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   report (default tandem-report.json), an HTML page with charts of loss, accuracy, images/s and
   per-stage occupancy over time next to it (same name, .html), and, with --checkpoint, the
   trained weights and optimizer state.`,
+  shards: SHARDS_HELP,
   profile: `usage: tandem profile [--data DIR] [--images N] [--batch N] [--size PX] [--threads N] [--concurrency 1,2,4]
 
   Runs each loader stage alone over a sample of N images (default 256) — read, decode (+ batch
@@ -87,6 +90,7 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
     log(`bench: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`);
     return r.images > 0 ? 0 : 1;
   }
+  if (name === 'shards') return runShards(flags, log);
   if (name === 'profile') {
     const concurrencies = (flags.get('concurrency') ?? '1,2,4').split(',').map(Number);
     if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new Error(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
