@@ -6,7 +6,11 @@
  * and exits, so no thread outlives td_pool_stop + the jobs already running. */
 #include <pthread.h>
 #include <string.h>
+#ifdef __EMSCRIPTEN__
 #include <emscripten.h>
+#else /* native build (bench/native): the same C, exported as plain functions */
+#define EMSCRIPTEN_KEEPALIVE
+#endif
 #include "image.h"
 #include "media.h"
 #include "tandem_decode.h"
