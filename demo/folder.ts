@@ -1,38 +1,18 @@
-// A folder of images picked on the page, labelled by its first subfolder (ImageNet layout):
-// through showDirectoryPicker where the browser has it, else <input webkitdirectory>.
-// Files stay lazy Blobs; the training worker reads each when the loader asks for it.
+// A folder of images chosen on the page, labelled by its first subfolder (ImageNet layout), through
+// the library's picked-folder source (src/sources/picked.ts): showDirectoryPicker where the browser
+// has it, else <input webkitdirectory>, or a folder dropped on the page. Files stay lazy Blobs; the
+// training worker reads each when the loader asks for it. Files outside a class folder are left out.
+import { listDroppedItems, listFileList, listPickedDirectory, type DataTransferItemLike, type DirectoryHandleLike, type PickedFolder } from '../src/sources/index.ts';
 
-export interface PickedImage {
-  key: string;
-  label: number;
-  file: Blob;
-}
 export interface PickedImages {
-  images: PickedImage[];
+  images: { key: string; label: number; file: Blob }[];
   classes: string[];
 }
 
-const IMAGE = /\.(jpe?g|png|webp|bmp|gif)$/i;
-
-interface DirectoryHandle {
-  kind: 'directory';
-  name: string;
-  values(): AsyncIterable<DirectoryHandle | { kind: 'file'; name: string; getFile(): Promise<File> }>;
-}
-
-async function* walk(dir: DirectoryHandle, prefix: string): AsyncGenerator<{ path: string; file: Blob }> {
-  for await (const entry of dir.values()) {
-    if (entry.kind === 'file') yield { path: `${prefix}${entry.name}`, file: await entry.getFile() };
-    else yield* walk(entry, `${prefix}${entry.name}/`);
-  }
-}
-
-/** Paths below the picked root, e.g. "cat/001.jpg": class = first segment, sorted → labels. */
-export function labelByFolder(found: readonly { path: string; file: Blob }[]): PickedImages {
-  const kept = found.filter((f) => IMAGE.test(f.path) && f.path.includes('/')).sort((a, b) => (a.path < b.path ? -1 : 1));
-  const classOf = (path: string) => path.slice(0, path.indexOf('/'));
-  const classes = [...new Set(kept.map((f) => classOf(f.path)))].sort();
-  return { images: kept.map((f) => ({ key: f.path, label: classes.indexOf(classOf(f.path)), file: f.file })), classes };
+function toImages(folder: PickedFolder): PickedImages {
+  const images = folder.files.filter((f) => f.label >= 0).map((f) => ({ key: f.path, label: f.label, file: f.file }));
+  if (images.length === 0) throw new Error('no images inside class subfolders (expected <folder>/<class>/<image>)');
+  return { images, classes: folder.classes };
 }
 
 export function hasDirectoryPicker(): boolean {
@@ -40,17 +20,16 @@ export function hasDirectoryPicker(): boolean {
 }
 
 export async function pickWithDirectoryPicker(): Promise<PickedImages> {
-  const picker = (globalThis as unknown as { showDirectoryPicker(): Promise<DirectoryHandle> }).showDirectoryPicker;
-  const root = await picker();
-  const found: { path: string; file: Blob }[] = [];
-  for await (const f of walk(root, '')) found.push(f);
-  return labelByFolder(found);
+  const picker = (globalThis as unknown as { showDirectoryPicker(): Promise<DirectoryHandleLike> }).showDirectoryPicker;
+  return toImages(await listPickedDirectory(await picker()));
 }
 
-/** `<input type=file webkitdirectory>` gives "root/class/file" paths: drop the root. */
 export function fromFileList(files: ArrayLike<File>): PickedImages {
-  return labelByFolder(Array.from(files, (file) => {
-    const path = file.webkitRelativePath || file.name;
-    return { path: path.slice(path.indexOf('/') + 1), file };
-  }));
+  return toImages(listFileList(files));
+}
+
+/** Call inside the drop handler: the entries must be taken before it returns. */
+export function fromDrop(items: DataTransferItemList): Promise<PickedImages> {
+  // DOM's FileSystemEntry types are the structural *Like types the source is written against.
+  return listDroppedItems(items as unknown as ArrayLike<DataTransferItemLike>).then(toImages);
 }

@@ -3,7 +3,7 @@
 // curious readers is on `window.tandemDemo`.
 import type { PreviewEvent } from '../src/train/index.ts';
 import { FrameMeter, LineChart } from './charts.ts';
-import { fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
+import { fromDrop, fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
 import type { DemoSettings, FromWorker, ToWorker } from './protocol.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -149,7 +149,17 @@ $('pick').onclick = async () => {
 };
 $<HTMLInputElement>('folder').onchange = (ev) => {
   const files = (ev.target as HTMLInputElement).files;
-  if (files?.length) start(fromFileList(files));
+  if (!files?.length) return;
+  try {
+    start(fromFileList(files));
+  } catch (e) {
+    fail(String(e));
+  }
+};
+document.body.ondragover = (ev) => ev.preventDefault();
+document.body.ondrop = (ev) => {
+  ev.preventDefault();
+  if (ev.dataTransfer?.items.length) fromDrop(ev.dataTransfer.items).then(start, (e: unknown) => fail(String(e)));
 };
 
 const meter = new FrameMeter();

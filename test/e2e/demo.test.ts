@@ -1,5 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { ensureSyntheticFolder } from '../../src/sources/index.ts';
 import { artifactPath, openDemo } from './serve.ts';
 
 interface DemoState {
@@ -83,5 +86,23 @@ it('the built demo (vite build + preview) loads, trains a few steps, and stops o
     expect(demo.errors).toEqual([]);
   } finally {
     await demo.close();
+  }
+});
+
+it('a folder chosen on the page (<input webkitdirectory>) is labelled by subfolder and trained on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-picked-'));
+  await ensureSyntheticFolder(dir, { count: 48, width: 200, height: 150 });
+  const demo = await openDemo({ isolated: true, query: 'epochs=1&batch=16' });
+  try {
+    await demo.page.locator('#folder').setInputFiles(dir);
+    await demo.page.waitForFunction(() => tandemDemo.state === 'done' || tandemDemo.state === 'error', undefined, { timeout: 300_000 });
+    const s = await demo.page.evaluate(snapshot);
+    expect(s.errors).toEqual([]);
+    expect(s.steps).toBe(3); // 48 files, every 5th held out: 39 / 16 → 3 steps
+    expect(await demo.page.locator('#grid').isVisible()).toBe(true);
+    expect(demo.errors).toEqual([]);
+  } finally {
+    await demo.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
