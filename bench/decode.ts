@@ -1,110 +1,272 @@
-// Image decode throughput, side by side in one run: Tandem's wasm pool at 1..N threads (decode +
-// resize 224 + centre crop, with and without DCT-domain reduction) against PIL doing the same
-// torchvision transform (Debian python3-pil, libjpeg-turbo), on the generated 500×375 JPEGs.
-//   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--out docs/bench-decode.md]
-// Needs the dataset from `npm run main` (or generates it) and, for the PIL column, python3-pil.
+// Image decode throughput, every variant side by side in one run, interleaved repetitions, medians:
+//   - PIL (Debian python3-pil, libjpeg-turbo), one process, the torchvision transform;
+//   - Tandem's C image path built natively against Debian's libav (gcc), 1..N threads;
+//   - Tandem's wasm DecodePool in Deno, 1..N pthreads (with and without DCT-domain reduction);
+//   - in headless Chromium (a cross-origin isolated page on 127.0.0.1): Tandem's DecodePool,
+//     the browser's own decoder (createImageBitmap with resize in 1..N module workers) and
+//     @ffmpeg/ffmpeg (exec per file; single- and multi-thread core, 1..N instances).
+// Job: generated 500×375 JPEGs (quality 75..95) → RGB 224×224, Resize(224) + CenterCrop(224),
+// bilinear ("resize"); and the same files decoded at full size to RGB ("decode only").
+//
+//   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--threads N] [--ffmpeg-images M]
+//                                   [--ffmpeg-timeout-ms 10000] [--no-browser] [--out docs/bench-decode.md]
+//
+// Writes docs/bench-decode.md. Missing pieces (python3-pil, libav headers, Chromium) drop their
+// columns and say how to get them.
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import process from 'node:process';
 import { DecodePool } from '../src/decode/index.ts';
-import { cacheDir, hardwareConcurrency } from '../src/runtime/index.ts';
-import { ensureSyntheticFolder, listImageFolder } from '../src/sources/index.ts';
+import { hardwareConcurrency } from '../src/runtime/index.ts';
+import { openBrowserBench, type BrowserBench } from './decode/browser.ts';
+import { benchImages } from './decode/images.ts';
+import { buildNative, nativePass, NATIVE_PACKAGES } from './decode/native.ts';
+import { FFMPEG_ARGS } from './decode/page/ffmpeg-args.ts';
+import { pilAvailable, pilPass } from './decode/pil.ts';
+import { selfCpuSeconds, treeCpuSeconds, treeMemory } from './decode/proc.ts';
+import { figures, fmt, goalRows, table, type Figures, type Goal, type Row } from './decode/report.ts';
+import { decodePass } from './decode/tandem.ts';
+import type { FfmpegConfig, PageSample, Sample, Transform } from './decode/types.ts';
 
-const args = Deno.args;
-const flag = (name: string, fallback: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : fallback);
-const outPath = args.includes('--out') ? args[args.indexOf('--out') + 1]! : 'docs/bench-decode.md';
+// ---- arguments --------------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+const has = (name: string) => argv.includes(`--${name}`);
+const flag = (name: string, fallback: number) => (has(name) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : fallback);
 const count = flag('images', 256);
-const reps = flag('reps', 5);
-const root = `${cacheDir()}/datasets/synthetic-s0-n${count}`;
-await ensureSyntheticFolder(root, { count });
-const { files } = await listImageFolder(root);
-const encoded = await Promise.all(files.map((f) => Deno.readFile(f.path)));
+const reps = Math.max(3, flag('reps', 5));
 const cores = hardwareConcurrency();
-const threadCounts = [...new Set([1, 2, cores])].filter((t) => t <= cores);
+const maxThreads = flag('threads', cores);
+const ffmpegCount = Math.min(count, flag('ffmpeg-images', count));
+const ffmpegTimeoutMs = flag('ffmpeg-timeout-ms', 10_000);
+const outPath = has('out') ? argv[argv.indexOf('--out') + 1]! : 'docs/bench-decode.md';
+const command = `npx deno run -A bench/decode.ts ${argv.filter((a) => a !== outPath && a !== '--out').join(' ')}`.trim();
+const threadCounts = [...new Set([1, 2, maxThreads])].filter((t) => t <= maxThreads).sort((a, b) => a - b);
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const log = (s: string) => console.error(`[bench:decode] ${s}`);
 
-async function wasmRun(pool: DecodePool, reducedScale: boolean): Promise<{ seconds: number; cpu: number }> {
-  const slot = 224 * 224 * 3;
-  const target = pool.allocate(slot * pool.threads * 2);
-  const cpu0 = cpuSeconds();
-  const t0 = performance.now();
-  let next = 0;
-  const lane = async (k: number) => {
-    for (let i = next++; i < encoded.length; i = next++) {
-      await pool.decodeInto(encoded[i]!, target + k * slot, { width: 224, height: 224, fit: 'cover', reducedScale });
-    }
-  };
-  await Promise.all(Array.from({ length: pool.threads * 2 }, (_, k) => lane(k)));
-  const seconds = (performance.now() - t0) / 1000;
-  pool.free(target);
-  return { seconds, cpu: cpuSeconds() - cpu0 };
+log(`command: ${command}`);
+const loadAtStart = loadavg();
+const images = await benchImages(count);
+const paths = images.map((m) => m.path);
+const notes: string[] = [];
+
+// ---- variants ---------------------------------------------------------------------------------
+interface Variant {
+  row: Row;
+  transform: Transform;
+  run(): Promise<Sample>;
+  /** Runs once before the timed repetitions (JIT tier-up, caches); not for separate processes. */
+  warm: boolean;
 }
-
-function cpuSeconds(): number {
-  // Whole-process CPU time (all threads) from /proc, Linux only.
-  const stat = Deno.readTextFileSync('/proc/self/stat').split(') ')[1]!.split(' ');
-  return (Number(stat[11]) + Number(stat[12])) / 100;
+const rows = new Map<string, Row>();
+const variants: Variant[] = [];
+function add(group: string, label: string, threads: number, transform: Transform, run: () => Promise<Sample>, warm = true): void {
+  const row = rows.get(label) ?? { label, group, threads, samples: {} };
+  rows.set(label, row);
+  variants.push({ row, transform, run, warm });
 }
+/** A pass timed in-process: wall from the pass, CPU of this process (or its tree) around it. */
+const timed = (cpuOf: () => number, pass: () => Promise<PageSample>) => async (): Promise<Sample> => {
+  const c0 = cpuOf();
+  const s = await pass();
+  return { ...s, cpu: cpuOf() - c0 };
+};
 
-const PIL_SCRIPT = `
-import sys, time, resource
-from PIL import Image
-paths = sys.argv[1:]
-def cpu(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
-c0 = cpu(); t0 = time.perf_counter()
-for p in paths:
-    im = Image.open(p).convert('RGB')
-    w, h = im.size; s = 224 / min(w, h)
-    im = im.resize((max(224, round(w * s)), max(224, round(h * s))), Image.BILINEAR)
-    l = (im.width - 224) // 2; t = (im.height - 224) // 2
-    im.crop((l, t, l + 224, t + 224)).tobytes()
-print(time.perf_counter() - t0, cpu() - c0)
-`;
+const pilVersion = await pilAvailable();
+if (pilVersion) {
+  for (const tr of ['resize', 'decode'] as const) add('PIL', 'PIL, 1 process', 1, tr, () => pilPass(paths, tr), false);
+} else notes.push('PIL rows missing: install Debian\'s `python3-pil` (run with /usr/bin/python3).');
 
-async function pilRun(): Promise<{ seconds: number; cpu: number } | undefined> {
-  try {
-    // Debian's python3 (with python3-pil), not whichever python3 comes first on PATH.
-    const python = (await Deno.stat('/usr/bin/python3').then(() => true, () => false)) ? '/usr/bin/python3' : 'python3';
-    const out = await new Deno.Command(python, { args: ['-c', PIL_SCRIPT, ...files.map((f) => f.path)], stdout: 'piped', stderr: 'piped' }).output();
-    if (!out.success) return undefined;
-    const [seconds, cpu] = new TextDecoder().decode(out.stdout).trim().split(' ').map(Number);
-    return { seconds: seconds!, cpu: cpu! };
-  } catch {
-    return undefined;
+const native = await buildNative();
+if ('binary' in native) {
+  for (const t of threadCounts) {
+    const label = `native libav, ${plural(t, 'thread')}`;
+    for (const tr of ['resize', 'decode'] as const) add('native', label, t, tr, () => nativePass(native.binary, paths, t, tr, false), false);
+    add('native', `${label}, DCT reduction allowed`, t, 'resize', () => nativePass(native.binary, paths, t, 'resize', true), false);
   }
+} else {
+  notes.push(native.skipped);
+  log(native.skipped);
 }
 
 const pools = new Map<number, DecodePool>();
 for (const t of threadCounts) pools.set(t, await DecodePool.create({ threads: t }));
-const samples = new Map<string, Array<{ seconds: number; cpu: number }>>();
-const add = (k: string, v: { seconds: number; cpu: number } | undefined) => v && samples.set(k, [...(samples.get(k) ?? []), v]);
-for (let r = 0; r < reps; r++) {
-  add('PIL, 1 process', await pilRun());
-  for (const t of threadCounts) {
-    // Alternate which variant goes first, so warm-up and neighbours' load fall on both alike.
-    const variants = r % 2 === 0 ? [false, true] : [true, false];
-    for (const reduced of variants) add(`wasm, ${t} thread${t > 1 ? 's' : ''}${reduced ? ', DCT reduction allowed' : ''}`, await wasmRun(pools.get(t)!, reduced));
+for (const t of threadCounts) {
+  const pool = pools.get(t)!;
+  const label = `wasm in Deno, ${plural(t, 'thread')}`;
+  for (const tr of ['resize', 'decode'] as const) add('wasm (Deno)', label, t, tr, timed(selfCpuSeconds, () => decodePass(pool, images, tr, false)));
+  add('wasm (Deno)', `${label}, DCT reduction allowed`, t, 'resize', timed(selfCpuSeconds, () => decodePass(pool, images, 'resize', true)));
+}
+
+let browser: BrowserBench | undefined;
+const ffmpegConfigs: FfmpegConfig[] = [];
+if (!has('no-browser')) {
+  try {
+    browser = await openBrowserBench(images, maxThreads);
+    const b = browser;
+    for (const t of threadCounts) {
+      for (const tr of ['resize', 'decode'] as const) {
+        add('Tandem (Chromium)', `Tandem in Chromium, ${plural(t, 'thread')}`, t, tr, timed(treeCpuSeconds, () => b.tandem(t, tr, false)));
+        add('createImageBitmap (Chromium)', `createImageBitmap in Chromium, ${plural(t, 'worker')}`, t, tr, timed(treeCpuSeconds, () => b.bitmap(t, tr)));
+      }
+    }
+    for (const core of ['st', 'mt'] as const) for (const n of threadCounts) ffmpegConfigs.push({ core, instances: n });
+    for (const c of ffmpegConfigs) {
+      const { loadSeconds } = await b.ffmpegLoad(c);
+      log(`@ffmpeg/ffmpeg ${c.core} core × ${c.instances}: loaded in ${loadSeconds.toFixed(2)} s`);
+      const label = `@ffmpeg/ffmpeg in Chromium, ${c.core === 'mt' ? 'core-mt' : 'core'} × ${plural(c.instances, 'instance')}`;
+      add('@ffmpeg/ffmpeg (Chromium)', label, c.instances, 'resize', timed(treeCpuSeconds, () => b.ffmpeg(c, ffmpegTimeoutMs, ffmpegCount)), false);
+    }
+  } catch (e) {
+    const why = `Chromium rows missing: ${(e as Error).message.split('\n')[0]} (needs Debian's chromium at /usr/bin/chromium and \`npm ci\`)`;
+    notes.push(why);
+    log(why);
+    await browser?.close();
+    browser = undefined;
   }
 }
-for (const p of pools.values()) await p.close();
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const rate = (k: string) => encoded.length / median(samples.get(k)!.map((s) => s.seconds));
-const base = samples.has('PIL, 1 process') ? rate('PIL, 1 process') : undefined;
-const one = rate('wasm, 1 thread');
-const rows = [...samples.keys()].map((k) => {
-  const cpuPerImage = (median(samples.get(k)!.map((s) => s.cpu)) / encoded.length) * 1000;
-  return `| ${k} | ${rate(k).toFixed(0)} | ${cpuPerImage.toFixed(2)} | ${base ? (rate(k) / base).toFixed(2) : 'n/a'} | ${(rate(k) / one).toFixed(2)} |`;
+// ---- interleaved repetitions ------------------------------------------------------------------
+const describe = (v: Variant) => `${v.row.label} [${v.transform}]`;
+for (const v of variants.filter((v) => v.warm)) await v.run();
+log(`warm-up done; ${variants.length} variants × ${reps} repetitions`);
+for (let r = 0; r < reps; r++) {
+  // Alternate the order, so warm-up, drift and neighbours' load fall on every variant alike.
+  const order = r % 2 === 0 ? variants : [...variants].reverse();
+  const t0 = performance.now();
+  for (const v of order) {
+    try {
+      const s = await v.run();
+      (v.row.samples[v.transform] ??= []).push(s);
+    } catch (e) {
+      log(`${describe(v)} failed: ${(e as Error).message}`);
+    }
+  }
+  log(`repetition ${r + 1}/${reps} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`);
+}
+const memory = treeMemory();
+const chromium = browser?.version;
+const pageErrors = browser?.errors ?? [];
+await browser?.close();
+for (const p of pools.values()) await p.close();
+const loadAtEnd = loadavg();
+
+// ---- figures ----------------------------------------------------------------------------------
+const imagesOf = (row: Row) => (row.group.startsWith('@ffmpeg') ? ffmpegCount : count);
+const fig = (label: string, tr: Transform = 'resize'): Figures | undefined => {
+  const row = rows.get(label);
+  return row && figures(row.samples[tr], imagesOf(row));
+};
+const ratio = (a: Figures | undefined, b: Figures | undefined) => (a && b ? a.rate / b.rate : undefined);
+const pil = fig('PIL, 1 process');
+const nativeLabel = (t: number) => `native libav, ${plural(t, 'thread')}`;
+
+const resultRows = [...rows.values()].map((row) => {
+  const res = figures(row.samples.resize, imagesOf(row));
+  const dec = figures(row.samples.decode, imagesOf(row));
+  const nat = row.group === 'PIL' || row.group === 'native' ? undefined : fig(nativeLabel(row.threads));
+  const failures = (res?.failed ?? 0) + (dec?.failed ?? 0);
+  const hangs = res?.hangs ?? 0;
+  return [
+    row.label,
+    String(row.threads),
+    fmt(res?.rate, 0),
+    fmt(res?.cpuMs),
+    fmt(dec?.rate, 0),
+    fmt(dec?.cpuMs),
+    fmt(ratio(res, pil)),
+    fmt(ratio(res, nat)),
+    res?.maxRssKb ? (res.maxRssKb / 1024).toFixed(0) : '',
+    failures || hangs ? `${failures} failed${hangs ? `, ${hangs} hung` : ''}` : '0',
+  ];
 });
+
+const bestFfmpeg = ffmpegConfigs
+  .map((c) => ({ c, f: fig(`@ffmpeg/ffmpeg in Chromium, ${c.core === 'mt' ? 'core-mt' : 'core'} × ${plural(c.instances, 'instance')}`) }))
+  .filter((x): x is { c: FfmpegConfig; f: Figures } => !!x.f)
+  .sort((a, b) => b.f.rate - a.f.rate)[0];
+const N = maxThreads;
+const goals: Goal[] = [
+  { what: 'wasm 1 thread (Deno) ÷ PIL 1 process', ratio: ratio(fig('wasm in Deno, 1 thread'), pil), target: 1 },
+  ...threadCounts.map((t) => ({ what: `wasm ${plural(t, 'thread')} (Deno) ÷ native libav ${plural(t, 'thread')}`, ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`), fig(nativeLabel(t))), target: 0.8 })),
+  ...threadCounts.map((t) => ({ what: `wasm ${plural(t, 'thread')} (Deno) ÷ native, decode only`, ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`, 'decode'), fig(nativeLabel(t), 'decode')), target: 0.8 })),
+  ...(N > 1
+    ? [
+        { what: `wasm in Deno: ${N} threads ÷ (${N} × 1 thread)`, ratio: ratio(fig(`wasm in Deno, ${N} threads`), fig('wasm in Deno, 1 thread')), target: 0.9 * N },
+        { what: `Tandem in Chromium: ${N} threads ÷ (${N} × 1 thread)`, ratio: ratio(fig(`Tandem in Chromium, ${N} threads`), fig('Tandem in Chromium, 1 thread')), target: 0.9 * N },
+      ].map((g) => ({ ...g, ratio: g.ratio === undefined ? undefined : g.ratio / N, target: 0.9 }))
+    : []),
+  {
+    what: `Tandem in Chromium, ${plural(N, 'thread')} ÷ @ffmpeg/ffmpeg's best (${bestFfmpeg ? `${bestFfmpeg.c.core === 'mt' ? 'core-mt' : 'core'} × ${bestFfmpeg.c.instances}` : 'n/a'})`,
+    ratio: ratio(fig(`Tandem in Chromium, ${plural(N, 'thread')}`), bestFfmpeg?.f),
+    target: 4,
+  },
+  ...threadCounts.map((t) => ({ what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}`, ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`)), target: 1 })),
+  ...threadCounts.map((t) => ({ what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}, decode only`, ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`, 'decode'), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`, 'decode')), target: 1 })),
+];
+
+// ---- report -----------------------------------------------------------------------------------
+const cpuModel = cpus()[0]?.model ?? 'unknown CPU';
+const hangsSeen = [...rows.values()].some((r) => (figures(r.samples.resize, imagesOf(r))?.hangs ?? 0) > 0);
 const lines = [
   '# Decode benchmark',
   '',
-  `Command: \`npx deno run -A bench/decode.ts --images ${count} --reps ${reps}\` (Deno ${Deno.version.deno}, ${cores} cores).`,
-  `Job: ${encoded.length} generated 500×375 JPEGs (quality 90, 4:2:0) → RGB 224×224, shorter side to 224 then centre crop`,
-  '(torchvision Resize(224) + CenterCrop(224)), bilinear. Interleaved repetitions, medians; images/s of wall time and',
-  'CPU ms per image of the whole process (all threads).',
+  `Command: \`${command}\``,
   '',
-  '| decoder | images/s | CPU ms / image | × PIL (1 core) | × wasm 1 thread |',
-  '|---|---|---|---|---|',
-  ...rows,
+  `Machine: ${plural(cores, 'core')} (${cpuModel}), a **shared, busy 2-core VM** — load average ${loadAtStart.map((x) => x.toFixed(2)).join(' / ')} at the start`,
+  `and ${loadAtEnd.map((x) => x.toFixed(2)).join(' / ')} at the end (1/5/15 min). Other work ran at the same time, so absolute figures`,
+  'are noisy and low; the ratios, measured side by side, are what to read.',
+  `Runtimes: Deno ${process.versions.deno ?? '?'} (V8 ${process.versions.v8}), ${chromium ? `Chromium ${chromium} (headless, Debian)` : 'no Chromium'},`,
+  `${'binary' in native ? `native: gcc -O2 against ${native.libav} (with its x86 SIMD)` : 'no native build'}, ${pilVersion ? `PIL ${pilVersion} (Debian python3-pil)` : 'no PIL'}, @ffmpeg/ffmpeg 0.12.15 with @ffmpeg/core(-mt) 0.12.10.`,
   '',
-  base ? '' : 'PIL column missing: install Debian\'s python3-pil to get it.',
+  `Job: ${count} generated 500×375 JPEGs (4:2:0, quality 75..95, cycling) read into memory first. **resize**: RGB`,
+  '224×224, shorter side to 224 then centre crop (torchvision Resize(224) + CenterCrop(224)), bilinear. **decode only**: the',
+  'same files at full size to RGB (RGBA for createImageBitmap), no resize. Each variant runs one pass over all images per',
+  `repetition; ${reps} repetitions, interleaved (the order reverses every repetition), after one untimed warm-up pass of the`,
+  'in-process variants; medians. images/s is wall time; CPU ms/image is the CPU time of the process doing the work (all',
+  'threads): the Python process, the native process, the Deno process, or Deno + Chromium (every Chromium process) for',
+  'the Chromium rows.',
+  '',
+  ...table(
+    ['decoder', 'threads', 'resize: images/s', 'CPU ms / image', 'decode only: images/s', 'CPU ms / image', '× PIL (resize)', '× native, same threads (resize)', 'peak RSS MiB', 'failures'],
+    resultRows,
+  ),
+  '',
+  '## Goals (issue 4, item 8)',
+  '',
+  ...table(['ratio (resize unless said)', 'measured', 'goal', ''], goalRows(goals)),
+  '',
+  '## How each variant runs',
+  '',
+  '- **PIL**: `/usr/bin/python3` with Debian\'s python3-pil: `Image.open(p).convert(\'RGB\')`, `resize` (BILINEAR) to the',
+  '  shorter side 224, `crop` the centre, `tobytes()`; one process per pass, timed inside Python.',
+  `- **native libav**: \`bench/native/decode-native.c\` + \`wasm/src/image.c\` + \`probe.c\` built with gcc into the cache,`,
+  '  the same requests as DecodePool.decodeInto: N pthreads, each with one reused `td_worker`, taking the next file from',
+  '  a shared counter; one process per pass, files read before the clock starts.',
+  '- **wasm in Deno** / **Tandem in Chromium**: `DecodePool.create({ threads })` (pthreads sharing one memory);',
+  '  `decodeInto` with two requests in flight per thread, each into its own slot. In Chromium the pool is created on',
+  '  the page\'s main thread of a cross-origin isolated page (COOP/COEP) served by Vite on 127.0.0.1.',
+  '- **createImageBitmap**: N module workers, each holding every file as a Blob, taking the next index from a',
+  '  SharedArrayBuffer counter: `createImageBitmap(blob, { resizeWidth, resizeHeight, resizeQuality: \'medium\' })` to',
+  '  the Resize(224) size, drawn at the crop offset into a 224×224 OffscreenCanvas (`willReadFrequently`), then',
+  '  `getImageData` (RGBA bytes). Decode only: `createImageBitmap(blob)` drawn at full size and read back.',
+  `- **@ffmpeg/ffmpeg**: per file \`writeFile('in.jpg')\`, \`exec\` of \`ffmpeg ${FFMPEG_ARGS.join(' ')}\`, \`readFile('out.rgb')\``,
+  `  (checked to be 224×224×3 bytes), delete both; single-thread \`@ffmpeg/core\` or \`@ffmpeg/core-mt\`, 1..${N} instances`,
+  `  each taking the next file; core files served locally from node_modules; ${ffmpegCount} of the images per pass; a file`,
+  `  that takes over ${ffmpegTimeoutMs / 1000} s counts as hung and its instance is replaced. Loading the instances is not timed.`,
+  '',
+  '## Memory and notes',
+  '',
+  `- Peak RSS is given for variants that run in a process of their own. The Deno process (every wasm pool of the run)`,
+  `  peaked at ${(memory.selfPeakKb / 1024).toFixed(0)} MiB; at the end Deno + Chromium (${memory.processes} processes) held ${(memory.rssKb / 1024).toFixed(0)} MiB resident.`,
+  '- Time to first batch does not apply here (no batching); `node dist/cli/main.js bench` reports it for the loader.',
+  ...(hangsSeen ? ['- @ffmpeg/ffmpeg hung on some files (see failures): they were abandoned after the timeout.'] : []),
+  ...(pageErrors.length ? [`- Page errors: ${pageErrors.slice(0, 5).join('; ')}`] : []),
+  ...notes.map((n) => `- ${n}`),
+  ...('binary' in native ? [] : [`- To get the native rows: \`apt-get install ${NATIVE_PACKAGES}\`.`]),
 ];
-console.log(lines.join('\n'));
-await Deno.writeTextFile(outPath, lines.join('\n') + '\n');
+const text = lines.join('\n') + '\n';
+console.log(text);
+writeFileSync(outPath, text);
+log(`wrote ${outPath}`);
+process.exit(0);

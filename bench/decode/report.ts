@@ -1,0 +1,52 @@
+// Medians, ratios and the markdown of docs/bench-decode.md.
+import type { Sample, Transform } from './types.ts';
+
+export interface Row {
+  /** Table row, e.g. "wasm in Deno, 2 threads". */
+  label: string;
+  group: string;
+  threads: number;
+  samples: Partial<Record<Transform, Sample[]>>;
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+export interface Figures {
+  rate: number; // images/s, median over passes
+  cpuMs: number; // CPU ms per image, median
+  failed: number; // most failures in one pass
+  hangs: number;
+  maxRssKb?: number;
+}
+
+export function figures(samples: Sample[] | undefined, images: number): Figures | undefined {
+  if (!samples?.length) return undefined;
+  const rss = samples.map((s) => s.maxRssKb).filter((v): v is number => v !== undefined);
+  return {
+    rate: images / median(samples.map((s) => s.seconds)),
+    cpuMs: (median(samples.map((s) => s.cpu)) / images) * 1000,
+    failed: Math.max(...samples.map((s) => s.failed)),
+    hangs: Math.max(...samples.map((s) => s.hangs ?? 0)),
+    ...(rss.length ? { maxRssKb: Math.max(...rss) } : {}),
+  };
+}
+
+export const fmt = (x: number | undefined, digits = 2): string => (x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
+
+export function table(headers: string[], rows: string[][]): string[] {
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+}
+
+export interface Goal {
+  what: string;
+  ratio: number | undefined;
+  target: number;
+}
+
+export function goalRows(goals: Goal[]): string[][] {
+  return goals.map((g) => [g.what, fmt(g.ratio), `≥ ${g.target}`, g.ratio === undefined ? 'not measured' : g.ratio >= g.target ? 'met' : '**short**']);
+}
