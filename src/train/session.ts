@@ -160,6 +160,10 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
       }
     }
     report.cancelled = step < steps;
+    stopStats();
+    const last = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(loader.pipeline.stats()), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
+    report.timeline.stats.push(last); // short runs end before the first interval: keep one sample
+    emit(last);
     await o.onTrained?.(trainer);
   } finally {
     stopStats();
