@@ -17,6 +17,8 @@ export function parseBytes(text: string): number {
   return Math.floor(Number(match[1]) * scale);
 }
 
+const human = (bytes: number) => (bytes < 1024 ** 2 ? `${(bytes / 1024).toFixed(1)} KiB` : bytes < 1024 ** 3 ? `${(bytes / 1024 ** 2).toFixed(1)} MiB` : `${(bytes / 1024 ** 3).toFixed(2)} GiB`);
+
 function positiveInt(flags: Map<string, string>, name: string): number | undefined {
   const raw = flags.get(name);
   if (raw === undefined) return undefined;
@@ -54,9 +56,9 @@ export async function runShards(flags: Map<string, string>, log: (line: string) 
     perShard,
     seed,
     shuffle: !flags.has('no-shuffle'),
-    onShard: (s) => log(`${out}/${s.name}: ${s.samples} samples, ${(s.bytes / 1024 ** 2).toFixed(1)} MiB`),
+    onShard: (s) => log(`${out}/${s.name}: ${s.samples} samples, ${human(s.bytes)}`),
   });
   const total = manifest.shards.reduce((n, s) => n + s.bytes, 0);
-  log(`${manifest.samples} samples in ${manifest.classes.length} classes → ${manifest.shards.length} shards (${(total / 1024 ** 2).toFixed(1)} MiB) in ${((performance.now() - started) / 1000).toFixed(1)} s; manifest ${out}/shards.json`);
+  log(`${manifest.samples} samples in ${manifest.classes.length} classes → ${manifest.shards.length} shards (${human(total)}) in ${((performance.now() - started) / 1000).toFixed(1)} s; manifest ${out}/shards.json`);
   return 0;
 }
