@@ -1,7 +1,8 @@
 // The browser's byte cache: the Cache API (persistent, per origin), with the same size bound and
 // LRU eviction as the directory cache. Entries are stored under made-up URLs on a reserved .invalid
 // host, so they can never be confused with, or served as, real responses.
-import { keyHash, LruIndex, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
+import { keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
+import { LruIndex } from './lru.ts';
 
 const SIZE_HEADER = 'x-tandem-size';
 const KEY_HEADER = 'x-tandem-key';

@@ -1,7 +1,8 @@
 // Caches of fetched bytes with a size bound and least-recently-used eviction, so a second epoch of
 // a remote dataset reads nothing over the network. One interface; a directory in Node and Deno
 // (this file), the Cache API in browsers (browser-cache.ts).
-import { createFileWriter, fileSize, listDir, makeDir, openFileStream, readFile, removeFile } from '../runtime/index.ts';
+import { LruIndex } from './lru.ts';
+import { createFileWriter, fileSize, listDir, makeDir, openFileStream, readFile, removeFile, type FileWriter } from '../runtime/index.ts';
 
 export interface CacheStats {
   hits: number;
@@ -30,57 +31,6 @@ export interface CacheEntryWriter {
   abort(): Promise<void>;
 }
 
-/**
- * Recency and sizes, kept in a Map whose insertion order is the recency order (oldest first).
- * Shared by the directory and Cache API stores.
- */
-export class LruIndex {
-  private readonly sizes = new Map<string, number>();
-  bytes = 0;
-  hits = 0;
-  misses = 0;
-  evictions = 0;
-  constructor(readonly maxBytes: number) {
-    if (!(maxBytes > 0)) throw new RangeError(`maxBytes ${maxBytes} must be positive`);
-  }
-  has(id: string): boolean {
-    return this.sizes.has(id);
-  }
-  touch(id: string): void {
-    const size = this.sizes.get(id);
-    if (size === undefined) return;
-    this.sizes.delete(id);
-    this.sizes.set(id, size);
-  }
-  add(id: string, size: number): void {
-    this.remove(id);
-    this.sizes.set(id, size);
-    this.bytes += size;
-  }
-  remove(id: string): void {
-    const size = this.sizes.get(id);
-    if (size === undefined) return;
-    this.sizes.delete(id);
-    this.bytes -= size;
-  }
-  /** The ids to evict (oldest first) so that `incoming` more bytes fit; removes them from the index. */
-  makeRoom(incoming: number): string[] {
-    const out: string[] = [];
-    let left = this.bytes;
-    for (const [id, size] of this.sizes) {
-      if (left + incoming <= this.maxBytes) break;
-      out.push(id);
-      left -= size;
-    }
-    for (const id of out) this.remove(id);
-    this.evictions += out.length;
-    return out;
-  }
-  stats(): CacheStats {
-    return { hits: this.hits, misses: this.misses, evictions: this.evictions, bytes: this.bytes, maxBytes: this.maxBytes, entries: this.sizes.size };
-  }
-}
-
 /** FNV-1a over UTF-16 code units in two independent 32-bit lanes: a 64-bit file name for a key. */
 export function keyHash(key: string): string {
   let a = 0x811c9dc5;
@@ -102,6 +52,9 @@ const decoder = new TextDecoder();
  * open start in directory order.
  */
 export class DirectoryCache implements ByteCache {
+  /** Entries being written: a second writer of the same key would share its .partial file. */
+  private readonly writing = new Set<string>();
+
   private constructor(
     readonly dir: string,
     private readonly index: LruIndex,
@@ -175,9 +128,18 @@ export class DirectoryCache implements ByteCache {
     const head = new Uint8Array(4 + keyBytes.length);
     new DataView(head.buffer).setUint32(0, keyBytes.length);
     head.set(keyBytes, 4);
-    // Written under a .partial name (ignored by open()) and renamed on commit.
-    const file = await createFileWriter(`${this.dir}/${id}`);
-    await file.write(head);
+    // The same key fetched twice at once (a repeated URL): the first writer stores it.
+    if (this.writing.has(id)) return { write: async () => undefined, commit: async () => undefined, abort: async () => undefined };
+    this.writing.add(id);
+    let file: FileWriter;
+    try {
+      // Written under a .partial name (ignored by open()) and renamed on commit.
+      file = await createFileWriter(`${this.dir}/${id}`);
+      await file.write(head);
+    } catch (error) {
+      this.writing.delete(id);
+      throw error;
+    }
     let size = head.length;
     return {
       write: async (chunk) => {
@@ -185,13 +147,23 @@ export class DirectoryCache implements ByteCache {
         await file.write(chunk);
       },
       commit: async () => {
-        this.index.remove(id);
-        if (size > this.index.maxBytes) return file.abort();
-        for (const old of this.index.makeRoom(size)) await removeFile(`${this.dir}/${old}`);
-        await file.close();
-        this.index.add(id, size);
+        try {
+          this.index.remove(id);
+          if (size > this.index.maxBytes) return await file.abort();
+          for (const old of this.index.makeRoom(size)) await removeFile(`${this.dir}/${old}`);
+          await file.close();
+          this.index.add(id, size);
+        } finally {
+          this.writing.delete(id);
+        }
       },
-      abort: () => file.abort(),
+      abort: async () => {
+        try {
+          await file.abort();
+        } finally {
+          this.writing.delete(id);
+        }
+      },
     };
   }
 

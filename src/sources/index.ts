@@ -11,7 +11,8 @@ export { isShardFailure, ShardStream, type ShardFailure, type ShardItem, type Sh
 export { StateLog } from './shard-state.ts';
 export { mixSources, type Mixed, type MixInput, type MixOptions } from './mix.ts';
 export { isLoadFailure, loadFiles, loadUrl, loadUrls, urlStage, type FileLoadOptions, type Loaded, type LoadFailure, type LoadOptions, type LoadResult, type LoadStage, type UrlLoadOptions } from './load.ts';
-export { DirectoryCache, keyHash, LruIndex, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
+export { DirectoryCache, keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
+export { LruIndex } from './lru.ts';
 export { cachingOpener } from './cache-opener.ts';
 export { CacheStorageCache } from './browser-cache.ts';
 export { TAR_END_BYTES, tarMemberBytes, TarWriter, type ChunkSink } from './tar-writer.ts';
