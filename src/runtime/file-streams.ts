@@ -3,7 +3,7 @@
 import { runtimeName } from './detect.ts';
 
 interface DenoFile {
-  readable: ReadableStream<Uint8Array>;
+  read(buffer: Uint8Array): Promise<number | null>;
   write(data: Uint8Array): Promise<number>;
   close(): void;
 }
@@ -33,27 +33,50 @@ function fs(): Promise<NodeStreams> {
   return nodeFs;
 }
 
-const CHUNK = 256 * 1024;
+// Large reads: one async hop per MiB. Measured under Deno on 48 MiB, 1 MiB reads ran 2-3× faster
+// than its built-in 64 KiB readable, and a tar shard is one sequential stream, so hops add up.
+const CHUNK = 1024 * 1024;
 
 /** A file as a byte stream, read CHUNK bytes at a time; cancelling closes the file. */
 export async function openFileStream(path: string): Promise<ReadableStream<Uint8Array>> {
-  if (deno) return (await deno.open(path, { read: true })).readable;
-  const handle = await (await fs()).open(path, 'r');
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      // A fresh buffer per chunk: the consumer may keep it (a tar member's bytes are views of it).
-      const buffer = new Uint8Array(CHUNK);
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null).catch(async (error: unknown) => {
-        await handle.close().catch(() => undefined);
-        throw error;
-      });
-      if (bytesRead === 0) {
-        await handle.close();
-        controller.close();
-      } else controller.enqueue(buffer.subarray(0, bytesRead));
+  let read: (buffer: Uint8Array) => Promise<number>;
+  let close: () => Promise<void>;
+  if (deno) {
+    const file = await deno.open(path, { read: true });
+    read = async (buffer) => (await file.read(buffer)) ?? 0;
+    close = async () => file.close();
+  } else {
+    const handle = await (await fs()).open(path, 'r');
+    read = async (buffer) => (await handle.read(buffer, 0, buffer.length, null)).bytesRead;
+    close = () => handle.close();
+  }
+  let closed = false;
+  const closeOnce = async () => {
+    if (closed) return;
+    closed = true;
+    await close().catch(() => undefined);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // A fresh buffer per chunk: the consumer may keep it (a tar member's bytes can be views of it).
+        const buffer = new Uint8Array(CHUNK);
+        let bytesRead: number;
+        try {
+          bytesRead = await read(buffer);
+        } catch (error) {
+          await closeOnce();
+          throw error;
+        }
+        if (bytesRead === 0) {
+          await closeOnce();
+          controller.close();
+        } else controller.enqueue(buffer.subarray(0, bytesRead));
+      },
+      cancel: closeOnce,
     },
-    cancel: () => handle.close(),
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 export interface FileWriter {
