@@ -16,10 +16,11 @@ export const median = (xs: number[]): number => {
 };
 
 export interface Figures {
-  rate: number; // images/s, median over passes
+  rate: number; // images delivered per second (failed items excluded), median over passes
   cpuMs: number; // CPU ms per image, median
   failed: number; // most failures in one pass
   hangs: number;
+  reloads: number;
   maxRssKb?: number;
 }
 
@@ -27,10 +28,11 @@ export function figures(samples: Sample[] | undefined, images: number): Figures 
   if (!samples?.length) return undefined;
   const rss = samples.map((s) => s.maxRssKb).filter((v): v is number => v !== undefined);
   return {
-    rate: images / median(samples.map((s) => s.seconds)),
+    rate: median(samples.map((s) => (images - s.failed) / s.seconds)),
     cpuMs: (median(samples.map((s) => s.cpu)) / images) * 1000,
     failed: Math.max(...samples.map((s) => s.failed)),
     hangs: Math.max(...samples.map((s) => s.hangs ?? 0)),
+    reloads: samples.reduce((n, s) => n + (s.reloads ?? 0), 0),
     ...(rss.length ? { maxRssKb: Math.max(...rss) } : {}),
   };
 }

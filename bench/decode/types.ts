@@ -13,6 +13,10 @@ export interface Sample {
   failed: number;
   /** Items abandoned after the per-file timeout (only @ffmpeg/ffmpeg has one). */
   hangs?: number;
+  /** Instances replaced after a failure or a hang (@ffmpeg/ffmpeg). */
+  reloads?: number;
+  /** The first failure's reason, for the report. */
+  firstError?: string;
   /** Peak resident memory of the process, when the variant runs in a process of its own. */
   maxRssKb?: number;
 }

@@ -36,29 +36,37 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
 export async function ffmpegPass(config: FfmpegConfig, images: readonly Uint8Array[], timeoutMs: number): Promise<PageSample> {
   await ffmpegLoad(config);
   const instances = loaded.get(key(config))!;
-  let next = 0, failed = 0, hangs = 0;
+  let next = 0, failed = 0, hangs = 0, reloads = 0;
+  let firstError: string | undefined;
   const t0 = performance.now();
   const lane = async (k: number) => {
     for (let i = next++; i < images.length; i = next++) {
       const ff = instances[k]!;
+      const logs: string[] = [];
+      const onLog = ({ message }: { message: string }) => void logs.push(message);
+      ff.on('log', onLog);
       const job = (async () => {
         await ff.writeFile('in.jpg', images[i]!.slice()); // writeFile transfers (detaches) its input
         const code = await ff.exec(ARGS);
         const out = code === 0 ? await ff.readFile('out.rgb') : undefined;
         await ff.deleteFile('in.jpg');
         if (out) await ff.deleteFile('out.rgb');
-        return out instanceof Uint8Array && out.length === OUT * OUT * 3;
+        if (!(out instanceof Uint8Array && out.length === OUT * OUT * 3)) throw new Error(`exit code ${code}: ${logs.slice(-2).join(' / ')}`);
       })();
-      const ok = await withTimeout(job.catch(() => false), timeoutMs);
-      if (ok === 'timeout') {
-        hangs++, failed++;
-        ff.terminate();
-        instances[k] = await loadOne(config.core);
-      } else if (!ok) failed++;
+      const result = await withTimeout(job.then(() => 'ok' as const, (e: unknown) => (e instanceof Error ? e.message : String(e))), timeoutMs);
+      ff.off('log', onLog);
+      if (result === 'ok') continue;
+      failed++;
+      if (result === 'timeout') hangs++;
+      firstError ??= `file ${i}: ${result === 'timeout' ? `no answer within ${timeoutMs} ms` : result}`;
+      // A hung or failing instance is replaced, as a user would have to; the time counts.
+      ff.terminate();
+      instances[k] = await loadOne(config.core);
+      reloads++;
     }
   };
   await Promise.all(instances.map((_, k) => lane(k)));
-  return { seconds: (performance.now() - t0) / 1000, failed, hangs };
+  return { seconds: (performance.now() - t0) / 1000, failed, hangs, reloads, ...(firstError ? { firstError } : {}) };
 }
 
 export function ffmpegClose(): void {
