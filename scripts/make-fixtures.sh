@@ -31,3 +31,7 @@ make rgb.vp9.webm -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lav
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"
+# Long videos for streamed decoding: 60 s of testsrc2 at 10 fps, keyframe every 5 s; the MP4 keeps
+# its index (moov) at the end, so streaming must seek there first.
+make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 -pix_fmt yuv420p -g 50 -bf 0 -crf 28
+make long.vp9.webm -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libvpx-vp9 -pix_fmt yuv420p -g 50 -b:v 150k -deadline realtime -cpu-used 8

@@ -16,13 +16,18 @@ export const enum Field {
   FramesOut, SrcRate, SrcChannels, DurationMs, Codec,
 }
 
-export const enum JobKind { Image = 0, Audio = 1, Video = 2 }
+export const enum JobKind { Image = 0, Audio = 1, Video = 2, VideoStream = 3 }
 export const enum SelectMode { Indices = 0, TimesMs = 1, Rate = 2 }
 /** Most frames one video job may write (wasm/src/tandem_decode.h TD_MAX_CLIP_FRAMES). */
 export const MAX_CLIP_FRAMES = 65536;
 export const MAX_AUDIO_CHANNELS = 8;
 
 export const enum JobState { Idle = 0, Queued = 1, Done = 2 }
+
+/** The td_stream record of a streamed video job (wasm/src/tandem_decode.h). */
+export const STREAM_WORDS = 9;
+export const enum StreamField { State = 0, WantLo, WantHi, WantLen, GotLen, SizeLo, SizeHi, Buffer, Capacity }
+export const enum StreamState { Idle = 0, Want = 1, Filled = 2, Closed = 3 }
 
 export const STATUS_CODES = [
   'ok', 'empty', 'unknown-format', 'too-large', 'truncated', 'corrupt', 'out-of-memory', 'bad-request',

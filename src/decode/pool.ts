@@ -1,4 +1,4 @@
-import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, Field, JobKind } from './abi.ts';
+import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, STREAM_WORDS, Field, JobKind } from './abi.ts';
 import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
 import {
@@ -6,7 +6,9 @@ import {
   type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
 } from './media.ts';
 import { writeResize, type ImageDecodeOptions } from './options.ts';
+import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
+import { poolThreadsCanWaitForInput } from '../runtime/index.ts';
 import { WorkerBackend } from './workers.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
@@ -32,6 +34,14 @@ export interface DecodePoolStats {
   completed: number;
   failed: number;
 }
+
+export interface VideoStreamOptions extends VideoDecodeOptions {
+  /** Bytes read from the source at a time, and the most input held in wasm memory (default 1 MiB). */
+  windowBytes?: number;
+  readTimeoutMs?: number;
+}
+
+const NO_BYTES = new Uint8Array(0);
 
 export interface DecodePoolOptions {
   /** Pool threads (default 2). Each decodes one image at a time. */
@@ -123,6 +133,41 @@ export class DecodePool {
    * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
    */
   async decodeVideo(bytes: Uint8Array, targetPtr: number, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
+    return this.#video(bytes, targetPtr, options, signal);
+  }
+
+  /**
+   * decodeVideo for long files: the pool thread reads `source` a window at a time (`windowBytes`,
+   * default 1 MiB) while it decodes, so the file is never held whole. Needs the pthreads mode, in
+   * Deno or a browser (not yet Node).
+   * A failing or slow source (`readTimeoutMs`, default 30 s) fails this item with a DecodeError.
+   */
+  async decodeVideoStream(source: ByteSource, targetPtr: number, options: VideoStreamOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
+    if (this.mode !== 'pthreads') throw new DecodeError('bad-request', 'streamed decoding needs the pthreads mode (SharedArrayBuffer); decode the whole file with decodeVideo');
+    if (!poolThreadsCanWaitForInput) throw new DecodeError('bad-request', 'streamed decoding is not available under Node yet (it works in Deno and browsers); decode the whole file with decodeVideo');
+    const capacity = Math.floor(options.windowBytes ?? 1 << 20);
+    if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
+    const record = this.allocate(STREAM_WORDS * 4 + capacity);
+    const server = new StreamServer(source, () => this.memory.buffer, record);
+    if (options.readTimeoutMs) server.readTimeoutMs = options.readTimeoutMs;
+    initStreamRecord(this.memory.buffer, record, record + STREAM_WORDS * 4, capacity, source.size);
+    const serving = server.serve(signal);
+    try {
+      return await this.#video(NO_BYTES, targetPtr, options, signal, (w) => {
+        w[Field.Kind] = JobKind.VideoStream;
+        w[Field.Src] = record;
+      });
+    } catch (error) {
+      if (server.failure === undefined || signal?.aborted) throw error;
+      throw new DecodeError('corrupt', `the byte source failed: ${server.failure instanceof Error ? server.failure.message : String(server.failure)}`);
+    } finally {
+      server.close();
+      await serving;
+      this.free(record);
+    }
+  }
+
+  #video(bytes: Uint8Array, targetPtr: number, options: VideoDecodeOptions, signal?: AbortSignal, stream?: (words: Int32Array) => void): Promise<DecodedVideoInfo> {
     const count = frameCount(options.frames);
     return this.#run(
       bytes,
@@ -130,6 +175,7 @@ export class DecodePool {
       (_words, slot) => {
         const aux = this.#aux(slot, 2 * count);
         fillVideo(slot.words, targetPtr, options, aux, new Int32Array(this.memory.buffer, aux, 2 * count));
+        stream?.(slot.words);
       },
       (slot) => this.#media(slot, (w) => readVideo(w, new Int32Array(this.memory.buffer, slot.aux, 2 * count).subarray(count))),
     );

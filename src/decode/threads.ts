@@ -1,4 +1,4 @@
-import { Field, INPUT_PADDING, JOB_WORDS, JobState } from './abi.ts';
+import { Field, INPUT_PADDING, JOB_WORDS, JobKind, JobState } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
 import { loadDecodeModule, type DecodeModule } from './module.ts';
 
@@ -38,7 +38,8 @@ export class PthreadBackend implements DecodeBackend {
   }
 
   async execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
-    this.#copyInput(slot, bytes);
+    // A streamed job's `src` already points at its stream record; its bytes come later, on request.
+    if (slot.words[Field.Kind] !== JobKind.VideoStream) this.#copyInput(slot, bytes);
     this.#module.exports._td_submit(slot.ptr);
     // The job cannot be withdrawn once a thread may hold it: the caller's slot is reused only
     // after the thread has finished with it.

@@ -67,6 +67,14 @@ export async function getGpu(): Promise<GPU> {
 export const writeBufferTakesSharedMemory = runtimeName !== 'node';
 
 /**
+ * Whether a wasm pool thread may block until the event loop hands it bytes (streamed decoding).
+ * Under Node 20 the thread's decode goes wrong after such a wait (a probe on correct bytes fails
+ * or never returns) while the same module works in Deno and Chromium; until that is understood,
+ * Node decodes whole files only.
+ */
+export const poolThreadsCanWaitForInput = runtimeName !== 'node';
+
+/**
  * Lets many tasks listen to one AbortSignal. Node warns past 10 listeners per event target, but a
  * pipeline stage of concurrency 16 legitimately has 16 tasks honouring the run's signal.
  */
@@ -90,6 +98,7 @@ export function adapterHint(): string {
 
 export { cacheDir, env, exists, listDir, makeDir, readFile, writeFileAtomic, type DirEntry } from './files.ts';
 export { createFileWriter, fileSize, openFileStream, removeFile, type FileWriter } from './file-streams.ts';
+export { openFileRange, type FileRange } from './file-ranges.ts';
 
 interface ProcessControl {
   argv: string[];

@@ -15,6 +15,10 @@ declare namespace Deno {
   function readTextFileSync(path: string): string;
   function writeTextFile(path: string, text: string): Promise<void>;
   function stat(path: string): Promise<unknown>;
+  function serve(
+    options: { hostname: string; port: number; onListen?: (addr: { port: number }) => void },
+    handler: (request: Request) => Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
   class Command {
     constructor(program: string, options: { args: string[]; stdout?: 'piped'; stderr?: 'piped' });
     output(): Promise<{ success: boolean; stdout: Uint8Array; stderr: Uint8Array }>;

@@ -1,11 +1,12 @@
-/* Audio and video jobs over an in-memory file.
+/* Audio and video jobs.
  *
- * The whole file lies in wasm memory (job->src, src_len); libavformat reads it through a custom
- * AVIOContext whose read and seek callbacks walk that buffer, so nothing touches a filesystem.
+ * libavformat reads through a custom AVIOContext (io.c): a whole file in wasm memory (job->src,
+ * src_len), or for streamed video a window that JS refills on request; nothing touches a filesystem.
  * Every decoder runs with one thread (parallelism is one item per pool thread; a decoder that
  * started its own pthreads could deadlock a pool sized for the items). Every path out of a job
  * goes through one cleanup block, so a failure leaks nothing. */
 #include "media.h"
+#include "io.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -24,52 +25,10 @@
 #define MAX_OUTPUT_RATE 384000
 #define SEEK_GAP_MS 1000
 
-/* ---- the in-memory file --------------------------------------------------------------------- */
-
-typedef struct mem_io {
-  const uint8_t *data;
-  int64_t size, pos;
-  int wanted_past_end; /* a read at the end or a seek beyond it: the demuxer wanted more bytes */
-} mem_io;
-
-static int io_read(void *opaque, uint8_t *buf, int n) {
-  mem_io *io = opaque;
-  if (n <= 0) return 0;
-  if (io->pos >= io->size) {
-    io->wanted_past_end = 1;
-    return AVERROR_EOF;
-  }
-  int64_t left = io->size - io->pos;
-  if ((int64_t)n > left) n = (int)left;
-  memcpy(buf, io->data + io->pos, (size_t)n);
-  io->pos += n;
-  return n;
-}
-
-static int64_t io_seek(void *opaque, int64_t offset, int whence) {
-  mem_io *io = opaque;
-  int64_t base;
-  switch (whence & ~AVSEEK_FORCE) {
-    case AVSEEK_SIZE: return io->size;
-    case SEEK_SET: base = 0; break;
-    case SEEK_CUR: base = io->pos; break;
-    case SEEK_END: base = io->size; break;
-    default: return AVERROR(EINVAL);
-  }
-  if ((offset > 0 && offset > INT64_MAX - base) || base + offset < 0) return AVERROR(EINVAL);
-  int64_t to = base + offset;
-  if (to > io->size) {
-    io->wanted_past_end = 1;
-    return AVERROR_EOF;
-  }
-  io->pos = to;
-  return to;
-}
-
 /* ---- opening a container and its best stream ------------------------------------------------- */
 
 typedef struct media {
-  mem_io io;
+  td_io io;
   AVIOContext *avio;
   AVFormatContext *fmt;
   AVCodecContext *dec;
@@ -116,6 +75,7 @@ static int codec_code(enum AVCodecID id) {
 /* Read errors after the demuxer ran out of bytes mean a cut file; other errors, damaged data. */
 static int read_failure(td_job *job, const media *m, int r, const char *why) {
   if (r == AVERROR(ENOMEM)) return td_fail(job, TD_E_NOMEM, r, why);
+  if (m->io.source_failed) return td_fail(job, TD_E_CORRUPT, r, "the byte source failed");
   if (r == AVERROR(ERANGE)) return td_fail(job, TD_E_TOO_LARGE, r, "decoded frame over the pixel limit");
   return td_fail(job, m->io.wanted_past_end || r == AVERROR_EOF ? TD_E_TRUNCATED : TD_E_CORRUPT, r, why);
 }
@@ -128,10 +88,10 @@ static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
 
 static int media_open(media *m, td_job *job, enum AVMediaType type) {
   memset(m, 0, sizeof *m);
-  m->io = (mem_io){(const uint8_t *)(uintptr_t)job->src, job->src_len, 0, 0};
+  if (td_io_init(&m->io, job) != 0) return td_fail(job, TD_E_BAD_REQUEST, 0, "streamed input needs the pthreads build and a window buffer");
   uint8_t *buffer = av_malloc(IO_BUFFER_BYTES);
   if (!buffer) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the reader");
-  m->avio = avio_alloc_context(buffer, IO_BUFFER_BYTES, 0, &m->io, io_read, NULL, io_seek);
+  m->avio = avio_alloc_context(buffer, IO_BUFFER_BYTES, 0, &m->io, td_io_read, NULL, td_io_seek);
   if (!m->avio) {
     av_free(buffer);
     return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the reader");
@@ -429,7 +389,7 @@ int td_decode_video(td_worker *w, td_job *job) {
       if (select[i] < 0) return td_fail(job, TD_E_BAD_REQUEST, 0, "negative frame index or time");
   int32_t *pts_out = (int32_t *)(uintptr_t)job->pts_out;
   if (pts_out) for (int i = 0; i < n; i++) pts_out[i] = -1;
-  if (job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
+  if (job->kind != TD_KIND_VIDEO_STREAM && job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
 
   AVFrame *prev = NULL;
   target *targets = malloc((size_t)n * sizeof *targets);

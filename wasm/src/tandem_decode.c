@@ -12,6 +12,7 @@
 #define EMSCRIPTEN_KEEPALIVE
 #endif
 #include "image.h"
+#include "io.h"
 #include "media.h"
 #include "tandem_decode.h"
 
@@ -22,6 +23,10 @@ static void td_decode_job(td_worker *worker, td_job *job) {
     case TD_KIND_IMAGE: td_decode_image(worker, job); break;
     case TD_KIND_AUDIO: td_decode_audio(worker, job); break;
     case TD_KIND_VIDEO: td_decode_video(worker, job); break;
+    case TD_KIND_VIDEO_STREAM:
+      td_decode_video(worker, job);
+      td_stream_close((td_stream *)(uintptr_t)job->src);
+      break;
     default:
       job->status = TD_E_BAD_REQUEST;
       strcpy(job->message, "unknown job kind");

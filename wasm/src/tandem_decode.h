@@ -32,7 +32,8 @@ enum td_format { TD_FORMAT_JPEG = 1, TD_FORMAT_PNG = 2, TD_FORMAT_WEBP = 3, TD_F
                  TD_FORMAT_MP4 = 6, TD_FORMAT_MATROSKA = 7, TD_FORMAT_MP3 = 8, TD_FORMAT_AAC = 9,
                  TD_FORMAT_WAV = 10, TD_FORMAT_FLAC = 11, TD_FORMAT_OGG = 12 };
 
-enum td_kind { TD_KIND_IMAGE = 0, TD_KIND_AUDIO = 1, TD_KIND_VIDEO = 2 };
+/* TD_KIND_VIDEO_STREAM: a video job whose `src` points to a td_stream instead of the file. */
+enum td_kind { TD_KIND_IMAGE = 0, TD_KIND_AUDIO = 1, TD_KIND_VIDEO = 2, TD_KIND_VIDEO_STREAM = 3 };
 /* How a video job picks its frames; `select` holds max_frames values (indices or ms). */
 enum td_select { TD_SELECT_INDICES = 0, TD_SELECT_TIMES_MS = 1, TD_SELECT_RATE = 2 };
 enum td_codec { TD_CODEC_OTHER = 0, TD_CODEC_H264 = 1, TD_CODEC_VP8 = 2, TD_CODEC_VP9 = 3, TD_CODEC_MP3 = 4,
@@ -92,5 +93,20 @@ _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offset
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, codec) == 39 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
+
+/* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until
+ * JS has written them into `buffer` (src/decode/stream.ts is the other side). */
+enum td_stream_state { TD_STREAM_IDLE = 0, TD_STREAM_WANT = 1, TD_STREAM_FILLED = 2, TD_STREAM_CLOSED = 3 };
+typedef struct td_stream {
+  int32_t state;            /* td_stream_state; the word both sides wait on */
+  int32_t want_lo, want_hi; /* file offset of the wanted bytes */
+  int32_t want_len;         /* at most capacity */
+  int32_t got_len;          /* bytes written to buffer from that offset; 0: the end; < 0: the source failed */
+  int32_t size_lo, size_hi; /* total size; size_hi < 0 when unknown */
+  int32_t buffer;           /* uint8_t*, the window */
+  int32_t capacity;
+} td_stream;
+#define TD_STREAM_WORDS 9
+_Static_assert(sizeof(td_stream) == TD_STREAM_WORDS * 4, "abi.ts mirrors this layout");
 
 #endif

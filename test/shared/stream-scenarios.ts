@@ -1,0 +1,78 @@
+// Streamed video decoding: a long file read a window at a time must give exactly what decoding the
+// whole file gives, never read more than a window at once, and turn a failing or stalled source
+// into a typed error for that item while the pool goes on.
+import { DecodeError, type ByteSource, type DecodePool, type VideoDecodeOptions } from '../../src/decode/index.ts';
+import { check, rejectsWith } from './assert.ts';
+
+export const LONG_VIDEOS = ['long.h264.mp4', 'long.vp9.webm'] as const;
+const WINDOW = 64 * 1024;
+const OPTIONS: VideoDecodeOptions = { width: 64, height: 48, frames: { times: [0.5, 17.25, 33, 58.9] } };
+const CLIP_BYTES = 4 * 64 * 48 * 3;
+
+/** Wraps a source to count its reads. */
+export function countingSource(inner: ByteSource): ByteSource & { reads: number; bytes: number; largest: number } {
+  const counted = {
+    size: inner.size,
+    reads: 0,
+    bytes: 0,
+    largest: 0,
+    async read(offset: number, length: number) {
+      const out = await inner.read(offset, length);
+      counted.reads++;
+      counted.bytes += out.length;
+      counted.largest = Math.max(counted.largest, length);
+      return out;
+    },
+  };
+  return counted;
+}
+
+async function withClip<T>(pool: DecodePool, body: (ptr: number, view: () => Uint8Array) => Promise<T>): Promise<T> {
+  const ptr = pool.allocate(CLIP_BYTES);
+  try {
+    return await body(ptr, () => new Uint8Array(pool.memory.buffer, ptr, CLIP_BYTES));
+  } finally {
+    pool.free(ptr);
+  }
+}
+
+/** `source` streams `whole` (the same file): same pixels and timestamps, windows of 64 KiB. */
+export async function streamedMatchesWhole(pool: DecodePool, name: string, whole: Uint8Array, source: ByteSource): Promise<{ reads: number; bytes: number }> {
+  check(whole.length > 8 * WINDOW, `${name}: the fixture (${whole.length} bytes) should be far larger than a window`);
+  const reference = await withClip(pool, async (ptr, view) => {
+    const info = await pool.decodeVideo(whole, ptr, OPTIONS);
+    return { info, pixels: view().slice() };
+  });
+  check(reference.info.framesWritten === 4, `${name}: whole-file decode wrote ${reference.info.framesWritten} frames`);
+  const counted = countingSource(source);
+  await withClip(pool, async (ptr, view) => {
+    const info = await pool.decodeVideoStream(counted, ptr, { ...OPTIONS, windowBytes: WINDOW });
+    check(info.framesWritten === 4, `${name}: streamed decode wrote ${info.framesWritten} frames`);
+    for (let i = 0; i < 4; i++) check(info.timestamps[i] === reference.info.timestamps[i], `${name}: frame ${i} at ${info.timestamps[i]} s, whole file gave ${reference.info.timestamps[i]} s`);
+    const pixels = view();
+    for (let i = 0; i < CLIP_BYTES; i++) check(pixels[i] === reference.pixels[i], `${name}: streamed pixel byte ${i} differs from the whole-file decode`);
+  });
+  check(counted.largest <= WINDOW, `${name}: a read asked for ${counted.largest} bytes, over the ${WINDOW}-byte window`);
+  return { reads: counted.reads, bytes: counted.bytes };
+}
+
+/** A source that fails, and one that stalls, fail their item with a DecodeError; the pool goes on. */
+export async function failingSourcesFailTheirItem(pool: DecodePool, whole: Uint8Array): Promise<void> {
+  let calls = 0;
+  const failing: ByteSource = {
+    size: whole.length,
+    read: async (offset, length) => {
+      if (++calls > 3) throw new Error('connection reset (injected)');
+      return whole.subarray(offset, offset + length);
+    },
+  };
+  const stalled: ByteSource = { size: whole.length, read: () => new Promise<Uint8Array>(() => {}) };
+  await withClip(pool, async (ptr) => {
+    await rejectsWith(pool.decodeVideoStream(failing, ptr, { ...OPTIONS, windowBytes: WINDOW }),
+      (e) => e instanceof DecodeError && e.code === 'corrupt' && /connection reset/.test(e.message), 'a failing source');
+    await rejectsWith(pool.decodeVideoStream(stalled, ptr, { ...OPTIONS, windowBytes: WINDOW, readTimeoutMs: 300 }),
+      (e) => e instanceof DecodeError && /longer than 300 ms/.test(e.message), 'a stalled source');
+    const info = await pool.decodeVideo(whole, ptr, OPTIONS);
+    check(info.framesWritten === 4, 'the pool decodes normally after failed streams');
+  });
+}

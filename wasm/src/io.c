@@ -1,0 +1,118 @@
+/* The two byte sources of media jobs, behind libavformat's read and seek callbacks.
+ *
+ * A stream asks JS for bytes through its td_stream record in shared memory: the pool thread
+ * writes the wanted offset, flips `state` to WANT, notifies, and blocks on that word; the event
+ * loop (Atomics.waitAsync) reads from its source into the window buffer and flips `state` to
+ * FILLED. Only the window (and libavformat's own buffer) is ever in memory. */
+#include "io.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libavformat/avio.h>
+#include <libavutil/error.h>
+
+int td_io_init(td_io *io, const td_job *job) {
+  memset(io, 0, sizeof *io);
+  if (job->kind != TD_KIND_VIDEO_STREAM) {
+    io->data = (const uint8_t *)(uintptr_t)job->src;
+    io->size = job->src_len;
+    return 0;
+  }
+#ifdef __EMSCRIPTEN_PTHREADS__
+  td_stream *s = (td_stream *)(uintptr_t)job->src;
+  if (!s || !s->buffer || s->capacity <= 0) return -1;
+  io->stream = s;
+  io->data = (const uint8_t *)(uintptr_t)s->buffer;
+  io->size = s->size_hi < 0 ? -1 : ((int64_t)s->size_hi << 32) | (uint32_t)s->size_lo;
+  return 0;
+#else
+  return -1; /* a single-threaded instance cannot wait for JS */
+#endif
+}
+
+#ifdef __EMSCRIPTEN_PTHREADS__
+/* Blocks this pool thread until JS has put the bytes at `pos` into the window. */
+static int fetch_window(td_io *io, int64_t pos) {
+  td_stream *s = io->stream;
+  s->want_lo = (int32_t)(uint32_t)(pos & 0xffffffff);
+  s->want_hi = (int32_t)(pos >> 32);
+  s->want_len = s->capacity;
+  __atomic_store_n(&s->state, TD_STREAM_WANT, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&s->state, 1);
+  while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT)
+    __builtin_wasm_memory_atomic_wait32(&s->state, TD_STREAM_WANT, -1);
+  int32_t got = s->got_len;
+  if (got < 0 || got > s->capacity) {
+    io->source_failed = 1;
+    return AVERROR(EIO);
+  }
+  io->window_start = pos;
+  io->window_len = got;
+  return got;
+}
+
+void td_stream_close(td_stream *s) {
+  if (!s) return;
+  __atomic_store_n(&s->state, TD_STREAM_CLOSED, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&s->state, 1);
+}
+#else
+static int fetch_window(td_io *io, int64_t pos) {
+  (void)io; (void)pos;
+  return AVERROR(ENOSYS);
+}
+void td_stream_close(td_stream *s) { (void)s; }
+#endif
+
+int td_io_read(void *opaque, uint8_t *buf, int n) {
+  td_io *io = opaque;
+  if (n <= 0) return 0;
+  if (io->size >= 0 && io->pos >= io->size) {
+    io->wanted_past_end = 1;
+    return AVERROR_EOF;
+  }
+  const uint8_t *from;
+  int64_t left;
+  if (!io->stream) {
+    from = io->data + io->pos;
+    left = io->size - io->pos;
+  } else {
+    if (io->pos < io->window_start || io->pos >= io->window_start + io->window_len) {
+      int got = fetch_window(io, io->pos);
+      if (got < 0) return got;
+      if (got == 0) {
+        io->wanted_past_end = 1;
+        return AVERROR_EOF;
+      }
+    }
+    from = io->data + (io->pos - io->window_start);
+    left = io->window_start + io->window_len - io->pos;
+  }
+  if ((int64_t)n > left) n = (int)left;
+  memcpy(buf, from, (size_t)n);
+  io->pos += n;
+  return n;
+}
+
+int64_t td_io_seek(void *opaque, int64_t offset, int whence) {
+  td_io *io = opaque;
+  int64_t base;
+  switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return io->size >= 0 ? io->size : AVERROR(ENOSYS);
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = io->pos; break;
+    case SEEK_END:
+      if (io->size < 0) return AVERROR(ENOSYS);
+      base = io->size;
+      break;
+    default: return AVERROR(EINVAL);
+  }
+  if ((offset > 0 && offset > INT64_MAX - base) || base + offset < 0) return AVERROR(EINVAL);
+  int64_t to = base + offset;
+  if (io->size >= 0 && to > io->size) {
+    io->wanted_past_end = 1;
+    return AVERROR_EOF;
+  }
+  io->pos = to; /* a stream fetches lazily, on the next read outside its window */
+  return to;
+}

@@ -1,0 +1,25 @@
+/* Where audio and video jobs read their bytes: a whole file in wasm memory, or (pthreads build) a
+ * stream whose bytes JS delivers on request, a window at a time, so a long file is never held. */
+#ifndef TANDEM_IO_H
+#define TANDEM_IO_H
+#include <stdint.h>
+#include "tandem_decode.h"
+
+typedef struct td_io {
+  const uint8_t *data;  /* the file (memory) or the current window (stream) */
+  int64_t size;         /* -1 when a stream's size is unknown */
+  int64_t pos;
+  int64_t window_start; /* stream: file offset of data[0] */
+  int32_t window_len;   /* stream: valid bytes at data */
+  td_stream *stream;    /* NULL for a file in memory */
+  int wanted_past_end;  /* a read at the end or a seek beyond it: the demuxer wanted more bytes */
+  int source_failed;    /* the stream's source reported an error */
+} td_io;
+
+/* Sets up the reader for `job`: TD_KIND_VIDEO_STREAM jobs read through job->src as a td_stream. */
+int td_io_init(td_io *io, const td_job *job);
+int td_io_read(void *opaque, uint8_t *buf, int n);
+int64_t td_io_seek(void *opaque, int64_t offset, int whence);
+/* Tells the stream's JS side that no more bytes will be asked for (also when a job never ran). */
+void td_stream_close(td_stream *stream);
+#endif
