@@ -1,4 +1,5 @@
 import type { DecodePool, ImageDecodeOptions } from './pool.ts';
+import { waitInLine } from '../sync/index.ts';
 
 /** One item to decode: encoded bytes plus what travels with them into the batch. */
 export interface EncodedImage {
@@ -100,9 +101,10 @@ export class ImageBatcher {
   /**
    * Pipeline stage (async generator): decodes one item into the next slot and yields a token;
    * a failed item yields the token only if it completed its batch, then throws its DecodeError.
+   * Waiting for a free batch buffer ends when the stage's signal aborts (the pipeline stopped).
    */
-  readonly decodeStage = async function* (this: ImageBatcher, item: EncodedImage): AsyncGenerator<SlotToken> {
-    const { buffer, index } = await this.#assign();
+  readonly decodeStage = async function* (this: ImageBatcher, item: EncodedImage, ctx?: { signal?: AbortSignal }): AsyncGenerator<SlotToken> {
+    const { buffer, index } = await this.#assign(ctx?.signal);
     buffer.labels[index] = item.label ?? -1;
     buffer.keys[index] = item.key ?? '';
     let failure: unknown;
@@ -148,12 +150,12 @@ export class ImageBatcher {
     this.#free = [];
   }
 
-  #assign(): Promise<{ buffer: BatchBuffer; index: number }> {
+  #assign(signal?: AbortSignal): Promise<{ buffer: BatchBuffer; index: number }> {
     // Chained so that slots follow input order even when a caller must wait for a free buffer.
     const assigned = this.#assignChain.then(async () => {
       let buffer = this.#current;
       if (!buffer) {
-        buffer = this.#free.pop() ?? (await new Promise<BatchBuffer>((resolve) => this.#waiters.push(resolve)));
+        buffer = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
         buffer.assigned = buffer.settled = 0;
         buffer.failed.length = 0;
         buffer.open = true;
@@ -167,7 +169,8 @@ export class ImageBatcher {
       }
       return { buffer, index };
     });
-    this.#assignChain = assigned;
+    // A wait given up on (stopped pipeline) must not block the assignments after it.
+    this.#assignChain = assigned.catch(() => undefined);
     return assigned;
   }
 

@@ -1,5 +1,6 @@
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
+import { waitInLine } from '../sync/index.ts';
 
 /** What the uploader needs of a CPU batch (an ImageBatch from src/decode satisfies it). */
 export interface HostBatch {
@@ -95,11 +96,14 @@ export class BatchUploader {
     }
   }
 
-  /** Uploads `batch`, releases it back to its CPU pool, and returns the GPU handle. */
-  async upload(batch: HostBatch): Promise<GpuBatch> {
+  /**
+   * Uploads `batch`, releases it back to its CPU pool, and returns the GPU handle. Waiting for a
+   * free slot ends with the signal's reason when `signal` aborts (pass the stage's signal).
+   */
+  async upload(batch: HostBatch, signal?: AbortSignal): Promise<GpuBatch> {
     try {
       if (this.#closed) throw new Error('uploader is closed');
-      const slot = this.#free.pop() ?? (await new Promise<Slot>((resolve) => this.#waiters.push(resolve)));
+      const slot = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
       try {
         const bytes = align4(batch.data.byteLength);
         if (bytes > slot.device.size) throw new RangeError(`batch of ${bytes} bytes exceeds the slot size ${slot.device.size}`);

@@ -5,6 +5,7 @@
  */
 import type { RunContext } from './context.ts';
 import type { Executor } from './executor.ts';
+import { discard } from './dispose.ts';
 import { type BoundedQueue, CLOSED, EMPTY } from './queue.ts';
 import type { StageCounters } from './stats.ts';
 import { FILTERED, type FailureBudget, isEpochEnd, type PipeConfig, type StageContext, type StageFn } from './types.ts';
@@ -100,6 +101,17 @@ export class PipeRunner {
           this.#idleWaiter = resolve;
         });
       }
+      if (run.stopped) this.#discardWaiting();
+    }
+  }
+
+  /** Results that were waiting for their turn when the run stopped: nobody will receive them. */
+  #discardWaiting(): void {
+    for (let i = 0; i < this.#ring.length; i++) {
+      const v = this.#ring[i];
+      this.#ring[i] = undefined;
+      if (v instanceof Outputs) v.items.forEach(discard);
+      else discard(v);
     }
   }
 
@@ -143,6 +155,7 @@ export class PipeRunner {
     this.stats.task(performance.now() - t0);
     try {
       if (!this.run.stopped) await this.#finish(seq, v);
+      else discard(v);
     } finally {
       this.#settle();
     }
@@ -159,7 +172,11 @@ export class PipeRunner {
         const t = performance.now();
         const step = await it.next();
         busy += performance.now() - t;
-        if (step.done === true || this.run.stopped) break;
+        if (step.done === true) break;
+        if (this.run.stopped) {
+          discard(step.value);
+          break;
+        }
         if (step.value === FILTERED) continue;
         produced++;
         if (buffered !== undefined) buffered.push(step.value);
@@ -178,7 +195,10 @@ export class PipeRunner {
     }
     this.stats.task(busy);
     try {
-      if (this.run.stopped) return;
+      if (this.run.stopped) {
+        for (const x of buffered ?? []) discard(x);
+        return;
+      }
       if (buffered === undefined) {
         // Outputs were streamed already; only the accounting and the slot remain.
         if (result === FILTERED) this.stats.filtered++;
@@ -247,8 +267,12 @@ export class PipeRunner {
   async #pumpSlow(v: unknown): Promise<void> {
     try {
       const items = v instanceof Outputs ? v.items : [v];
-      for (const x of items) {
-        if (!(await this.output.put(x))) return;
+      for (let k = 0; k < items.length; k++) {
+        const x = items[k];
+        if (!(await this.output.put(x))) {
+          items.slice(k + 1).forEach(discard);
+          return;
+        }
         this.stats.out++;
       }
       this.#emitSeq++;

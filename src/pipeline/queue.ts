@@ -3,6 +3,8 @@
  * nothing; promises are only made when a side actually has to wait. One consumer, any number of
  * producers (completion-ordered tasks put directly).
  */
+import { discard } from './dispose.ts';
+
 export const EMPTY: unique symbol = Symbol('tandem.queue.empty');
 export const CLOSED: unique symbol = Symbol('tandem.queue.closed');
 
@@ -50,10 +52,16 @@ export class BoundedQueue<T> {
     return true;
   }
 
-  /** Resolves true once `item` is enqueued, false if the queue was cancelled (or closed) first. */
+  /**
+   * Resolves true once `item` is enqueued, false if the queue was cancelled (or closed) first;
+   * then the item is discarded (disposed if it is disposable), since nobody will receive it.
+   */
   async put(item: T): Promise<boolean> {
     while (!this.tryPut(item)) {
-      if (this.#cancelled || this.#closed) return false;
+      if (this.#cancelled || this.#closed) {
+        discard(item);
+        return false;
+      }
       const t0 = performance.now();
       await new Promise<void>((resolve) => this.#putWaiters.push(resolve));
       this.putWaitMs += performance.now() - t0;
@@ -93,9 +101,10 @@ export class BoundedQueue<T> {
     this.#wakeAll();
   }
 
-  /** Stop: buffered items are discarded and every waiter wakes to find CLOSED / false. */
+  /** Stop: buffered items are discarded (disposed) and every waiter wakes to find CLOSED / false. */
   cancel(): void {
     this.#cancelled = true;
+    for (let i = 0; i < this.#size; i++) discard(this.#buf[(this.#head + i) % this.capacity]);
     this.#buf.fill(undefined);
     this.#size = 0;
     this.#wakeAll();

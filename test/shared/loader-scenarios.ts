@@ -21,7 +21,7 @@ export async function loaderAccountsForEveryItem(): Promise<{ delivered: number;
     .addSource(items, { repeat: 2 })
     .pipe(batcher.decodeStage, { name: 'decode', concurrency: 4 })
     .aggregate(() => batcher.aggregator(), { name: 'batch' })
-    .pipe((batch: ImageBatch) => uploader.upload(batch), { name: 'upload' })
+    .pipe((batch: ImageBatch, ctx) => uploader.upload(batch, ctx.signal), { name: 'upload' })
     .addSink(2)
     .build();
   const seen = new Map<string, number>();

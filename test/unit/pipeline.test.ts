@@ -1,6 +1,7 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { scenarios } from '../shared/pipeline-scenarios.ts';
+import { stoppedItemsAreDisposed, stopWhileBatchBuffersAreHeld } from '../shared/shutdown-scenarios.ts';
 
 describe('pipeline scenarios', () => {
   for (const [name, body] of Object.entries(scenarios)) test(name, body, 20_000);
@@ -15,4 +16,13 @@ test('await using stops the pipeline at scope exit', async () => {
     outer = p;
   }
   expect([outer.running, outer.state]).toEqual([false, 'stopped']);
+});
+
+describe('stopping while items hold resources', () => {
+  it('every item made is delivered or disposed, at random stop points', async () => {
+    await stoppedItemsAreDisposed();
+  });
+  it('stop() returns while the consumer holds every batch buffer', async () => {
+    await stopWhileBatchBuffersAreHeld();
+  });
 });
