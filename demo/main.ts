@@ -23,6 +23,8 @@ const state = {
   message: '',
   steps: 0,
   previews: 0,
+  /** Bytes of the last checkpoint offered for download (0: none yet). */
+  checkpointBytes: 0,
   errors: [] as string[],
   frameGaps: { max: 0, p95: 0 },
   points: () => Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, c.pointsDrawn])),
@@ -110,6 +112,7 @@ function onEvent(e: FromWorker): void {
       charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
       return setStatus(`epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`);
     case 'preview': return drawBatch(e);
+    case 'checkpoint': return offerCheckpoint(e.bytes);
     case 'done':
       state.state = 'done';
       $<HTMLButtonElement>('stop').disabled = true;
@@ -117,6 +120,15 @@ function onEvent(e: FromWorker): void {
       worker = undefined;
       return setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; busiest loader stage: ${e.bottleneck}; ${e.failures} failed items`);
   }
+}
+
+/** Weights and optimizer state as a file download (Node and Deno write files; a page offers one). */
+function offerCheckpoint(bytes: Uint8Array<ArrayBuffer>): void {
+  const link = $<HTMLAnchorElement>('checkpoint');
+  if (link.href) URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  link.hidden = false;
+  state.checkpointBytes = bytes.length;
 }
 
 function drawBatch(e: PreviewEvent): void {

@@ -5,6 +5,7 @@ import type { FromWorker, ToWorker } from './protocol.ts';
 
 const post = (m: FromWorker) => {
   if (m.type === 'preview') self.postMessage(m, { transfer: [m.rgba.buffer] });
+  else if (m.type === 'checkpoint') self.postMessage(m, { transfer: [m.bytes.buffer] });
   else self.postMessage(m);
 };
 let abort: AbortController | undefined;
@@ -24,6 +25,7 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
   const report = await runTraining(data, {
     epochs: s.epochs, batchSize: s.batchSize, threads: s.threads, seed: 1, lr: 2e-3, augment: s.augment,
     reportEvery: 2, statsIntervalMs: 500, previewEvery: 4, previewImages: 16, signal: abort.signal,
+    onTrained: async (trainer) => post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) }),
   }, (e: TrainingEvent) => post(e));
   post({
     type: 'done', steps: report.steps, seconds: report.seconds, cancelled: report.cancelled, failures: report.failures,

@@ -12,6 +12,7 @@ interface DemoState {
   message: string;
   steps: number;
   previews: number;
+  checkpointBytes: number;
   errors: string[];
   frameGaps: { max: number; p95: number };
   points: () => Record<string, number>;
@@ -34,6 +35,8 @@ it('the demo page trains on the built-in data: charts grow, the batch grid is dr
     expect(late.crossOriginIsolated).toBe(true);
     expect(late.decodeMode).toBe('pthreads');
     expect(late.steps).toBe(10); // 77 training images × 2 epochs / 16
+    expect(late.checkpointBytes).toBeGreaterThan(4 * 10_000); // the tiny ViT's weights and AdamW moments, offered for download
+    expect(await demo.page.locator('#checkpoint').isVisible()).toBe(true);
     for (const chart of ['loss', 'accuracy', 'throughput', 'waited']) expect(late.points[chart]).toBeGreaterThan(early.points[chart] ?? 0);
     expect(late.points.occupancy).toBeGreaterThan(0);
     expect(late.points.queues).toBeGreaterThan(0);
