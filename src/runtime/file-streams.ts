@@ -75,7 +75,8 @@ export async function openFileStream(path: string): Promise<ReadableStream<Uint8
       },
       cancel: closeOnce,
     },
-    { highWaterMark: 0 },
+    // One chunk read ahead: the next MiB comes off the disk while the consumer parses this one.
+    { highWaterMark: 1 },
   );
 }
 
