@@ -9,7 +9,7 @@ export { DistributedSampler, type SamplerOptions, type SamplerState } from './sa
 export { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
 export { isShardFailure, ShardStream, type ShardFailure, type ShardItem, type ShardSample, type ShardStreamOptions, type ShardStreamState } from './shard-stream.ts';
 export { StateLog } from './shard-state.ts';
-export { mixSources, type Mixed, type MixInput, type MixOptions } from './mix.ts';
+export { mixSources, WeightedMix, type Mixed, type MixInput, type MixOptions, type MixPosition, type MixState } from './mix.ts';
 export { isLoadFailure, loadFiles, loadUrl, loadUrls, urlStage, type FileLoadOptions, type Loaded, type LoadFailure, type LoadOptions, type LoadResult, type LoadStage, type UrlLoadOptions } from './load.ts';
 export { DirectoryCache, keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
 export { LruIndex } from './lru.ts';

@@ -13,6 +13,8 @@ import {
   type ShardOpener,
   type ShardStreamOptions,
   type UnevenMode,
+  type MixInput,
+  WeightedMix,
 } from '../../src/sources/index.ts';
 import { Pipeline, PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
@@ -200,6 +202,37 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     }
     const rest = (await runUntil(ShardStream.fromState(names, saved!, options))).keys;
     check([...seen, ...rest].join() === whole.join(), `pipeline resume: ${seen.length}+${rest.length} of ${whole.length}`);
+  },
+
+  async 'a weighted mix restored from JSON (any step, lagging too) continues exactly: stop, drop, cycle'() {
+    // Inputs of different lengths whose passes differ (pass number in the value), seekable or not.
+    const input = (tag: string, n: number, weight: number, seekable: boolean): MixInput<string> => ({
+      weight,
+      seekable,
+      source: ({ pass, skip }) => Array.from({ length: n }, (_, i) => `${tag}${pass}.${i}`).slice(seekable ? skip : 0),
+    });
+    for (let seed = 0; seed < 30; seed++) {
+      const exhausted = (['stop', 'drop', 'cycle'] as const)[seed % 3];
+      const inputs = [input('a', 5 + (seed % 7), 1, seed % 2 === 0), input('b', 3 + (seed % 4), 2, true), input('c', 9, 0.5, false)];
+      const options = { seed, exhausted, limit: 60, stateLag: 4 }; // a small lag exercises folding the log
+      const whole: string[] = [];
+      for await (const item of new WeightedMix(inputs, options)) whole.push(item.value);
+      const stopAt = hash3(seed, 3) % (whole.length + 1);
+      const lag = seed % 4;
+      const mix = new WeightedMix(inputs, options);
+      const head: string[] = [];
+      if (stopAt + lag > 0) {
+        for await (const item of mix) {
+          head.push(item.value);
+          if (head.length >= Math.min(whole.length, stopAt + lag)) break;
+        }
+      }
+      const saved = JSON.parse(JSON.stringify(mix.stateAt(Math.min(stopAt, head.length))));
+      const rest: string[] = [];
+      for await (const item of WeightedMix.fromState(inputs, saved, options)) rest.push(item.value);
+      const resumed = [...head.slice(0, Math.min(stopAt, head.length)), ...rest];
+      check(resumed.join() === whole.join(), `seed ${seed} ${exhausted} stop ${stopAt} lag ${lag}: ${resumed.length} vs ${whole.length}`);
+    }
   },
 
   async 'worker streams merged in one pipeline read every sample once'() {
