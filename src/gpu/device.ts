@@ -16,6 +16,8 @@ const instances = new WeakMap<GPUDevice, GPU>();
 
 export interface AcquireOptions {
   powerPreference?: GPUPowerPreference;
+  /** Optional features to enable where the adapter has them (e.g. 'timestamp-query' for profiling). */
+  features?: GPUFeatureName[];
 }
 
 /** Gets a WebGPU device in the browser, Deno or Node with the adapter's full buffer limits. */
@@ -25,6 +27,7 @@ export async function acquireGpu(options: AcquireOptions = {}): Promise<GpuConte
   if (!adapter) throw new Error(`tandem gpu (${runtimeName}): no WebGPU adapter. ${adapterHint()}`);
   const limits = adapter.limits;
   const device = await adapter.requestDevice({
+    requiredFeatures: (options.features ?? []).filter((f) => adapter.features.has(f)),
     requiredLimits: {
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
       maxBufferSize: limits.maxBufferSize,
