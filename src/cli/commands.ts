@@ -18,10 +18,13 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
   shards  write an ImageNet-style folder as WebDataset tar shards`,
-  train: `usage: tandem train [--data DIR] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines]
+  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
+  --shards streams WebDataset tar shards written by \`tandem shards\` (a directory or URL with
+  shards.json; local files or HTTP), shuffled through a 256-sample buffer and split across
+  $RANK/$WORLD_SIZE, without a held-out split.
   Decodes on wasm threads to 32×32, uploads batches into a GPU ring, normalises them in WGSL
   (with --augment: random resized crop, flip and jitter too) and trains the tiny ViT preset
   with AdamW (defaults: 1024 images, 12 epochs, batch 32, lr 2e-3). On a terminal a live
@@ -112,6 +115,7 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   o.seed = numberFlag(flags, 'seed', o.seed);
   o.lr = numberFlag(flags, 'lr', o.lr, false);
   o.data = flags.get('data');
+  o.shards = flags.get('shards');
   o.checkpoint = flags.get('checkpoint');
   o.augment = flags.has('augment') ? flags.get('augment') !== 'false' : o.augment;
   const report = await runTrain(o);
@@ -120,7 +124,7 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(report, null, 2)));
   await writeFileAtomic(htmlPath, new TextEncoder().encode(reportHtml(report)));
   const last = report.epochs.at(-1);
-  log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last ? (last.valAccuracy * 100).toFixed(1) : '?'}% ` +
+  log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last && !Number.isNaN(last.valAccuracy) ? `${(last.valAccuracy * 100).toFixed(1)}%` : 'n/a'} ` +
     `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
     `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; loader's busiest stage: ${report.bottleneck}; ${report.failures} failed items; report: ${path}, ${htmlPath}`);
   return 0;

@@ -1,8 +1,8 @@
 // Files on disk as the training session's byte sources (Node and Deno), and the CLI's default
 // dataset: the synthetic one written once as JPEG files under the cache directory.
 import { cacheDir, readFile } from '../runtime/index.ts';
-import { ensureSyntheticFolder, listImageFolder, type LabelledFile } from '../sources/index.ts';
-import { splitHeldOut, type ByteSource, type LabelledData } from '../train/index.ts';
+import { ensureSyntheticFolder, listImageFolder, type LabelledFile, type ShardManifest } from '../sources/index.ts';
+import { shardData, splitHeldOut, type ByteSource, type LabelledData } from '../train/index.ts';
 
 export function fileSources(files: readonly LabelledFile[]): ByteSource[] {
   return files.map((f) => ({ key: f.path, label: f.label, read: () => readFile(f.path) }));
@@ -22,4 +22,21 @@ export async function resolveDataFolder(data: string | undefined, images: number
 export async function folderData(root: string): Promise<LabelledData & { root: string }> {
   const { files, classes } = await listImageFolder(root);
   return { ...splitHeldOut(fileSources(files), classes, 5), root };
+}
+
+/**
+ * Tar shards written by `tandem shards`: `where` is their directory or URL (holding shards.json).
+ * Training streams them (split across $RANK/$WORLD_SIZE); nothing is held out.
+ */
+export async function shardsData(where: string): Promise<LabelledData & { root: string }> {
+  const root = where.replace(/\/+$/, '').replace(/\/shards\.json$/, '');
+  const url = /^https?:\/\//.test(root);
+  const text = url ? await fetchText(`${root}/shards.json`) : new TextDecoder().decode(await readFile(`${root}/shards.json`));
+  return { ...shardData(JSON.parse(text) as ShardManifest, root), root };
+}
+
+async function fetchText(url: string): Promise<string> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.text();
 }

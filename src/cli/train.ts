@@ -4,13 +4,15 @@
 import { formatStats } from '../pipeline/index.ts';
 import { hardwareConcurrency, writeFileAtomic } from '../runtime/index.ts';
 import { runTraining, type EpochEvent, type StepEvent, type TrainingEvent, type TrainReport } from '../train/index.ts';
-import { folderData, resolveDataFolder } from './files.ts';
+import { folderData, resolveDataFolder, shardsData } from './files.ts';
 import { bar, duration, type Terminal } from './terminal.ts';
 
 export type { EpochRecord, TrainReport } from '../train/index.ts';
 
 export interface TrainOptions {
   data?: string;
+  /** Directory or URL of tar shards with a shards.json (written by `tandem shards`), streamed. */
+  shards?: string;
   images: number;
   epochs: number;
   batchSize: number;
@@ -31,7 +33,7 @@ export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
 }
 
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {
-  const data = await folderData(await resolveDataFolder(o.data, o.images, o.log));
+  const data = o.shards ? await shardsData(o.shards) : await folderData(await resolveDataFolder(o.data, o.images, o.log));
   let epochs = o.epochs;
   const onEvent = (e: TrainingEvent) => {
     if (e.type === 'start') {
@@ -63,6 +65,6 @@ function stepLine(e: StepEvent, epochs: number): string {
 
 function epochLine(e: EpochEvent): string {
   return `${bar(e.step / e.steps)} epoch ${e.epoch}/${e.epochs} step ${e.step}/${e.steps} ` +
-    `loss ${e.trainLoss.toFixed(3)} acc ${(e.trainAccuracy * 100).toFixed(1)}% val ${(e.valAccuracy * 100).toFixed(1)}% ` +
+    `loss ${e.trainLoss.toFixed(3)} acc ${(e.trainAccuracy * 100).toFixed(1)}% ${Number.isNaN(e.valAccuracy) ? 'no held-out split' : `val ${(e.valAccuracy * 100).toFixed(1)}%`} ` +
     `${e.imagesPerSecond.toFixed(0)} img/s, ${duration(e.secondsLeft)} left`;
 }

@@ -7,7 +7,7 @@ import type { ByteSource } from './sources.ts';
 
 export interface LoaderOptions {
   /** The sources in the order to load them, all epochs (e.g. `shuffledEpochs(sources, seed, n)`). */
-  source: Iterable<ByteSource>;
+  source: Iterable<ByteSource> | AsyncIterable<ByteSource>;
   device: GPUDevice;
   /** Decode with this pool (shared by several loaders), else one of `threads` threads is made. */
   pool?: DecodePool;

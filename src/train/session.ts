@@ -42,21 +42,22 @@ export interface TrainingOptions {
 export const defaultTrainingOptions: TrainingOptions = { epochs: 12, batchSize: 32, threads: 2, seed: 1, lr: 2e-3, augment: false };
 
 export async function runTraining(data: LabelledData, o: TrainingOptions, emit: (e: TrainingEvent) => void = () => {}): Promise<TrainReport> {
-  if (data.train.length === 0) throw new Error('tandem train: no training images');
+  const trainCount = data.stream?.count ?? data.train.length;
+  if (trainCount === 0) throw new Error('tandem train: no training images');
   const model: ViTConfig = o.model ?? { ...presets.tiny, classes: data.classes.length };
   const B = o.batchSize, size = model.imageSize;
-  const steps = Math.ceil((data.train.length * o.epochs) / B); // batches run across epoch boundaries
+  const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
   const gpu = o.gpu ?? (await acquireGpu());
   const pool = await DecodePool.create({ threads: o.threads }).catch((e: unknown) => {
     if (!o.gpu) gpu.close();
     throw e;
   });
   const report: TrainReport = {
-    adapter: gpu.runtime, decodeMode: pool.stats().mode, model, images: { train: data.train.length, validation: data.held.length, classes: [...data.classes] },
+    adapter: gpu.runtime, decodeMode: pool.stats().mode, model, images: { train: trainCount, validation: data.held.length, classes: [...data.classes] },
     epochs: [], steps: 0, failures: 0, loaderStats: undefined, bottleneck: undefined, waitedForDataSeconds: 0, waitedForGpuSeconds: 0,
     seconds: 0, timeline: { steps: [], stats: [] }, cancelled: false,
   };
-  emit({ type: 'start', adapter: report.adapter, decodeMode: report.decodeMode, model, train: data.train.length, validation: data.held.length, classes: data.classes, epochs: o.epochs, steps, batchSize: B });
+  emit({ type: 'start', adapter: report.adapter, decodeMode: report.decodeMode, model, train: trainCount, validation: data.held.length, classes: data.classes, epochs: o.epochs, steps, batchSize: B });
   const device = gpu.device;
   const trainer = await ViTTrainer.create(device, {
     config: model, batchSize: B, seed: o.seed,
@@ -77,7 +78,8 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   };
   const start = performance.now();
   const elapsed = () => (performance.now() - start) / 1000;
-  const loader = await createLoader({ source: untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal), device, pool, threads: o.threads, batchSize: B, imageSize: size });
+  const source = data.stream ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal) : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
+  const loader = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: size });
   const meter = new OccupancyMeter();
   const stopStats = loader.pipeline.onStats((stats) => {
     const event = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(stats), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
@@ -96,7 +98,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     const now = performance.now();
     const w = window;
     window = { t: now, images: 0, waited: 0 };
-    const at = step, epoch = seen / data.train.length;
+    const at = step, epoch = seen / trainCount;
     pendingLoss = trainer.readLoss().then((r) => {
       if (r.samples) epochLoss = { loss: epochLoss.loss + r.loss * r.samples, correct: epochLoss.correct + r.accuracy * r.samples, samples: epochLoss.samples + r.samples };
       const seconds = Math.max((now - w.t) / 1000, 1e-9);
@@ -141,7 +143,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
         await fences.shift();
         report.waitedForGpuSeconds += (performance.now() - fenceStart) / 1000;
       }
-      const epochEnds = seen >= (report.epochs.length + 1) * data.train.length || step === steps;
+      const epochEnds = seen >= (report.epochs.length + 1) * trainCount || step === steps;
       if (epochEnds) {
         await pendingLoss;
         readLoss();
@@ -194,6 +196,13 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
  */
 function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
   for (const item of items) {
+    if (signal?.aborted) return;
+    yield item;
+  }
+}
+
+async function* untilAbortedAsync<T>(items: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+  for await (const item of items) {
     if (signal?.aborted) return;
     yield item;
   }

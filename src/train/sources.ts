@@ -12,11 +12,23 @@ export interface ByteSource {
 }
 
 export interface LabelledData {
+  /** Training sources; shuffled per epoch by the session (unless `stream` is given). */
   readonly train: readonly ByteSource[];
+  /**
+   * Training data as a stream instead (tar shards, local or remote): `count` samples per epoch, in
+   * the order and partition the stream decides; the session never holds the list.
+   */
+  readonly stream?: TrainStream;
   /** Held out from training; evaluated at the end of every epoch (may be empty). */
   readonly held: readonly ByteSource[];
   /** Class names; `label` indexes this list. */
   readonly classes: readonly string[];
+}
+
+export interface TrainStream {
+  readonly count: number;
+  /** All epochs' samples, in order; a lost sample is a source whose read() rejects with why. */
+  open(seed: number, epochs: number): AsyncIterable<ByteSource>;
 }
 
 /** Splits every `every`-th source off as held-out data (deterministic, by position). */

@@ -2,9 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { shortTrainingRunReports } from '../shared/train-scenarios.ts';
+import { shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
 
 it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', { timeout: 300_000 }, async () => {
   const report = await shortTrainingRunReports(mkdtempSync(join(tmpdir(), 'tandem-')));
   expect(report.epochs).toHaveLength(2);
+});
+
+it('tandem shards, then tandem train --shards: the generated dataset streamed from tar shards', { timeout: 300_000 }, async () => {
+  const report = await trainingFromShards(mkdtempSync(join(tmpdir(), 'tandem-shards-')));
+  expect(report.steps).toBe(12);
 });

@@ -2,6 +2,7 @@
 // it): generate a dataset (cached like the CLI's), train through the whole loader, evaluate, and
 // check the JSON report, the HTML report next to it, the progress lines and the checkpoint.
 import { runCommand } from '../../src/cli/commands.ts';
+import { resolveDataFolder } from '../../src/cli/files.ts';
 import { readFile } from '../../src/runtime/index.ts';
 import type { TrainReport } from '../../src/train/index.ts';
 import { check } from './assert.ts';
@@ -25,5 +26,30 @@ export async function shortTrainingRunReports(dir: string): Promise<TrainReport>
   check(!/<script|src="http/.test(html) && (html.match(/<path d="M/g)?.length ?? 0) >= 4, 'HTML report is self-contained with drawn lines');
   const saved = await readFile(`${dir}/vit.ckpt`);
   check(saved.byteLength > 4 * 3 * 10_000, `checkpoint holds weights and both AdamW moments (${saved.byteLength} bytes)`);
+  return report;
+}
+
+/**
+ * The streaming path: `tandem shards` writes the generated dataset as tar shards, and `tandem
+ * train --shards` trains from them (a directory, or a URL when `serve` gives one): every sample
+ * delivered once per epoch, none failed.
+ */
+export async function trainingFromShards(dir: string, serve?: (root: string) => Promise<{ url: string; close(): Promise<void> }>): Promise<TrainReport> {
+  const lines: string[] = [];
+  const folder = await resolveDataFolder(undefined, 96, () => {}); // the dataset shortTrainingRunReports uses
+  check((await runCommand(['shards', '--data', folder, '--out', `${dir}/shards`, '--per-shard', '20'], (l) => lines.push(l))) === 0, 'tandem shards exit code 0');
+  const server = serve ? await serve(`${dir}/shards`) : undefined;
+  try {
+    const where = server ? server.url : `${dir}/shards`;
+    const args = ['train', '--shards', where, '--epochs', '2', '--batch', '16', '--threads', '2', '--progress', 'lines', '--report', `${dir}/from-shards.json`];
+    check((await runCommand(args, (l) => lines.push(l))) === 0, 'tandem train --shards exit code 0');
+  } finally {
+    await server?.close();
+  }
+  const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/from-shards.json`))) as TrainReport;
+  check(report.images.train === 96 && report.images.validation === 0, `streamed split ${JSON.stringify(report.images)}`);
+  check(report.steps === 12 && !report.cancelled && report.failures === 0, `12 steps of 16 over 2 epochs of 96, no failures (${report.steps}, ${report.failures})`);
+  check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss)), 'one record per epoch');
+  check(lines.some((l) => l.includes('no held-out split')), `progress lines: ${lines.join(' | ')}`);
   return report;
 }
