@@ -2,11 +2,12 @@
  * How fast the tiny ViT learns the project's generated dataset (shapes on textured backgrounds,
  * 500×375 JPEGs, four classes), as held-out accuracy against training steps:
  *   npx deno run -A bench/vit-learn.ts [--images 4096] [--steps 3000] [--batch 32] [--lr 2e-3]
- *     [--warmup 100] [--init fan-in|0.02] [--out docs/vit-learn.md]
+ *     [--warmup 100] [--init fan-in|0.02] [--augment] [--out docs/vit-learn.md]
  * The images are decoded once by the wasm pool to 32×32 and normalised on the CPU, so the figures
  * measure learning and the GPU step alone (the loader is measured by bench/overlap.ts). Every 5th
  * image is held out. Matrices start at N(0, 1/fan-in) with `--init fan-in`, or N(0, 0.02²) as the
- * trainer's default init does.
+ * trainer's default init does. `--augment` shifts each training image by up to 4 pixels (edges
+ * repeated) and mirrors half of them, a fresh draw every time (the shapes keep their class).
  */
 import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu } from '../src/gpu/index.ts';
@@ -24,6 +25,7 @@ const lr = Number(flag('lr', '2e-3'));
 const warmup = Number(flag('warmup', '100'));
 const init = flag('init', 'fan-in');
 const outPath = flag('out', 'docs/vit-learn.md');
+const augment = Deno.args.includes('--augment');
 const SIZE = 32;
 const PIXELS = SIZE * SIZE * 3;
 
@@ -45,11 +47,19 @@ pool.free(target);
 await pool.close();
 const MEAN = [0.485, 0.456, 0.406];
 const STD = [0.229, 0.224, 0.225];
-function toChw(indices: readonly number[], out: Float32Array): void {
+function toChw(indices: readonly number[], out: Float32Array, jitter?: () => number): void {
   out.fill(0);
   indices.forEach((k, b) => {
-    for (let p = 0; p < SIZE * SIZE; p++) {
-      for (let c = 0; c < 3; c++) out[(b * 3 + c) * SIZE * SIZE + p] = (decoded[k * PIXELS + p * 3 + c]! / 255 - MEAN[c]!) / STD[c]!;
+    const dx = jitter ? Math.floor(jitter() * 9) - 4 : 0;
+    const dy = jitter ? Math.floor(jitter() * 9) - 4 : 0;
+    const mirror = jitter ? jitter() < 0.5 : false;
+    for (let y = 0; y < SIZE; y++) {
+      const sy = Math.min(SIZE - 1, Math.max(0, y + dy));
+      for (let x = 0; x < SIZE; x++) {
+        const sx = Math.min(SIZE - 1, Math.max(0, (mirror ? SIZE - 1 - x : x) + dx));
+        const from = k * PIXELS + (sy * SIZE + sx) * 3;
+        for (let c = 0; c < 3; c++) out[(b * 3 + c) * SIZE * SIZE + y * SIZE + x] = (decoded[from + c]! / 255 - MEAN[c]!) / STD[c]!;
+      }
     }
   });
 }
@@ -106,7 +116,7 @@ for (let s = 1; s <= steps; s++) {
   }
   const idx = order.slice(pos, pos + batch);
   pos += batch;
-  toChw(idx, host);
+  toChw(idx, host, augment ? random : undefined);
   idx.forEach((k, b) => (hostLabels[b] = labels[k]!));
   const slot = ring[s % ring.length]!;
   device.queue.writeBuffer(slot.images, 0, host);
@@ -132,11 +142,11 @@ gpu.close();
 
 const text = `# How fast the tiny ViT learns the generated dataset
 
-Command: \`npx deno run -A bench/vit-learn.ts --images ${images} --steps ${steps} --batch ${batch} --lr ${lr} --warmup ${warmup} --init ${init}\`
+Command: \`npx deno run -A bench/vit-learn.ts --images ${images} --steps ${steps} --batch ${batch} --lr ${lr} --warmup ${warmup} --init ${init}${augment ? ' --augment' : ''}\`
 (Deno ${Deno.version.deno}, ${gpu.runtime}). ${files.length} generated 500×375 JPEGs, ${classes.length} classes
 (${classes.join(', ')}), decoded once to 32×32; ${train.length} train / ${held.length} held out (every 5th).
 Tiny preset (${JSON.stringify(config)}), AdamW, warmup ${warmup} steps then cosine to ${steps}, weight decay 0.05,
-gradient clipping at 1; init: ${init === 'fan-in' ? 'matrices N(0, 1/fan-in), class token and positions N(0, 0.02²)' : `N(0, ${init}²)`}.
+gradient clipping at 1; ${augment ? 'augmentation: shifts of up to 4 px and mirroring; ' : ''}init: ${init === 'fan-in' ? 'matrices N(0, 1/fan-in), class token and positions N(0, 0.02²)' : `N(0, ${init}²)`}.
 Training loss and accuracy are over the steps since the previous row.
 
 | step | seconds | train loss | train accuracy | held-out loss | held-out accuracy |
