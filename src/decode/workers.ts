@@ -106,6 +106,12 @@ export class WorkerBackend implements DecodeBackend {
         else this.#finish(worker, reply);
       });
     });
+    if (this.#closed) {
+      // A replacement that finished starting after close(): nothing will use or end it otherwise.
+      this.#all.delete(worker);
+      await port.terminate();
+      return;
+    }
     this.#idle.push(worker);
     this.#dispatch();
   }
