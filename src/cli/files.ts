@@ -1,7 +1,7 @@
 // Files on disk as the training session's byte sources (Node and Deno), and the CLI's default
 // dataset: the synthetic one written once as JPEG files under the cache directory.
 import { cacheDir, readFile } from '../runtime/index.ts';
-import { ensureSyntheticFolder, listImageFolder, type LabelledFile, type ShardManifest } from '../sources/index.ts';
+import { ensureSyntheticFolder, fetchBytes, listImageFolder, type LabelledFile, type ShardManifest } from '../sources/index.ts';
 import { shardData, splitHeldOut, type ByteSource, type LabelledData } from '../train/index.ts';
 
 export function fileSources(files: readonly LabelledFile[]): ByteSource[] {
@@ -31,12 +31,6 @@ export async function folderData(root: string): Promise<LabelledData & { root: s
 export async function shardsData(where: string): Promise<LabelledData & { root: string }> {
   const root = where.replace(/\/+$/, '').replace(/\/shards\.json$/, '');
   const url = /^https?:\/\//.test(root);
-  const text = url ? await fetchText(`${root}/shards.json`) : new TextDecoder().decode(await readFile(`${root}/shards.json`));
+  const text = new TextDecoder().decode(url ? await fetchBytes(`${root}/shards.json`) : await readFile(`${root}/shards.json`));
   return { ...shardData(JSON.parse(text) as ShardManifest, root), root };
-}
-
-async function fetchText(url: string): Promise<string> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.text();
 }

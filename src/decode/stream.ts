@@ -4,7 +4,10 @@
 import { STREAM_WORDS, StreamField, StreamState } from './abi.ts';
 import { openFileRange } from '../runtime/index.ts';
 
-/** Random access to the bytes of one file: local, remote (HTTP ranges) or in memory. */
+/**
+ * Random access to the bytes of one file: local (fileByteSource), in memory (memoryByteSource) or
+ * remote (httpByteSource in the sources room: HTTP ranges with its retries and timeouts).
+ */
 export interface ByteSource {
   /** Total size in bytes when known; MP4 files with their index at the end need it to seek there. */
   readonly size?: number;
@@ -15,26 +18,6 @@ export interface ByteSource {
 /** A ByteSource over bytes already in memory (tests, or data that arrived whole anyway). */
 export function memoryByteSource(bytes: Uint8Array): ByteSource {
   return { size: bytes.length, read: (offset, length) => Promise.resolve(bytes.subarray(offset, Math.min(bytes.length, offset + length))) };
-}
-
-/**
- * A ByteSource over HTTP(S) range requests (the server must answer `Range` with 206). `size` comes
- * from a HEAD request's Content-Length when the server sends one.
- */
-export async function httpByteSource(url: string | URL, init: { signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<ByteSource> {
-  const head = await fetch(url, { method: 'HEAD', signal: init.signal, headers: init.headers });
-  if (!head.ok) throw new Error(`${String(url)}: HTTP ${head.status} on HEAD`);
-  const length = Number(head.headers.get('content-length'));
-  return {
-    size: Number.isFinite(length) && length >= 0 && head.headers.has('content-length') ? length : undefined,
-    async read(offset, count) {
-      const response = await fetch(url, { signal: init.signal, headers: { ...init.headers, range: `bytes=${offset}-${offset + count - 1}` } });
-      if (response.status === 416) return new Uint8Array(0);
-      if (response.status !== 206) throw new Error(`${String(url)}: expected 206 for a range request, got ${response.status}`);
-      const body = new Uint8Array(await response.arrayBuffer());
-      return body.length > count ? body.subarray(0, count) : body;
-    },
-  };
 }
 
 /**

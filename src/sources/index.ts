@@ -3,7 +3,7 @@ export { holdOut, shuffledEpoch, shuffledEpochs } from './sampling.ts';
 export * from './synthetic/index.ts';
 export { readTar, SourceError, unsafeNameReason, type SourceErrorReason, type TarMember, type TarReadOptions } from './tar.ts';
 export { isSampleFailure, splitKey, webDatasetSamples, type WebDatasetFailure, type WebDatasetItem, type WebDatasetOptions, type WebDatasetSample } from './shards.ts';
-export { fetchBytes, FetchError, fetchStream, type FetchOptions } from './urls.ts';
+export { fetchBytes, FetchError, fetchStream, httpByteSource, type FetchOptions } from './urls.ts';
 export { distributedEnv, partitionLength, partitionList, partitionPosition, resolvePartition, type Partition, type PartitionOptions, type UnevenMode } from './partition.ts';
 export { DistributedSampler, type SamplerOptions, type SamplerState } from './sampler.ts';
 export { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';

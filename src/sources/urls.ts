@@ -172,3 +172,35 @@ export async function fetchStream(url: string, options: FetchOptions = {}): Prom
   if (!response.body) throw new FetchError(url, response.status, 1, `GET ${url}: response has no body`);
   return response.body;
 }
+
+/**
+ * Random access to a remote file through range requests (for streamed video decoding: it has the
+ * shape of the decode room's ByteSource). `size` comes from a HEAD request's Content-Length. Reads
+ * go through fetchBytes (retries, backoff, timeouts, exact lengths) when the size is known; without
+ * it, through fetchStream, where the last range may come back short and one past the end is empty.
+ */
+export async function httpByteSource(url: string | URL, options: FetchOptions = {}): Promise<{ size?: number; read(offset: number, length: number): Promise<Uint8Array> }> {
+  const href = String(url);
+  const head = await fetch(href, { method: 'HEAD', signal: options.signal, headers: options.headers });
+  if (!head.ok) throw new FetchError(href, head.status, 1, `HEAD ${href}: HTTP ${head.status}`);
+  const declared = head.headers.get('content-length');
+  const size = declared !== null && Number(declared) >= 0 ? Number(declared) : undefined;
+  return {
+    size,
+    async read(offset, length) {
+      if (size !== undefined) {
+        const end = Math.min(offset + length, size) - 1;
+        return end < offset ? new Uint8Array(0) : fetchBytes(href, { ...options, range: { start: offset, end } });
+      }
+      let body: ReadableStream<Uint8Array>;
+      try {
+        body = await fetchStream(href, { ...options, range: { start: offset, end: offset + length - 1 } });
+      } catch (error) {
+        if (error instanceof FetchError && error.status === 416) return new Uint8Array(0);
+        throw error;
+      }
+      const bytes = new Uint8Array(await new Response(body).arrayBuffer());
+      return bytes.length > length ? bytes.subarray(0, length) : bytes;
+    },
+  };
+}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecodePool, httpByteSource, memoryByteSource } from '../../src/decode/index.ts';
+import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
+import { httpByteSource } from '../../src/sources/index.ts';
 import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
 
 // The vite dev server answers Range requests for the fixtures (made by scripts/make-fixtures.sh).

@@ -1,5 +1,6 @@
 // Deno tier: streamed video decoding from memory, a local file and HTTP ranges on 127.0.0.1.
-import { DecodePool, fileByteSource, httpByteSource, memoryByteSource } from '../../src/decode/index.ts';
+import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
+import { httpByteSource } from '../../src/sources/index.ts';
 import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
 
 const path = (name: string) => new URL(`../fixtures/generated/${name}`, import.meta.url).pathname;
