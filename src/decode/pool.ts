@@ -8,7 +8,6 @@ import {
 import { writeResize, type ImageDecodeOptions } from './options.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
-import { poolThreadsCanWaitForInput } from '../runtime/index.ts';
 import { WorkerBackend } from './workers.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
@@ -138,13 +137,11 @@ export class DecodePool {
 
   /**
    * decodeVideo for long files: the pool thread reads `source` a window at a time (`windowBytes`,
-   * default 1 MiB) while it decodes, so the file is never held whole. Needs the pthreads mode, in
-   * Deno or a browser (not yet Node).
+   * default 1 MiB) while it decodes, so the file is never held whole. Needs the pthreads mode.
    * A failing or slow source (`readTimeoutMs`, default 30 s) fails this item with a DecodeError.
    */
   async decodeVideoStream(source: ByteSource, targetPtr: number, options: VideoStreamOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
     if (this.mode !== 'pthreads') throw new DecodeError('bad-request', 'streamed decoding needs the pthreads mode (SharedArrayBuffer); decode the whole file with decodeVideo');
-    if (!poolThreadsCanWaitForInput) throw new DecodeError('bad-request', 'streamed decoding is not available under Node yet (it works in Deno and browsers); decode the whole file with decodeVideo');
     const capacity = Math.floor(options.windowBytes ?? 1 << 20);
     if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
     const record = this.allocate(STREAM_WORDS * 4 + capacity);

@@ -67,14 +67,6 @@ export async function getGpu(): Promise<GPU> {
 export const writeBufferTakesSharedMemory = runtimeName !== 'node';
 
 /**
- * Whether a wasm pool thread may block until the event loop hands it bytes (streamed decoding).
- * Under Node 20 the thread's decode goes wrong after such a wait (a probe on correct bytes fails
- * or never returns) while the same module works in Deno and Chromium; until that is understood,
- * Node decodes whole files only.
- */
-export const poolThreadsCanWaitForInput = runtimeName !== 'node';
-
-/**
  * Lets many tasks listen to one AbortSignal. Node warns past 10 listeners per event target, but a
  * pipeline stage of concurrency 16 legitimately has 16 tasks honouring the run's signal.
  */

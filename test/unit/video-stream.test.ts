@@ -1,20 +1,82 @@
-import { describe, expect, it } from 'vitest';
-import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
+import { httpByteSource } from '../../src/sources/index.ts';
+import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
 
-// Streamed decoding is tested in Deno (test/deno/video-stream.test.ts) and Chromium
-// (test/browser/video-stream.test.ts); under Node it is refused with a clear error, because a pool
-// thread that waits for the event loop goes wrong there (see poolThreadsCanWaitForInput).
+// Node tier of streamed video decoding: the same scenarios as Deno and Chromium, from memory, a
+// local file and HTTP ranges on 127.0.0.1.
+const path = (name: string) => fileURLToPath(new URL(`../fixtures/generated/${name}`, import.meta.url));
+
+/** Serves the fixtures with HEAD and single byte ranges. */
+function rangeServer(): Promise<Server> {
+  const server = createServer((req, res) => {
+    readFile(path((req.url ?? '/').slice(1))).then(
+      (bytes) => {
+        const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+        if (req.method === 'HEAD' || !range) {
+          res.writeHead(200, { 'content-length': String(bytes.length) });
+          res.end(req.method === 'HEAD' ? undefined : bytes);
+          return;
+        }
+        const start = Number(range[1]);
+        const end = Math.min(Number(range[2]), bytes.length - 1);
+        if (start >= bytes.length) {
+          res.writeHead(416).end();
+          return;
+        }
+        res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) });
+        res.end(bytes.subarray(start, end + 1));
+      },
+      () => res.writeHead(404).end(),
+    );
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
 describe('streamed video decoding (Node)', () => {
-  for (const mode of ['pthreads', 'workers'] as const) {
-    it(`refuses streams with a clear error instead of decoding wrongly (${mode})`, async () => {
-      const pool = await DecodePool.create({ threads: 1, mode });
+  let pool: DecodePool;
+  let server: Server;
+  beforeAll(async () => {
+    pool = await DecodePool.create({ threads: 2 });
+    server = await rangeServer();
+  });
+  afterAll(async () => {
+    await pool?.close();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  for (const name of LONG_VIDEOS) {
+    it(`${name}: streamed from memory, a local file and HTTP ranges, same frames as the whole file`, { timeout: 120_000 }, async () => {
+      const whole = new Uint8Array(await readFile(path(name)));
+      await streamedMatchesWhole(pool, name, whole, memoryByteSource(whole));
+      const file = await fileByteSource(path(name));
       try {
-        await expect(pool.decodeVideoStream(memoryByteSource(new Uint8Array(10)), 0, { width: 8, height: 8, frames: { indices: [0] } }))
-          .rejects.toThrow(/streamed decoding/);
-        expect(pool.stats().inFlight).toBe(0);
+        await streamedMatchesWhole(pool, name, whole, file);
       } finally {
-        await pool.close();
+        await file.close();
       }
+      const { port } = server.address() as AddressInfo;
+      const traffic = await streamedMatchesWhole(pool, name, whole, await httpByteSource(`http://127.0.0.1:${port}/${name}`));
+      expect(traffic.bytes).toBeLessThan(whole.length); // seeking skips most of the file
     });
   }
+
+  it('a failing or stalled source fails its item, the pool goes on', { timeout: 120_000 }, async () => {
+    await failingSourcesFailTheirItem(pool, new Uint8Array(await readFile(path('long.h264.mp4'))));
+    expect(pool.stats().inFlight).toBe(0);
+  });
+
+  it('the workers fallback refuses streams with a clear error', async () => {
+    const fallback = await DecodePool.create({ threads: 1, mode: 'workers' });
+    try {
+      await expect(fallback.decodeVideoStream(memoryByteSource(new Uint8Array(10)), 0, { width: 8, height: 8, frames: { indices: [0] } }))
+        .rejects.toThrow(/pthreads mode/);
+    } finally {
+      await fallback.close();
+    }
+  });
 });

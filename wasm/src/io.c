@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <emscripten/em_js.h>
 #include <libavformat/avio.h>
 #include <libavutil/error.h>
 
@@ -31,6 +32,14 @@ int td_io_init(td_io *io, const td_job *job) {
 }
 
 #ifdef __EMSCRIPTEN_PTHREADS__
+/* The wait is JS's Atomics.wait, not the wasm instruction: Node 20's baseline wasm compiler
+ * (V8 11 Liftoff) can come back from memory.atomic.wait32 with the waiting code's values lost
+ * (seen as the window copied to address 0). Pool threads are workers, where Atomics.wait is
+ * allowed in every runtime. */
+EM_JS(void, wait_while_equal, (int32_t *word, int32_t value), {
+  Atomics.wait(new Int32Array(wasmMemory.buffer), word >> 2, value);
+});
+
 /* Blocks this pool thread until JS has put the bytes at `pos` into the window. */
 static int fetch_window(td_io *io, int64_t pos) {
   td_stream *s = io->stream;
@@ -40,7 +49,7 @@ static int fetch_window(td_io *io, int64_t pos) {
   __atomic_store_n(&s->state, TD_STREAM_WANT, __ATOMIC_SEQ_CST);
   __builtin_wasm_memory_atomic_notify(&s->state, 1);
   while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT)
-    __builtin_wasm_memory_atomic_wait32(&s->state, TD_STREAM_WANT, -1);
+    wait_while_equal(&s->state, TD_STREAM_WANT);
   int32_t got = s->got_len;
   if (got < 0 || got > s->capacity) {
     io->source_failed = 1;
