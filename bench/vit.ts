@@ -25,7 +25,7 @@ const gpu = await acquireGpu({ features: ['timestamp-query'] });
 const { device } = gpu;
 // Tile configurations side by side: [threads per side, outputs per thread per side].
 const tiles: [number, number][] = [[8, 8], [16, 4], [16, 1]];
-const kernelSets = await Promise.all(tiles.map((matmulTile) => Kernels.create(device, { matmulTile })));
+const kernelSets = await Promise.all([...tiles.map((matmulTile) => Kernels.create(device, { matmulTile })), Kernels.create(device, { matmul: 'direct' })]);
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 const buffer = (n: number) => {
   const b = device.createBuffer({ size: n * 4, usage });

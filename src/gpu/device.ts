@@ -49,6 +49,16 @@ export async function acquireGpu(options: AcquireOptions = {}): Promise<GpuConte
   };
 }
 
+/**
+ * Whether the device runs on the CPU (lavapipe/llvmpipe, SwiftShader, WARP): kernels that suit
+ * SIMD lanes over cached memory better than workgroup-memory tiling pick their variant by this.
+ */
+export function onCpuAdapter(device: GPUDevice): boolean {
+  const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo & { isFallbackAdapter?: boolean } }).adapterInfo;
+  if (!info) return false;
+  return info.isFallbackAdapter === true || /llvmpipe|lavapipe|swiftshader|microsoft basic render|\bcpu\b/i.test(`${info.description} ${info.device} ${info.architecture}`);
+}
+
 /** Copies a GPU buffer back to the CPU (tests and checks; never on the training hot path). */
 export async function readBuffer(device: GPUDevice, source: GPUBuffer, bytes = source.size, offset = 0): Promise<ArrayBuffer> {
   const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });

@@ -1,4 +1,4 @@
-export { acquireGpu, readBuffer, type AcquireOptions, type GpuContext } from './device.ts';
+export { acquireGpu, onCpuAdapter, readBuffer, type AcquireOptions, type GpuContext } from './device.ts';
 export {
   IMAGENET_MEAN, IMAGENET_STD, NormalizeKernel, normalizeReference, type BatchShape, type NormalizeOptions,
 } from './normalize.ts';

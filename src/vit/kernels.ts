@@ -3,6 +3,7 @@
 // `dispatchWorkgroups` and allocates nothing. Offsets and strides are in f32 elements and live in
 // the uniforms, so tensors inside one flat buffer need no binding-offset alignment.
 import { readText } from '../runtime/index.ts';
+import { onCpuAdapter } from '../gpu/index.ts';
 
 export interface Dispatch {
   pipeline: GPUComputePipeline;
@@ -57,6 +58,10 @@ function fold(n: number, size: number): { groups: [number, number, number]; stri
 
 type Entries = Record<number, GPUBuffer>;
 
+/** Which matmul kernel a Kernels object runs; see Kernels.create. */
+export type MatmulKernel = 'tiled' | 'direct';
+const DIRECT_TILE = 32; // matmul-direct.wgsl: 8×8 threads × 4×4 outputs
+
 export class Kernels {
   readonly #device: GPUDevice;
   readonly #pipelines: Map<string, GPUComputePipeline>;
@@ -64,26 +69,35 @@ export class Kernels {
   readonly #owned: GPUBuffer[] = [];
   readonly #tile: number;
 
-  private constructor(device: GPUDevice, pipelines: Map<string, GPUComputePipeline>, tile: number) {
+  private constructor(device: GPUDevice, pipelines: Map<string, GPUComputePipeline>, readonly matmulKernel: MatmulKernel, tile: number) {
     this.#tile = tile;
     this.#device = device;
     this.#pipelines = pipelines;
     this.#dummy = this.#own(device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
   }
 
-  /** `matmulTile`: [threads per side, outputs per thread per side], product ≤ 64 (benchmarks compare them). */
-  static async create(device: GPUDevice, options: { matmulTile?: [number, number] } = {}): Promise<Kernels> {
+  /**
+   * `matmul`: 'tiled' (workgroup-memory tiles, for GPUs), 'direct' (no workgroup memory: about 3×
+   * faster on lavapipe, see docs/vit.md) or 'auto' (the default: direct on CPU adapters);
+   * `matmulTile` shapes the tiled kernel: [threads per side, outputs per thread per side],
+   * product ≤ 64 (benchmarks compare them).
+   */
+  static async create(device: GPUDevice, options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number] } = {}): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
+    const matmul = !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
+    const direct = matmul === 'direct';
     const load = async (file: string) =>
       device.createShaderModule({ code: await readText(new URL(`./${file}`, import.meta.url)), label: `vit ${file}` });
     const [mm, ln, ew, em, lo, op, at] = await Promise.all(
-      ['matmul.wgsl', 'layernorm.wgsl', 'elementwise.wgsl', 'embed.wgsl', 'loss.wgsl', 'optim.wgsl', 'attention.wgsl'].map(load),
+      [direct ? 'matmul-direct.wgsl' : 'matmul.wgsl', 'layernorm.wgsl', 'elementwise.wgsl', 'embed.wgsl', 'loss.wgsl', 'optim.wgsl', 'attention.wgsl'].map(load),
     );
+    const tile = (transA: number, transB: number): Record<string, number> =>
+      direct ? { TRANS_A: transA, TRANS_B: transB } : { TRANS_A: transA, TRANS_B: transB, WG: wg, TB: tb };
     const specs: [string, GPUShaderModule, string, Record<string, number>?][] = [
-      ['mm.nn', mm!, 'main', { TRANS_A: 0, TRANS_B: 0, WG: wg, TB: tb }],
-      ['mm.tn', mm!, 'main', { TRANS_A: 1, TRANS_B: 0, WG: wg, TB: tb }],
-      ['mm.nt', mm!, 'main', { TRANS_A: 0, TRANS_B: 1, WG: wg, TB: tb }],
+      ['mm.nn', mm!, 'main', tile(0, 0)],
+      ['mm.tn', mm!, 'main', tile(1, 0)],
+      ['mm.nt', mm!, 'main', tile(0, 1)],
       ['ln.fwd', ln!, 'forward'], ['ln.bwd', ln!, 'backward'], ['ln.params', ln!, 'params_backward'],
       ['gelu.fwd', ew!, 'gelu_forward'], ['gelu.bwd', ew!, 'gelu_backward'], ['colsum', ew!, 'col_sum'],
       ['softmax.fwd', ew!, 'softmax_forward'], ['softmax.bwd', ew!, 'softmax_backward'],
@@ -95,7 +109,7 @@ export class Kernels {
       const compute: GPUProgrammableStage = constants ? { module, entryPoint, constants } : { module, entryPoint };
       return [name, await device.createComputePipelineAsync({ layout: 'auto', compute, label: `vit ${name}` })] as const;
     }));
-    return new Kernels(device, new Map(made), wg * tb);
+    return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb);
   }
 
   /** Frees the uniform buffers this object created (not the caller's buffers). */

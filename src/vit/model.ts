@@ -4,7 +4,7 @@
 import { readBuffer } from '../gpu/index.ts';
 import { defaultTrain, dims, initParams, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import { buildGraph, type StepGraph } from './graph.ts';
-import { Kernels, record, recordOne, type Dispatch } from './kernels.ts';
+import { Kernels, record, recordOne, type Dispatch, type MatmulKernel } from './kernels.ts';
 
 export { defaultTrain, dims, initParams, learningRate, paramLayout, presets, type TrainConfig, type ViTConfig } from './config.ts';
 
@@ -14,7 +14,8 @@ export interface TrainerOptions {
   batchSize: number;
   train?: Partial<TrainConfig>;
   seed?: number;
-  /** Matmul tile: [threads per side, outputs per thread per side]; see Kernels.create. */
+  /** Matmul kernel ('auto': direct on CPU adapters, tiled on GPUs) and tiled shape; see Kernels.create. */
+  matmul?: MatmulKernel | 'auto';
   matmulTile?: [number, number];
   /** Initial parameters in the flat layout (else seeded init). */
   params?: Float32Array<ArrayBuffer>;
@@ -46,6 +47,10 @@ export class ViTTrainer {
   readonly layout: ParamLayout;
   readonly #device: GPUDevice;
   readonly #kernels: Kernels;
+  /** The matmul kernel in use ('direct' on CPU adapters by default). */
+  get matmulKernel(): MatmulKernel {
+    return this.#kernels.matmulKernel;
+  }
   readonly #g: StepGraph;
   readonly #stats: GPUBuffer;
   readonly #evalStats: GPUBuffer;
@@ -76,7 +81,8 @@ export class ViTTrainer {
   static async create(device: GPUDevice, options: TrainerOptions): Promise<ViTTrainer> {
     dims(options.config);
     if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`vit: batch size ${options.batchSize}`);
-    return new ViTTrainer(device, await Kernels.create(device, options.matmulTile ? { matmulTile: options.matmulTile } : {}), options);
+    const { matmul, matmulTile } = options;
+    return new ViTTrainer(device, await Kernels.create(device, { ...(matmul ? { matmul } : {}), ...(matmulTile ? { matmulTile } : {}) }), options);
   }
 
   /** Input sizes: images f32 [B, C, S, S] (NCHW, normalised) and labels i32 [B]. */

@@ -23,12 +23,17 @@ for (const [name, scenario] of Object.entries(kernelScenarios)) {
   });
 }
 
-it('the other matmul tile configurations (16×16 threads × 4×4, 16×16 × 1×1) match the CPU reference too', async () => {
-  for (const matmulTile of [[16, 4], [16, 1]] as [number, number][]) {
-    const k = await Kernels.create(gpu.device, { matmulTile });
+it('the default matmul on lavapipe is the direct kernel (no workgroup memory)', () => {
+  expect(kernels.matmulKernel).toBe('direct');
+});
+
+it('the other matmul kernels (tiled: 8×8 threads × 8×8, 16×16 × 4×4, 16×16 × 1×1; direct) match the CPU reference too', async () => {
+  const options: Parameters<typeof Kernels.create>[1][] = [{ matmul: 'tiled' }, { matmulTile: [16, 4] }, { matmulTile: [16, 1] }, { matmul: 'direct' }];
+  for (const option of options) {
+    const k = await Kernels.create(gpu.device, option);
     try {
       const log = await matmulVariantsMatchCpu(gpu.device, k);
-      console.log(`tile ${matmulTile}: ${log.join('; ')}`);
+      console.log(`${JSON.stringify(option)} (${k.matmulKernel}): ${log.join('; ')}`);
     } finally {
       k.destroy();
     }
