@@ -13,7 +13,7 @@ import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu } from '../src/gpu/index.ts';
 import { cacheDir } from '../src/runtime/index.ts';
 import { ensureSyntheticFolder, listImageFolder } from '../src/sources/index.ts';
-import { initParams, paramLayout, presets, ViTTrainer, type ViTConfig } from '../src/vit/index.ts';
+import { initParams, presets, ViTTrainer, type ViTConfig } from '../src/vit/index.ts';
 
 declare const Deno: { args: string[]; readFile(path: string): Promise<Uint8Array>; writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
@@ -27,6 +27,7 @@ const init = flag('init', 'fan-in');
 const outPath = flag('out', 'docs/vit-learn.md');
 const augment = Deno.args.includes('--augment');
 const overrides = JSON.parse(flag('config', '{}')) as Partial<ViTConfig>;
+const fit = flag('fit', 'cover') as 'cover' | 'stretch' | 'contain';
 const SIZE = overrides.imageSize ?? 32;
 const PIXELS = SIZE * SIZE * 3;
 
@@ -41,7 +42,7 @@ const chunk = 8;
 const target = pool.allocate(PIXELS * chunk);
 for (let i = 0; i < files.length; i += chunk) {
   const part = files.slice(i, i + chunk);
-  await Promise.all(part.map(async (f, j) => pool.decodeInto(await Deno.readFile(f.path), target + j * PIXELS, { width: SIZE, height: SIZE })));
+  await Promise.all(part.map(async (f, j) => pool.decodeInto(await Deno.readFile(f.path), target + j * PIXELS, { width: SIZE, height: SIZE, fit })));
   decoded.set(new Uint8Array(pool.memory.buffer, target, part.length * PIXELS), i * PIXELS);
 }
 pool.free(target);
@@ -71,15 +72,7 @@ const train = [...files.keys()].filter((i) => i % 5 !== 4);
 const gpu = await acquireGpu();
 const { device } = gpu;
 const config: ViTConfig = { ...presets.tiny, ...overrides, classes: classes.length };
-let params: Float32Array<ArrayBuffer> | undefined;
-if (init === 'fan-in') {
-  params = initParams(config, 1, 1);
-  for (const t of paramLayout(config).tensors) {
-    if (t.init !== 'normal') continue;
-    const std = t.decay ? 1 / Math.sqrt(t.shape[0]!) : 0.02;
-    for (let i = 0; i < t.size; i++) params[t.offset + i]! *= std;
-  }
-} else params = initParams(config, 1, Number(init));
+const params = initParams(config, 1, init === 'fan-in' ? 'fan-in' : Number(init));
 const trainer = await ViTTrainer.create(device, { config, batchSize: batch, seed: 1, params, train: { lr, warmupSteps: warmup, totalSteps: steps, weightDecay: 0.05, clipNorm: 1 } });
 
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;

@@ -111,18 +111,25 @@ export function paramLayout(c: ViTConfig): ParamLayout {
 export const rng = seededFloats;
 
 /** Deterministic initial parameters: N(0, std²) clipped at 2 std for matrices and embeddings. */
-export function initParams(c: ViTConfig, seed = 1, std = 0.02): Float32Array<ArrayBuffer> {
+/**
+ * Seeded initial parameters. `std: 'fan-in'` (the default) draws each matrix from N(0, 1/fan-in)
+ * and the class token and positions from N(0, 0.02²): on the generated dataset the tiny preset
+ * learns several times faster than with ViT-B's N(0, 0.02²) everywhere (docs/vit.md). A number
+ * draws every normal tensor from N(0, std²). Draws are truncated at two standard deviations.
+ */
+export function initParams(c: ViTConfig, seed = 1, std: number | 'fan-in' = 'fan-in'): Float32Array<ArrayBuffer> {
   const layout = paramLayout(c);
   const out = new Float32Array(layout.size);
   const next = rng(seed);
   for (const t of layout.tensors) {
+    const scale = std !== 'fan-in' ? std : t.decay ? 1 / Math.sqrt(t.shape[0]!) : 0.02;
     for (let i = 0; i < t.size; i++) {
       let v = 0;
       if (t.init === 'ones') v = 1;
       else if (t.init === 'normal') {
         const u = Math.max(next(), 1e-12);
         const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-        v = Math.max(-2, Math.min(2, z)) * std;
+        v = Math.max(-2, Math.min(2, z)) * scale;
       }
       out[t.offset + i] = v;
     }
