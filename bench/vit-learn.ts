@@ -2,7 +2,8 @@
  * How fast the tiny ViT learns the project's generated dataset (shapes on textured backgrounds,
  * 500×375 JPEGs, four classes), as held-out accuracy against training steps:
  *   npx deno run -A bench/vit-learn.ts [--images 4096] [--steps 3000] [--batch 32] [--lr 2e-3]
- *     [--warmup 100] [--init fan-in|0.02] [--augment] [--config '{"patchSize":4}'] [--out docs/vit-learn.md]
+ *     [--warmup 100] [--init fan-in|0.02] [--augment] [--config '{"patchSize":4}']
+ *     [--fit cover|stretch|contain] [--source 500x375] [--out docs/vit-learn.md]
  * The images are decoded once by the wasm pool to 32×32 and normalised on the CPU, so the figures
  * measure learning and the GPU step alone (the loader is measured by bench/overlap.ts). Every 5th
  * image is held out. Matrices start at N(0, 1/fan-in) with `--init fan-in`, or N(0, 0.02²) as the
@@ -28,11 +29,13 @@ const outPath = flag('out', 'docs/vit-learn.md');
 const augment = Deno.args.includes('--augment');
 const overrides = JSON.parse(flag('config', '{}')) as Partial<ViTConfig>;
 const fit = flag('fit', 'cover') as 'cover' | 'stretch' | 'contain';
+const [sourceWidth, sourceHeight] = flag('source', '500x375').split('x').map(Number) as [number, number];
 const SIZE = overrides.imageSize ?? 32;
 const PIXELS = SIZE * SIZE * 3;
 
-const root = `${cacheDir()}/datasets/synthetic-s0-n${images}`;
-await ensureSyntheticFolder(root, { count: images, seed: 0 });
+const sized = sourceWidth === 500 && sourceHeight === 375 ? '' : `-${sourceWidth}x${sourceHeight}`;
+const root = `${cacheDir()}/datasets/synthetic-s0-n${images}${sized}`;
+await ensureSyntheticFolder(root, { count: images, seed: 0, width: sourceWidth, height: sourceHeight });
 const { files, classes } = await listImageFolder(root);
 
 // Decode everything once: u8 HWC 32×32, then f32 CHW normalised like NormalizeKernel's defaults.
@@ -137,7 +140,7 @@ gpu.close();
 const text = `# How fast the tiny ViT learns the generated dataset
 
 Command: \`npx deno run -A bench/vit-learn.ts --images ${images} --steps ${steps} --batch ${batch} --lr ${lr} --warmup ${warmup} --init ${init}${augment ? ' --augment' : ''}${Object.keys(overrides).length ? ` --config '${JSON.stringify(overrides)}'` : ''}\`
-(Deno ${Deno.version.deno}, ${gpu.runtime}). ${files.length} generated 500×375 JPEGs, ${classes.length} classes
+(Deno ${Deno.version.deno}, ${gpu.runtime}). ${files.length} generated ${sourceWidth}×${sourceHeight} JPEGs, ${classes.length} classes
 (${classes.join(', ')}), decoded once to ${SIZE}×${SIZE}; ${train.length} train / ${held.length} held out (every 5th).
 Tiny preset (${JSON.stringify(config)}), AdamW, warmup ${warmup} steps then cosine to ${steps}, weight decay 0.05,
 gradient clipping at 1; ${augment ? 'augmentation: shifts of up to 4 px and mirroring; ' : ''}init: ${init === 'fan-in' ? 'matrices N(0, 1/fan-in), class token and positions N(0, 0.02²)' : `N(0, ${init}²)`}.
