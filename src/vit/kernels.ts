@@ -87,11 +87,13 @@ export class Kernels {
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
     const matmul = !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
     const direct = matmul === 'direct';
-    const load = async (file: string) =>
-      device.createShaderModule({ code: await readText(new URL(`./${file}`, import.meta.url)), label: `vit ${file}` });
-    const [mm, ln, ew, em, lo, op, at] = await Promise.all(
-      [direct ? 'matmul-direct.wgsl' : 'matmul.wgsl', 'layernorm.wgsl', 'elementwise.wgsl', 'embed.wgsl', 'loss.wgsl', 'optim.wgsl', 'attention.wgsl'].map(load),
-    );
+    const source = (file: string) => readText(new URL(`./${file}`, import.meta.url));
+    const load = async (file: string, prefix = '') => device.createShaderModule({ code: prefix + (await source(file)), label: `vit ${file}` });
+    const common = await source('matmul-common.wgsl');
+    const [mm, ln, ew, em, lo, op, at] = await Promise.all([
+      load(direct ? 'matmul-direct.wgsl' : 'matmul.wgsl', common),
+      ...['layernorm.wgsl', 'elementwise.wgsl', 'embed.wgsl', 'loss.wgsl', 'optim.wgsl', 'attention.wgsl'].map((file) => load(file)),
+    ]);
     const tile = (transA: number, transB: number): Record<string, number> =>
       direct ? { TRANS_A: transA, TRANS_B: transB } : { TRANS_A: transA, TRANS_B: transB, WG: wg, TB: tb };
     const specs: [string, GPUShaderModule, string, Record<string, number>?][] = [

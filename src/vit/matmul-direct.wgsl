@@ -3,23 +3,7 @@
 // four vec4 registers and reads A and B straight from storage. CPU adapters (lavapipe,
 // SwiftShader) run a workgroup as SIMD lanes over a cached memory, where staging tiles and
 // barriers cost more than they save; GPUs keep the tiled kernel.
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-
-struct Params {
-  M: u32, N: u32, K: u32, inner: u32,
-  lda: u32, ldb: u32, ldc: u32, flags: u32, // flags: 1 bias, 2 residual R, 4 accumulate into C
-  offA: u32, offB: u32, offC: u32, alpha: f32,
-  sA1: u32, sA2: u32, sB1: u32, sB2: u32,
-  sC1: u32, sC2: u32, biasOff: u32, pad1: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read> res: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+// (matmul-common.wgsl is prepended: overrides TRANS_A/TRANS_B, Params `p`, bindings a, b, c, bias, res.)
 
 const WG = 8u; // threads per side; a workgroup covers 32×32 outputs
 const TB = 4u;

@@ -2,26 +2,7 @@
 // A workgroup computes a BM×BN tile of C (64×64 by default) from 16-deep slices of A and B staged
 // in workgroup memory; each of its WG×WG threads keeps a TB×TB block of outputs in registers,
 // rows and columns strided by WG so neighbouring threads read neighbouring workgroup-memory words.
-// TRANS_A / TRANS_B pick the stored layout (A as [K,M], B as [N,K]) at pipeline creation, so
-// one source gives A·B, Aᵀ·B and A·Bᵀ. workgroup_id.z indexes a batch split as
-// (outer, inner) = (z / inner, z % inner) with separate strides: (image, head) for attention.
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-
-struct Params {
-  M: u32, N: u32, K: u32, inner: u32,
-  lda: u32, ldb: u32, ldc: u32, flags: u32, // flags: 1 bias, 2 residual R, 4 accumulate into C
-  offA: u32, offB: u32, offC: u32, alpha: f32,
-  sA1: u32, sA2: u32, sB1: u32, sB2: u32,
-  sC1: u32, sC2: u32, biasOff: u32, pad1: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read> res: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+// (matmul-common.wgsl is prepended: overrides TRANS_A/TRANS_B, Params `p`, bindings a, b, c, bias, res.)
 
 // The tile shape is a pipeline constant so the benchmark can compare register blocking side by
 // side: WG×WG threads, each computing TB×TB outputs (WG·TB ≤ 64, TB ≤ 8). Default 8×8 threads ×
