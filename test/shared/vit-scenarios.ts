@@ -155,8 +155,9 @@ export async function trainSynthetic(device: GPUDevice, config: ViTConfig, steps
       const encoder = device.createCommandEncoder();
       trainer.step(encoder, batch.images, batch.labels);
       device.queue.submit([encoder.finish()]);
-      // Ask for the loss every N steps without awaiting it: the queue keeps its work.
-      if ((s + 1) % reportEvery === 0) pending.push(trainer.readLoss());
+      // Ask for the loss after the first step (the untrained model's, near ln(classes)) and then
+      // every N steps, without awaiting it: the queue keeps its work.
+      if (s === 0 || (s + 1) % reportEvery === 0) pending.push(trainer.readLoss());
       // Keep at most a few steps in flight so the wall clock measures the GPU, not queue growth.
       if (s % 8 === 7) await device.queue.onSubmittedWorkDone();
     }
