@@ -110,7 +110,6 @@ export function paramLayout(c: ViTConfig): ParamLayout {
 /** The project's seeded generator, so the same seed gives the same weights everywhere. */
 export const rng = seededFloats;
 
-/** Deterministic initial parameters: N(0, std²) clipped at 2 std for matrices and embeddings. */
 /**
  * Seeded initial parameters. `std: 'fan-in'` (the default) draws each matrix from N(0, 1/fan-in)
  * and the class token and positions from N(0, 0.02²): on the generated dataset the tiny preset
