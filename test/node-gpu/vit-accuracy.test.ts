@@ -4,7 +4,7 @@ import { learnGeneratedDataset } from '../shared/vit-dataset-learning.ts';
 
 // The accuracy bar of the tiny preset on the project's generated dataset (16384 JPEGs of 500×375,
 // four shape classes, every 5th held out), within a fixed budget of 6000 steps of 32 on lavapipe.
-// The slowest test of the suite: ~15 min of training, plus ~7 min on a fresh machine to generate
+// The slowest test of the suite: ~23 min in Node on 2 cores, plus ~7 min on a fresh machine to generate
 // the images (cached under ~/.cache/tandem/datasets afterwards). bench/vit-learn.ts draws the
 // same run's whole curve (docs/vit-learn.md).
 let gpu: GpuContext;
