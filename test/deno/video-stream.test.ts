@@ -1,7 +1,7 @@
 // Deno tier: streamed video decoding from memory, a local file and HTTP ranges on 127.0.0.1.
 import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
-import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
+import { answerRange, failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
 
 const path = (name: string) => new URL(`../fixtures/generated/${name}`, import.meta.url).pathname;
 const opts = { sanitizeOps: true, sanitizeResources: true };
@@ -9,13 +9,8 @@ const opts = { sanitizeOps: true, sanitizeResources: true };
 /** Serves the fixtures with HEAD and single byte ranges. */
 function rangeServer(): { addr: { port: number }; shutdown(): Promise<void> } {
   return Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: () => {} }, async (req: Request) => {
-    const bytes = await Deno.readFile(path(new URL(req.url).pathname.slice(1)));
-    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.get('range') ?? '');
-    if (req.method === 'HEAD' || !range) return new Response(req.method === 'HEAD' ? null : new Blob([bytes as Uint8Array<ArrayBuffer>]), { headers: { 'content-length': String(bytes.length) } });
-    const start = Number(range[1]);
-    const end = Math.min(Number(range[2]), bytes.length - 1);
-    if (start >= bytes.length) return new Response(null, { status: 416 });
-    return new Response(new Blob([bytes.subarray(start, end + 1) as Uint8Array<ArrayBuffer>]), { status: 206, headers: { 'content-range': `bytes ${start}-${end}/${bytes.length}` } });
+    const answer = answerRange(await Deno.readFile(path(new URL(req.url).pathname.slice(1))), req.method, req.headers.get('range'));
+    return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, { status: answer.status, headers: answer.headers });
   });
 }
 

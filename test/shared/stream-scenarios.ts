@@ -9,6 +9,19 @@ const WINDOW = 64 * 1024;
 const OPTIONS: VideoDecodeOptions = { width: 64, height: 48, frames: { times: [0.5, 17.25, 33, 58.9] } };
 const CLIP_BYTES = 4 * 64 * 48 * 3;
 
+/**
+ * How the 127.0.0.1 fixture servers of the streaming tests answer: HEAD with the length, a single
+ * `bytes=a-b` range with 206 (416 past the end), anything else with the whole file.
+ */
+export function answerRange(bytes: Uint8Array, method: string, range: string | null | undefined): { status: number; headers: Record<string, string>; body?: Uint8Array } {
+  const match = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
+  if (method === 'HEAD' || !match) return { status: 200, headers: { 'content-length': String(bytes.length) }, ...(method === 'HEAD' ? {} : { body: bytes }) };
+  const start = Number(match[1]);
+  const end = Math.min(Number(match[2]), bytes.length - 1);
+  if (start >= bytes.length) return { status: 416, headers: {} };
+  return { status: 206, headers: { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) }, body: bytes.subarray(start, end + 1) };
+}
+
 /** Wraps a source to count its reads. */
 export function countingSource(inner: ByteSource): ByteSource & { reads: number; bytes: number; largest: number } {
   const counted = {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
-import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
+import { answerRange, failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
 
 // Node tier of streamed video decoding: the same scenarios as Deno and Chromium, from memory, a
 // local file and HTTP ranges on 127.0.0.1.
@@ -16,20 +16,8 @@ function rangeServer(): Promise<Server> {
   const server = createServer((req, res) => {
     readFile(path((req.url ?? '/').slice(1))).then(
       (bytes) => {
-        const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
-        if (req.method === 'HEAD' || !range) {
-          res.writeHead(200, { 'content-length': String(bytes.length) });
-          res.end(req.method === 'HEAD' ? undefined : bytes);
-          return;
-        }
-        const start = Number(range[1]);
-        const end = Math.min(Number(range[2]), bytes.length - 1);
-        if (start >= bytes.length) {
-          res.writeHead(416).end();
-          return;
-        }
-        res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) });
-        res.end(bytes.subarray(start, end + 1));
+        const answer = answerRange(new Uint8Array(bytes), req.method ?? 'GET', req.headers.range);
+        res.writeHead(answer.status, answer.headers).end(answer.body);
       },
       () => res.writeHead(404).end(),
     );
