@@ -37,9 +37,18 @@ declare -A MODULE_FLAGS_OF=(
   [st]="-sEXPORT_NAME=createTandemDecodeSingle -sEXPORTED_FUNCTIONS=_malloc,_free,_td_job_words,_td_job_size,_td_decode_now -sINCOMING_MODULE_JS_API=print,printErr,locateFile"
 )
 
+# libjpeg-turbo: only the static TurboJPEG library (libturbojpeg.a, which also holds the libjpeg API)
+# and its headers, per variant with the same CFLAGS as ffmpeg, in its own prefix keyed by its inputs.
+TURBOJPEG_CMAKE=(
+  -DCMAKE_BUILD_TYPE=Release -DENABLE_SHARED=0 -DENABLE_STATIC=1 -DWITH_TURBOJPEG=1 -DWITH_JAVA=0
+  -DWITH_SIMD=0 -DREQUIRE_SIMD=0 -DWITH_12BIT=0 -DWITH_FUZZ=0
+)
+TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
+
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
 ffmpeg_key() { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1") | sha256sum | cut -c1-16; }
-module_key=$( { ffmpeg_key mt; ffmpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here"/src/*; } | sha256sum | cut -c1-16)
+turbojpeg_key() { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" | sha256sum | cut -c1-16; }
+module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
 cached="$TANDEM_CACHE/wasm/$module_key"
 
@@ -52,6 +61,7 @@ if [ -f "$cached/tandem-decode.wasm" ] && [ -f "$cached/tandem-decode-st.wasm" ]
 fi
 
 ensure_trixie_root
+ensure_chroot_cmake
 ensure_sources
 build_root="$TRIXIE_ROOT/build"          # seen as /build inside the chroot
 mkdir -p "$build_root"
@@ -84,13 +94,39 @@ build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
   wlog "ffmpeg ($variant) built in $(( $(date +%s) - t0 )) s"
 }
 
+build_turbojpeg() { # variant -> sets $tjprefix (as seen inside the chroot)
+  local variant=$1 key; key=$(turbojpeg_key "$variant")
+  local cflags=${CFLAGS_OF[$variant]} ldflags=""; [ "$variant" = mt ] && ldflags="-pthread"
+  tjprefix="/build/turbojpeg-$key/prefix"
+  if [ -f "$TRIXIE_ROOT$tjprefix/.done" ]; then
+    wlog "libjpeg-turbo $LIBJPEG_TURBO_VERSION TurboJPEG library ($variant) present (key $key): skipped"; return
+  fi
+  local t0; t0=$(date +%s)
+  wlog "unpacking libjpeg-turbo sources ($variant)"
+  local work="$build_root/turbojpeg-$key"; rm -rf "$work"; mkdir -p "$work"
+  tar -xzf "$TANDEM_CACHE/sources/$LIBJPEG_TURBO_ORIG" -C "$work"; mv "$work"/libjpeg-turbo-* "$work/src"
+  wlog "configuring libjpeg-turbo with emcmake cmake ($variant)"
+  # CMAKE_C_FLAGS_RELEASE=-DNDEBUG: the variant's flags alone decide optimisation (no extra -O2/-O3).
+  in_chroot "cd /build/turbojpeg-$key && emcmake cmake -S src -B obj ${TURBOJPEG_CMAKE[*]} -DCMAKE_INSTALL_PREFIX=$tjprefix -DCMAKE_C_FLAGS='$cflags' -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG -DCMAKE_EXE_LINKER_FLAGS='$ldflags' > cmake.out 2>&1 || { tail -30 cmake.out; exit 1; }"
+  wlog "building libjpeg-turbo's turbojpeg-static target ($variant)"
+  # Only the library target: the programs and tests are not needed, and 'make install' would build them.
+  in_chroot "cd /build/turbojpeg-$key && emmake make -C obj -j$(nproc) turbojpeg-static > make.out 2>&1 || { tail -40 make.out; exit 1; }
+    mkdir -p $tjprefix/lib $tjprefix/include
+    cp obj/libturbojpeg.a $tjprefix/lib/ && cp obj/jconfig.h $tjprefix/include/
+    for h in ${TURBOJPEG_HEADERS[*]}; do cp src/\$h $tjprefix/include/; done
+    touch $tjprefix/.done"
+  rm -rf "$work/src" "$work/obj"
+  wlog "libjpeg-turbo ($variant) built in $(( $(date +%s) - t0 )) s"
+}
+
 mkdir -p "$cached" "$out"
 for variant in mt st; do
   build_ffmpeg "$variant"
+  build_turbojpeg "$variant"
   name=${OUTPUT_OF[$variant]}
   wlog "linking the decode module $name.mjs"
   mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$here"/src/post.js "$build_root/module/"
-  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include *.c -L$prefix/lib -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -o $name.mjs"
+  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -o $name.mjs"
   cp "$build_root/module/$name.mjs" "$build_root/module/$name.wasm" "$cached/"
 done
 cp "$here/src/tandem-decode.d.mts" "$here/src/tandem-decode-st.d.mts" "$cached/"

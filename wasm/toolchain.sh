@@ -2,9 +2,11 @@
 # The pinned toolchain and sources for Tandem's wasm decode module, made on demand and cached.
 #   - emscripten 3.1.69 from Debian trixie, in a minimal trixie root made with debootstrap
 #   - ffmpeg and zlib from Debian bookworm source packages, pinned by version and SHA-256
+#   - libjpeg-turbo (for its TurboJPEG library) from Debian's source package, pinned the same way;
+#     built with CMake, which ensure_chroot_cmake installs into the trixie root when missing
 # Sourced by wasm/build.sh; every step prints what it does and skips what is already there.
 # Off Debian, run the same build inside a `debian:trixie` container (docker run -v "$PWD":/src -w /src
-# debian:trixie) after `apt-get install emscripten dpkg-dev` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
+# debian:trixie) after `apt-get install emscripten dpkg-dev cmake` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
 # emcc then runs directly, with no chroot.
 
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
@@ -21,6 +23,9 @@ FFMPEG_SHA256=d9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176
 ZLIB_VERSION=1:1.2.13.dfsg-1
 ZLIB_ORIG=zlib_1.2.13.dfsg.orig.tar.bz2
 ZLIB_SHA256=71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1
+LIBJPEG_TURBO_VERSION=1:2.1.5-2
+LIBJPEG_TURBO_ORIG=libjpeg-turbo_2.1.5.orig.tar.gz
+LIBJPEG_TURBO_SHA256=254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c
 
 wlog() { printf '[wasm] %s\n' "$*"; }
 
@@ -50,6 +55,25 @@ ensure_trixie_root() {
   wlog "emscripten $v ready"
 }
 
+# CMake (for libjpeg-turbo) in the trixie root. Checks for the binary itself, not the
+# .tandem-ready stamp, so roots made before this step existed get it too.
+ensure_chroot_cmake() {
+  if [ -z "$TRIXIE_ROOT" ]; then
+    command -v cmake >/dev/null || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but cmake is not on PATH (apt-get install cmake)"; return 1; }
+    wlog "using this system's cmake: $(cmake --version | head -1)"
+    return
+  fi
+  if [ -x "$TRIXIE_ROOT/usr/bin/cmake" ]; then
+    wlog "cmake present in the trixie root ($(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' cmake 2>/dev/null || echo '?')): skipped"
+    return
+  fi
+  wlog "apt-get install cmake inside the trixie root"
+  with_chroot_mounts chroot "$TRIXIE_ROOT" /bin/sh -c \
+    'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends cmake >/dev/null'
+  [ -x "$TRIXIE_ROOT/usr/bin/cmake" ] || { wlog "cmake install in the trixie root failed"; return 1; }
+  wlog "cmake $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' cmake) installed in the trixie root"
+}
+
 # Runs "$@" with /proc mounted in the trixie root; unmounts on every exit path.
 with_chroot_mounts() {
   local mounted=0 rc=0
@@ -69,14 +93,19 @@ check_sha256() { # file expected
 # Downloads the pinned Debian source packages into $TANDEM_CACHE/sources and checks them.
 ensure_sources() {
   local dir="$TANDEM_CACHE/sources"; mkdir -p "$dir"
-  if [ -f "$dir/$FFMPEG_ORIG" ] && [ -f "$dir/$ZLIB_ORIG" ]; then
-    wlog "sources present: $FFMPEG_ORIG, $ZLIB_ORIG"
+  if [ -f "$dir/$FFMPEG_ORIG" ] && [ -f "$dir/$ZLIB_ORIG" ] && [ -f "$dir/$LIBJPEG_TURBO_ORIG" ]; then
+    wlog "sources present: $FFMPEG_ORIG, $ZLIB_ORIG, $LIBJPEG_TURBO_ORIG"
   else
     command -v dpkg-source >/dev/null || { wlog "dpkg-dev missing: run scripts/apt-setup.sh"; return 1; }
-    wlog "apt-get source --download-only ffmpeg=$FFMPEG_VERSION zlib=$ZLIB_VERSION"
-    (cd "$dir" && apt-get source -qq --download-only "ffmpeg=$FFMPEG_VERSION" "zlib=$ZLIB_VERSION" >/dev/null)
+    local want=()
+    [ -f "$dir/$FFMPEG_ORIG" ] || want+=("ffmpeg=$FFMPEG_VERSION")
+    [ -f "$dir/$ZLIB_ORIG" ] || want+=("zlib=$ZLIB_VERSION")
+    [ -f "$dir/$LIBJPEG_TURBO_ORIG" ] || want+=("libjpeg-turbo=$LIBJPEG_TURBO_VERSION")
+    wlog "apt-get source --download-only ${want[*]}"
+    (cd "$dir" && apt-get source -qq --download-only "${want[@]}" >/dev/null)
   fi
   check_sha256 "$dir/$FFMPEG_ORIG" "$FFMPEG_SHA256"
   check_sha256 "$dir/$ZLIB_ORIG" "$ZLIB_SHA256"
+  check_sha256 "$dir/$LIBJPEG_TURBO_ORIG" "$LIBJPEG_TURBO_SHA256"
   wlog "sources verified by SHA-256"
 }
