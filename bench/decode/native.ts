@@ -1,5 +1,5 @@
 // The native column: Tandem's image path (wasm/src/image.c + probe.c) compiled with gcc against
-// Debian's libav, driven by bench/native/decode-native.c the way the wasm pool runs it. Built
+// Debian's libav and libjpeg-turbo (both with their x86 SIMD), driven by bench/native/decode-native.c the way the wasm pool runs it. Built
 // into the cache (never the repository), keyed by a hash of its sources; skipped, with the
 // command to fix it, when gcc or the libav headers are missing.
 import { execFile } from 'node:child_process';
@@ -8,12 +8,12 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { cacheDir } from '../../src/runtime/index.ts';
 import type { Sample, Transform } from './types.ts';
 
-export const NATIVE_PACKAGES = 'gcc libavcodec-dev libswscale-dev libavutil-dev';
+export const NATIVE_PACKAGES = 'gcc libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev';
 const root = new URL('../../', import.meta.url).pathname;
 const SOURCES = ['bench/native/decode-native.c', 'wasm/src/image.c', 'wasm/src/probe.c'];
 const HEADERS = ['wasm/src/image.h', 'wasm/src/probe.h', 'wasm/src/tandem_decode.h'];
 const FLAGS = ['-O2', '-pthread'];
-const LIBS = ['-lavcodec', '-lswscale', '-lavutil', '-lm'];
+const LIBS = ['-lavcodec', '-lswscale', '-lavutil', '-lturbojpeg', '-lm'];
 
 function run(cmd: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve) =>

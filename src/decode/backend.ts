@@ -30,6 +30,12 @@ export interface DecodeBackend {
    * holds the result and the output is in place. Never rejects for a bad item: the record says.
    */
   execute(slot: JobSlot, bytes: Uint8Array): Promise<void>;
+  /**
+   * A job ran past its time limit: stop it if this backend can (a worker can be terminated and
+   * replaced, completing the job as 'over-budget'). Returns false when the job keeps its thread
+   * (a wasm pthread cannot be killed); it completes whenever that thread comes back.
+   */
+  abandon(slot: JobSlot): boolean;
   /** Completes queued jobs as cancelled, waits for running ones, then ends every thread. */
   close(): Promise<void>;
 }

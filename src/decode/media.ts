@@ -20,6 +20,8 @@ export interface AudioDecodeOptions {
   offsetSeconds?: number;
   /** Refuse files declaring a longer duration, before decoding anything (default: no limit). */
   maxDurationSeconds?: number;
+  /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
+  timeLimitSeconds?: number;
 }
 
 export interface DecodedAudioInfo {
@@ -48,6 +50,8 @@ export interface VideoDecodeOptions extends ResizeOptions {
   frames: FrameSelection;
   /** Refuse files declaring a longer duration, before decoding anything (default: no limit). */
   maxDurationSeconds?: number;
+  /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
+  timeLimitSeconds?: number;
 }
 
 export interface DecodedVideoInfo {
@@ -77,6 +81,14 @@ function toMs(seconds: number, what: string): number {
   return ms;
 }
 
+/** The default wall-clock limit of an audio or video job, in seconds. */
+export const DEFAULT_MEDIA_TIME_LIMIT_SECONDS = 60;
+
+function timeLimitMs(seconds: number | undefined): number {
+  const s = seconds ?? DEFAULT_MEDIA_TIME_LIMIT_SECONDS;
+  return s === 0 ? 0 : Math.max(1, toMs(s, 'timeLimitSeconds'));
+}
+
 function limitMs(seconds: number | undefined): number {
   return seconds === undefined ? 0 : Math.max(1, toMs(seconds, 'maxDurationSeconds'));
 }
@@ -100,6 +112,7 @@ export function fillAudio(w: Int32Array, targetPtr: number, o: AudioDecodeOption
   w[Field.MaxFrames] = o.maxFrames;
   w[Field.StartMs] = toMs(o.offsetSeconds ?? 0, 'offsetSeconds');
   w[Field.MaxDurationMs] = limitMs(o.maxDurationSeconds);
+  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitSeconds);
 }
 
 /** @internal Writes a video request; `aux` (at `auxPtr`) holds 2 × frameCount i32: selection, then pts out. */
@@ -128,6 +141,7 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
   w[Field.Select] = auxPtr;
   w[Field.PtsOut] = auxPtr + 4 * n;
   w[Field.MaxDurationMs] = limitMs(o.maxDurationSeconds);
+  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitSeconds);
 }
 
 function duration(w: Int32Array): number {

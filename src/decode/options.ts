@@ -19,7 +19,7 @@ export interface ResizeOptions {
 }
 
 export interface ImageDecodeOptions extends ResizeOptions {
-  /** Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when still ≥ the target (default true). */
+  /** Let JPEG decode at a reduced scale M/8 in the DCT domain when still ≥ the target (default true). */
   reducedScale?: boolean;
   applyOrientation?: boolean;
 }

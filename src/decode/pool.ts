@@ -1,4 +1,4 @@
-import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, STREAM_WORDS, Field, JobKind } from './abi.ts';
+import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, STREAM_WORDS, Field, JobKind, JobState } from './abi.ts';
 import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
 import {
@@ -17,7 +17,10 @@ export interface DecodedImageInfo {
   format: (typeof FORMAT_NAMES)[number];
   sourceWidth: number;
   sourceHeight: number;
-  /** 1, 2, 4 or 8: the DCT-domain reduction the decoder used. */
+  /**
+   * How much smaller than its full size the JPEG was decoded, 8/M for M in 1..8 (1: full size):
+   * its IDCT scaled by M/8, the least that still covers the target, before the resize.
+   */
   reducedScale: number;
   orientation: number;
   /** True when a pool pthread, not the caller's thread, did the work. */
@@ -32,7 +35,27 @@ export interface DecodePoolStats {
   queued: number;
   completed: number;
   failed: number;
+  /**
+   * Threads held by a job that ran past its time limit plus a grace period. Such a job's caller
+   * got an 'over-budget' error; the thread (and the job's record) come back if it ever finishes.
+   * When every thread is held, new jobs fail at once with 'stalled'.
+   */
+  stuckThreads: number;
 }
+
+/** A job the watchdog is timing: from when a thread takes it, against its time limit. */
+interface WatchedJob {
+  slot: JobSlot;
+  limitMs: number;
+  runningSince: number | undefined;
+  overdue: (error: DecodeError) => void;
+}
+
+/** How often the watchdog looks at running jobs, and how long past its limit a job may run. */
+const WATCHDOG_TICK_MS = 1000;
+const WATCHDOG_GRACE_MS = 5000;
+/** The watchdog's limit for image jobs, which carry no time limit of their own. */
+const IMAGE_WATCHDOG_MS = 60_000;
 
 export interface VideoStreamOptions extends VideoDecodeOptions {
   /** Bytes read from the source at a time, and the most input held in wasm memory (default 1 MiB). */
@@ -71,6 +94,8 @@ export class DecodePool {
   #completed = 0;
   #failed = 0;
   #closed = false;
+  #stuck = 0;
+  #watched = new Set<WatchedJob>();
   #keepAlive: ReturnType<typeof setInterval> | undefined;
 
   private constructor(backend: DecodeBackend, maxInFlight: number) {
@@ -181,35 +206,88 @@ export class DecodePool {
   async #run<T>(bytes: Uint8Array, signal: AbortSignal | undefined, fill: (words: Int32Array, slot: JobSlot) => void, read: (slot: JobSlot) => T): Promise<T> {
     if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
     signal?.throwIfAborted();
-    // Atomics.waitAsync and emscripten's unref'd workers do not keep Node or Deno alive, so an
-    // idle interval holds the event loop open exactly while decodes are pending.
-    if (this.#inFlight++ === 0 && !this.#keepAlive) this.#keepAlive = setInterval(() => {}, 1 << 30);
+    this.#throwIfStalled();
+    // Atomics.waitAsync and emscripten's unref'd workers do not keep Node or Deno alive, so the
+    // watchdog's interval also holds the event loop open exactly while decodes are pending.
+    if (this.#inFlight++ === 0 && !this.#keepAlive) this.#keepAlive = setInterval(() => this.#watch(), WATCHDOG_TICK_MS);
     const slot = this.#free.pop() ?? (await new Promise<JobSlot>((resolve) => this.#waiters.push(resolve)));
+    let held = false;
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
+      this.#throwIfStalled();
       // Views of unshared memory die when it grows; the record itself stays where it is.
       if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       slot.words.fill(0);
       fill(slot.words, slot);
       // A job cannot be withdrawn once a thread may hold it; an abort only stops the wait on the
       // result, and the slot is reused after the thread has finished with it.
-      await this.#backend.execute(slot, bytes);
+      const executing = this.#backend.execute(slot, bytes);
+      const limitMs = slot.words[Field.Kind] === JobKind.Image ? IMAGE_WATCHDOG_MS : (slot.words[Field.TimeLimitMs] ?? 0);
+      if (limitMs > 0) {
+        await new Promise<void>((resolve, reject) => {
+          const job: WatchedJob = { slot, limitMs, runningSince: undefined, overdue: reject };
+          this.#watched.add(job);
+          executing.then(resolve, reject).finally(() => this.#watched.delete(job));
+        }).catch((error: unknown) => {
+          if (!(error instanceof DecodeError && error.code === 'over-budget')) throw error;
+          // The job still holds its thread: keep the record away from new jobs until it is done.
+          held = true;
+          this.#failed++;
+          const release = (): void => this.#release(slot, true);
+          void executing.then(release, release);
+          throw error;
+        });
+      } else {
+        await executing;
+      }
       if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       signal?.throwIfAborted();
       return read(slot);
     } finally {
-      if (--this.#inFlight === 0) {
-        clearInterval(this.#keepAlive);
-        this.#keepAlive = undefined;
+      if (!held) this.#release(slot, false);
+    }
+  }
+
+  #release(slot: JobSlot, wasStuck: boolean): void {
+    if (wasStuck) this.#stuck--;
+    if (--this.#inFlight === 0) {
+      clearInterval(this.#keepAlive);
+      this.#keepAlive = undefined;
+    }
+    const next = this.#waiters.shift();
+    if (next) next(slot);
+    else this.#free.push(slot);
+  }
+
+  /** One watchdog tick: fails jobs running past their limit plus grace, and stops them if it can. */
+  #watch(): void {
+    const now = performance.now();
+    for (const job of this.#watched) {
+      const words = job.slot.words.buffer === this.memory.buffer ? job.slot.words : new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
+      if (job.runningSince === undefined) {
+        if (Atomics.load(words, Field.State) === JobState.Running) job.runningSince = now;
+        continue;
       }
-      const next = this.#waiters.shift();
-      if (next) next(slot);
-      else this.#free.push(slot);
+      if (now - job.runningSince <= job.limitMs + WATCHDOG_GRACE_MS) continue;
+      this.#watched.delete(job);
+      // A backend that can stop the job completes it as 'over-budget' through the normal path.
+      if (this.#backend.abandon(job.slot)) continue;
+      this.#stuck++;
+      job.overdue(new DecodeError('over-budget', `the job ran ${Math.round((now - job.runningSince) / 1000)} s, past its limit of ${job.limitMs / 1000} s; its pool thread stays held until it returns`));
+    }
+  }
+
+  #throwIfStalled(): void {
+    if (this.#stuck >= this.threads) {
+      throw new DecodeError('stalled', `every one of the ${this.threads} pool threads is held by a job that ran past its time limit; close this pool and create a new one`);
     }
   }
 
   stats(): DecodePoolStats {
-    return { mode: this.mode, threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length, completed: this.#completed, failed: this.#failed };
+    return {
+      mode: this.mode, threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length,
+      completed: this.#completed, failed: this.#failed, stuckThreads: this.#stuck,
+    };
   }
 
   /** Stops the threads after the jobs in hand and releases the module; nothing keeps running. */
@@ -261,7 +339,7 @@ export class DecodePool {
       format: FORMAT_NAMES[w[Field.Format] ?? 0] ?? 'unknown',
       sourceWidth: w[Field.SrcW] ?? 0,
       sourceHeight: w[Field.SrcH] ?? 0,
-      reducedScale: 1 << (w[Field.ReducedLog2] ?? 0),
+      reducedScale: 8 / Math.max(1, w[Field.ReducedEighths] || 8),
       orientation: w[Field.Orientation] ?? 1,
       onPoolThread: w[Field.OnPoolThread] === 1,
     };

@@ -46,6 +46,10 @@ export class PthreadBackend implements DecodeBackend {
     await waitForDone(slot.words);
   }
 
+  abandon(): boolean {
+    return false;
+  }
+
   #releaseInput(slot: JobSlot): void {
     if (slot.input) this.free(slot.input);
     slot.input = slot.inputCapacity = 0;

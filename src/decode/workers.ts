@@ -1,4 +1,4 @@
-import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, STATUS_CODES } from './abi.ts';
+import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, JobState, STATUS_CODES } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
 import { loadSingleModule, type SingleModule } from './module.ts';
 import { startModuleWorker, type WorkerPort } from '../runtime/worker.ts';
@@ -6,6 +6,7 @@ import { startModuleWorker, type WorkerPort } from '../runtime/worker.ts';
 const STATUS_CORRUPT = STATUS_CODES.indexOf('corrupt');
 const STATUS_NO_MEMORY = STATUS_CODES.indexOf('out-of-memory');
 const STATUS_BAD_REQUEST = STATUS_CODES.indexOf('bad-request');
+const STATUS_OVER_BUDGET = STATUS_CODES.indexOf('over-budget');
 /** Largest output one fallback job may produce (the worker allocates it in its own memory). */
 const MAX_OUTPUT_BYTES = 1 << 30;
 
@@ -79,6 +80,13 @@ export class WorkerBackend implements DecodeBackend {
     });
   }
 
+  abandon(slot: JobSlot): boolean {
+    const worker = [...this.#all].find((w) => w.job?.slot === slot);
+    if (!worker) return false;
+    this.#replace(worker, STATUS_OVER_BUDGET, 'the job ran past its time limit; its worker was terminated');
+    return true;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     for (const job of this.#queue.splice(0)) this.#complete(job, STATUS_BAD_REQUEST, 'decode pool stopped before this job ran');
@@ -133,6 +141,7 @@ export class WorkerBackend implements DecodeBackend {
       const select = video ? new Int32Array(this.memory.buffer, w[Field.Select] ?? 0, frames).slice() : null;
       const input = job.bytes.slice();
       worker.job = job;
+      w[Field.State] = JobState.Running;
       const transfer: Transferable[] = [record.buffer, input.buffer];
       if (select) transfer.push(select.buffer);
       worker.port.postMessage({ type: 'job', id: job.id, record, input, select, outputBytes }, transfer);
@@ -158,12 +167,16 @@ export class WorkerBackend implements DecodeBackend {
 
   /** A worker that crashed (out of memory, killed) fails its item and is replaced. */
   #workerDied(worker: DecodeWorker, error: Error): void {
+    this.#replace(worker, STATUS_NO_MEMORY, `decode worker died: ${error.message}`);
+  }
+
+  #replace(worker: DecodeWorker, status: number, message: string): void {
     const job = worker.job;
     worker.job = undefined;
     this.#all.delete(worker);
     this.#idle = this.#idle.filter((w) => w !== worker);
     void worker.port.terminate();
-    if (job) this.#complete(job, STATUS_NO_MEMORY, `decode worker died: ${error.message}`);
+    if (job) this.#complete(job, status, message);
     if (!this.#closed) this.#startWorker().catch((e: unknown) => console.warn(`[tandem decode] could not replace a decode worker: ${String(e)}`));
   }
 

@@ -1,5 +1,6 @@
-/* One image: probe, decode with libavcodec (optionally at reduced DCT scale), then crop, resize,
- * orient and convert with libswscale straight into the caller's slot of a batch buffer. */
+/* One image: probe, decode (JPEG with libjpeg-turbo at the smallest DCT scale M/8 that still
+ * covers the target; CMYK JPEG and every other format with libavcodec), then crop, resize, orient
+ * and convert with libswscale straight into the caller's slot of a batch buffer. */
 #include "image.h"
 #include "probe.h"
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
+#include <turbojpeg.h>
 
 static _Thread_local char last_log[96];
 
@@ -35,6 +37,8 @@ void td_worker_free(td_worker *w) {
   av_packet_free(&w->packet);
   sws_freeContext(w->sws);
   free(w->scratch);
+  if (w->turbojpeg) tjDestroy(w->turbojpeg);
+  free(w->pixels);
   memset(w, 0, sizeof *w);
 }
 
@@ -74,13 +78,13 @@ static int status_for(int av_error) {
   return TD_E_CORRUPT;
 }
 
-static int decode_frame(td_worker *w, td_job *job, int format, int reduced_log2) {
+static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
   const AVCodec *codec = avcodec_find_decoder(codec_for(format));
   if (!codec) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "no decoder for this format");
   AVCodecContext *ctx = avcodec_alloc_context3(codec);
   if (!ctx) return fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
   ctx->thread_count = 1; /* parallelism is one image per pool thread */
-  ctx->lowres = reduced_log2;
+  ctx->lowres = lowres;
   ctx->opaque = job;
   ctx->get_buffer2 = checked_get_buffer;
   ctx->err_recognition = AV_EF_CRCCHECK | AV_EF_EXPLODE;
@@ -218,21 +222,81 @@ int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned c
   return r > 0 ? TD_OK : TD_E_CORRUPT;
 }
 
-static int largest_reduction(const td_job *job, const td_probe *pr) {
-  if (!job->allow_reduced || pr->format != TD_FORMAT_JPEG || pr->width <= 0) return 0;
+/* The factor the source (or its crop) is scaled by to reach the target; 1 when reduced decoding
+ * is off or the format has no DCT-domain scaling. */
+static double needed_scale(const td_job *job, const td_probe *pr) {
+  if (!job->allow_reduced || pr->format != TD_FORMAT_JPEG || pr->width <= 0 || pr->height <= 0) return 1.0;
   int transposed = job->apply_orientation && pr->orientation >= 5;
   double ow = transposed ? pr->height : pr->width, oh = transposed ? pr->width : pr->height;
   double rw = job->crop_w > 0 ? job->crop_w : ow, rh = job->crop_w > 0 ? job->crop_h : oh;
   double sx = job->dst_w / rw, sy = job->dst_h / rh;
   double s = job->fit == TD_FIT_CONTAIN ? fmin(sx, sy) : fmax(sx, sy);
+  return s < 1.0 ? s : 1.0;
+}
+
+/* libavcodec's mjpeg scales by 1/2^k only: the largest k that still covers the target. */
+static int lowres_for(double scale) {
   int k = 0;
-  while (k < 3 && s * (1 << (k + 1)) <= 1.0) k++;
+  while (k < 3 && scale * (1 << (k + 1)) <= 1.0) k++;
   return k;
+}
+
+/* libjpeg-turbo scales by any M/8: the smallest M that still covers the target. */
+static int eighths_for(double scale) {
+  int m = (int)ceil(scale * 8 - 1e-9);
+  return m < 1 ? 1 : m > 8 ? 8 : m;
+}
+
+/* The JPEG's decoded pixels as a frame over the worker's buffer (no reference counting). */
+static void wrap_pixels(AVFrame *f, unsigned char *pixels, int width, int height, int gray) {
+  av_frame_unref(f);
+  f->format = gray ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_RGB24;
+  f->width = width;
+  f->height = height;
+  f->data[0] = pixels;
+  f->linesize[0] = width * (gray ? 1 : 3);
+}
+
+/* Decodes a JPEG with libjpeg-turbo at `eighths`/8 of its size into the worker's pixel buffer.
+ * Returns TD_OK, a failure (recorded in the job), or -1 when this decoder does not take the
+ * image (CMYK/YCCK: libavcodec converts those) and nothing was recorded. */
+static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
+  const unsigned char *data = (const unsigned char *)(uintptr_t)job->src;
+  if (!w->turbojpeg && !(w->turbojpeg = tjInitDecompress())) return fail(job, TD_E_NOMEM, 0, "cannot allocate a JPEG decoder");
+  int width, height, subsampling, colorspace;
+  if (tjDecompressHeader3(w->turbojpeg, data, (unsigned long)job->src_len, &width, &height, &subsampling, &colorspace) < 0)
+    return fail(job, TD_E_CORRUPT, 0, tjGetErrorStr2(w->turbojpeg));
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return -1;
+  if (width <= 0 || height <= 0) return fail(job, TD_E_CORRUPT, 0, "the JPEG declares an empty image");
+  if ((int64_t)width * height > job->max_pixels) return fail(job, TD_E_TOO_LARGE, 0, "declared size over the pixel limit");
+  const tjscalingfactor factor = {eighths, 8};
+  const int sw = TJSCALED(width, factor), sh = TJSCALED(height, factor);
+  const int gray = job->channels == 1 || colorspace == TJCS_GRAY;
+  const size_t need = (size_t)sw * sh * (gray ? 1 : 3);
+  if (need > w->pixels_cap) {
+    free(w->pixels);
+    w->pixels = malloc(need);
+    w->pixels_cap = w->pixels ? need : 0;
+    if (!w->pixels) return fail(job, TD_E_NOMEM, 0, "cannot allocate the decoded image");
+  }
+  /* Progressive files may hold at most 500 scans (a file of endless tiny scans is a known way to
+   * make decoding take forever). */
+  int r = tjDecompress2(w->turbojpeg, data, (unsigned long)job->src_len, w->pixels, sw, 0, sh,
+                        gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_LIMITSCANS);
+  if (r < 0) {
+    const char *why = tjGetErrorStr2(w->turbojpeg);
+    /* Warnings leave a full image behind; a cut file or damaged entropy data does not count as one. */
+    int warning = tjGetErrorCode(w->turbojpeg) == TJERR_WARNING;
+    if (!warning || !strstr(why, "extraneous bytes before marker"))
+      return fail(job, strstr(why, "Premature end") ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, why);
+  }
+  wrap_pixels(w->frame, w->pixels, sw, sh, gray);
+  return TD_OK;
 }
 
 int td_decode_image(td_worker *w, td_job *job) {
   last_log[0] = 0;
-  job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_log2 = 0;
+  job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_eighths = 8;
   job->format = 0; job->src_w = job->src_h = 0; job->orientation = 1;
   int ch = job->channels;
   if (job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || !job->dst)
@@ -251,11 +315,17 @@ int td_decode_image(td_worker *w, td_job *job) {
   }
   if (pr.truncated) return fail(job, TD_E_TRUNCATED, 0, "the data ends before the image does");
 
-  int k = largest_reduction(job, &pr);
-  int st = decode_frame(w, job, pr.format, k);
+  double scale = needed_scale(job, &pr);
+  int st = pr.format == TD_FORMAT_JPEG ? decode_jpeg(w, job, eighths_for(scale)) : -1;
+  if (st == TD_OK) {
+    job->reduced_eighths = eighths_for(scale);
+  } else if (st < 0) {
+    int k = lowres_for(scale);
+    st = decode_frame(w, job, pr.format, k);
+    job->reduced_eighths = 8 >> k;
+  }
   if (st != TD_OK) return st;
   AVFrame *f = w->frame;
-  job->reduced_log2 = k;
   int o = job->orientation;
   int transposed = o >= 5;
   int ow = transposed ? f->height : f->width, oh = transposed ? f->width : f->height;

@@ -16,6 +16,9 @@ typedef struct td_worker {
   struct SwsContext *sws;
   unsigned char *scratch; /* oriented images are scaled here, then rotated into place */
   size_t scratch_cap;
+  void *turbojpeg;        /* libjpeg-turbo decompressor, made on first use */
+  unsigned char *pixels;  /* JPEGs decode here (at their DCT-scaled size) before the resize */
+  size_t pixels_cap;
 } td_worker;
 
 void td_image_init_process(void);

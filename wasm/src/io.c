@@ -8,15 +8,47 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#ifdef __EMSCRIPTEN__
 #include <emscripten/em_js.h>
+#include <emscripten.h>
+#endif
 #include <libavformat/avio.h>
 #include <libavutil/error.h>
+
+/* Demuxers re-read headers, indexes and, after seeks, data; legitimate files stay far below
+ * this many passes over their bytes. */
+#define READ_PASSES 64
+#define READ_SLACK (64 << 20)
+
+double td_now_ms(void) {
+#ifdef __EMSCRIPTEN__
+  return emscripten_get_now();
+#else
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+#endif
+}
+
+int td_io_over_budget(void *opaque) {
+  td_io *io = opaque;
+  if (io->exceeded) return 1;
+  if (io->deadline_ms > 0 && td_now_ms() > io->deadline_ms) io->exceeded = "the job ran past its time limit";
+  return io->exceeded != NULL;
+}
+
+static void init_budget(td_io *io, const td_job *job) {
+  io->deadline_ms = job->time_limit_ms > 0 ? td_now_ms() + job->time_limit_ms : 0;
+  io->read_left = io->size >= 0 ? io->size * READ_PASSES + READ_SLACK : -1;
+}
 
 int td_io_init(td_io *io, const td_job *job) {
   memset(io, 0, sizeof *io);
   if (job->kind != TD_KIND_VIDEO_STREAM) {
     io->data = (const uint8_t *)(uintptr_t)job->src;
     io->size = job->src_len;
+    init_budget(io, job);
     return 0;
   }
 #ifdef __EMSCRIPTEN_PTHREADS__
@@ -25,6 +57,7 @@ int td_io_init(td_io *io, const td_job *job) {
   io->stream = s;
   io->data = (const uint8_t *)(uintptr_t)s->buffer;
   io->size = s->size_hi < 0 ? -1 : ((int64_t)s->size_hi << 32) | (uint32_t)s->size_lo;
+  init_budget(io, job);
   return 0;
 #else
   return -1; /* a single-threaded instance cannot wait for JS */
@@ -76,6 +109,7 @@ void td_stream_close(td_stream *s) { (void)s; }
 int td_io_read(void *opaque, uint8_t *buf, int n) {
   td_io *io = opaque;
   if (n <= 0) return 0;
+  if (td_io_over_budget(io)) return AVERROR_EXIT;
   if (io->size >= 0 && io->pos >= io->size) {
     io->wanted_past_end = 1;
     return AVERROR_EOF;
@@ -98,6 +132,13 @@ int td_io_read(void *opaque, uint8_t *buf, int n) {
     left = io->window_start + io->window_len - io->pos;
   }
   if ((int64_t)n > left) n = (int)left;
+  if (io->read_left >= 0) {
+    if (io->read_left < n) {
+      io->exceeded = "the demuxer read the input more than 64 times over";
+      return AVERROR_EXIT;
+    }
+    io->read_left -= n;
+  }
   memcpy(buf, from, (size_t)n);
   io->pos += n;
   return n;

@@ -14,7 +14,18 @@ typedef struct td_io {
   td_stream *stream;    /* NULL for a file in memory */
   int wanted_past_end;  /* a read at the end or a seek beyond it: the demuxer wanted more bytes */
   int source_failed;    /* the stream's source reported an error */
+  /* The job's budget: a wall-clock deadline and a bound on bytes handed to the demuxer, so that
+   * no input (timestamps that run backwards, demuxers that re-read) keeps a pool thread forever. */
+  double deadline_ms;   /* on td_now_ms()'s clock; 0: none */
+  int64_t read_left;    /* bytes the demuxer may still read; -1: no bound (stream of unknown size) */
+  const char *exceeded; /* what ran out, once the budget is broken; NULL before */
 } td_io;
+
+/* A monotonic clock in ms, on any thread. */
+double td_now_ms(void);
+/* Nonzero (and io->exceeded set) once the job's deadline or read bound has passed. Cheap enough
+ * to call per packet; also libavformat's interrupt callback (opaque: the td_io). */
+int td_io_over_budget(void *opaque);
 
 /* Sets up the reader for `job`: TD_KIND_VIDEO_STREAM jobs read through job->src as a td_stream. */
 int td_io_init(td_io *io, const td_job *job);

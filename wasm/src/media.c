@@ -74,6 +74,7 @@ static int codec_code(enum AVCodecID id) {
 
 /* Read errors after the demuxer ran out of bytes mean a cut file; other errors, damaged data. */
 static int read_failure(td_job *job, const media *m, int r, const char *why) {
+  if (m->io.exceeded) return td_fail(job, TD_E_OVER_BUDGET, r, m->io.exceeded);
   if (r == AVERROR(ENOMEM)) return td_fail(job, TD_E_NOMEM, r, why);
   if (m->io.source_failed) return td_fail(job, TD_E_CORRUPT, r, "the byte source failed");
   if (r == AVERROR(ERANGE)) return td_fail(job, TD_E_TOO_LARGE, r, "decoded frame over the pixel limit");
@@ -98,12 +99,14 @@ static int media_open(media *m, td_job *job, enum AVMediaType type) {
   }
   const AVInputFormat *ifmt = NULL;
   int r = av_probe_input_buffer2(m->avio, &ifmt, NULL, NULL, 0, 0);
+  if (m->io.exceeded) return read_failure(job, m, r, "cannot identify the container");
   if (r < 0 || !ifmt) return td_fail(job, TD_E_UNKNOWN_FORMAT, r, "not an MP4, WebM/MKV, MP3, AAC, WAV, FLAC or Ogg file");
   job->format = format_code(ifmt->name);
   m->fmt = avformat_alloc_context();
   if (!m->fmt) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the demuxer");
   m->fmt->pb = m->avio;
   m->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+  m->fmt->interrupt_callback = (AVIOInterruptCB){td_io_over_budget, &m->io};
   r = avformat_open_input(&m->fmt, NULL, ifmt, NULL); /* frees and clears m->fmt on failure */
   if (r < 0) return read_failure(job, m, r, "cannot read the container header");
 
@@ -154,6 +157,7 @@ static int media_open_decoder(media *m, td_job *job) {
 static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
   int bad = 0;
   for (;;) {
+    if (td_io_over_budget(&m->io)) return AVERROR_EXIT;
     int r = avcodec_receive_frame(m->dec, frame);
     if (r == 0) return 0;
     if (r == AVERROR_EOF) return AVERROR_EOF;
@@ -188,7 +192,7 @@ static void reset_media_result(td_job *job) {
   td_clear_log();
   job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->format = 0; job->codec = 0;
   job->frames_out = 0; job->src_rate = 0; job->src_channels = 0; job->duration_ms = -1;
-  job->src_w = job->src_h = 0; job->reduced_log2 = 0; job->orientation = 1;
+  job->src_w = job->src_h = 0; job->reduced_eighths = 8; job->orientation = 1;
 }
 
 /* ---- audio ------------------------------------------------------------------------------------ */
@@ -428,6 +432,10 @@ int td_decode_video(td_worker *w, td_job *job) {
   int j = 0, draining = 0, r = 0;
   int64_t index = 0;        /* frames decoded so far (index mode) */
   int64_t last_pts = INT64_MIN;
+  /* Gap seeks only ever move forward, past every timestamp already seen: damaged files whose
+   * timestamps run backwards would otherwise seek back to the same keyframe forever. */
+  int64_t reached = INT64_MIN;
+  int seeks_left = n + 8;
   if (mode != TD_SELECT_INDICES && targets[0].key > 0) {
     int64_t ts = m.start + av_rescale_q(targets[0].key, ms_tb, tb);
     if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
@@ -451,6 +459,7 @@ int td_decode_video(td_worker *w, td_job *job) {
       j++;
     }
     last_pts = pts;
+    if (pts > reached) reached = pts;
     av_frame_unref(prev);
     av_frame_move_ref(prev, f);
     /* Far from the next target with a keyframe in between: seek instead of decoding the gap. */
@@ -459,7 +468,10 @@ int td_decode_video(td_worker *w, td_job *job) {
       if (next_ts - pts > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
         int e = avformat_index_get_entries_count(m.st) > 0 ? 0 : -1;
         const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m.st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
-        if (key && key->timestamp > pts && !draining && av_seek_frame(m.fmt, m.st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+        if (key && key->timestamp > reached && seeks_left > 0 && !draining &&
+            av_seek_frame(m.fmt, m.st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+          seeks_left--;
+          reached = key->timestamp;
           avcodec_flush_buffers(m.dec);
           av_frame_unref(prev); /* the keyframe at or before the target comes first */
         }

@@ -79,6 +79,7 @@ static void *pool_thread(void *arg) {
     }
     pthread_mutex_unlock(&queue_lock);
     if (!job) break;
+    __atomic_store_n(&job->state, TD_STATE_RUNNING, __ATOMIC_SEQ_CST);
     job->on_pool_thread = !emscripten_is_main_runtime_thread();
     if (ok) td_decode_job(&worker, job);
     else { job->status = TD_E_NOMEM; strcpy(job->message, "pool thread could not allocate its state"); }

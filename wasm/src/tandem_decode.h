@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum td_state { TD_STATE_IDLE = 0, TD_STATE_QUEUED = 1, TD_STATE_DONE = 2 };
+/* RUNNING: a pool thread has taken the job (JS's watchdog times a job from then on). */
+enum td_state { TD_STATE_IDLE = 0, TD_STATE_QUEUED = 1, TD_STATE_DONE = 2, TD_STATE_RUNNING = 3 };
 
 enum td_status {
   TD_OK = 0,
@@ -21,6 +22,7 @@ enum td_status {
   TD_E_CORRUPT = 5,        /* the decoder rejected the data */
   TD_E_NOMEM = 6,          /* allocation failed inside the decoder or scaler */
   TD_E_BAD_REQUEST = 7,    /* the request itself is invalid (sizes, channels, crop) */
+  TD_E_OVER_BUDGET = 8,    /* the job ran past its time limit or read far more than its input */
 };
 
 enum td_fit { TD_FIT_STRETCH = 0, TD_FIT_COVER = 1, TD_FIT_CONTAIN = 2 };
@@ -54,14 +56,14 @@ typedef struct td_job {
   int32_t dst_w, dst_h, channels; /* channels: 1 gray, 3 RGB, 4 RGBA */
   int32_t fit, filter;
   int32_t max_pixels;     /* limit on width*height as declared and as decoded */
-  int32_t allow_reduced;  /* 1: JPEG may decode at 1/2, 1/4, 1/8 scale when still >= target */
+  int32_t allow_reduced;  /* 1: JPEG may decode at a reduced DCT scale M/8 when still >= target */
   int32_t apply_orientation; /* 1: apply EXIF orientation */
   int32_t crop_x, crop_y, crop_w, crop_h; /* in oriented source pixels; crop_w == 0: no crop */
   int32_t pad_value;
   /* result */
   int32_t src_w, src_h;   /* oriented source size */
   int32_t format;         /* td_format */
-  int32_t reduced_log2;   /* 0..3: the DCT-domain reduction used */
+  int32_t reduced_eighths; /* 1..8: the JPEG was decoded at this many eighths of its size (8: full) */
   int32_t orientation;    /* EXIF orientation found (1 when none) */
   int32_t av_error;       /* the libav error code behind a failure, 0 if none */
   int32_t on_pool_thread; /* 1 when a pool pthread (not the caller's thread) decoded it */
@@ -84,14 +86,17 @@ typedef struct td_job {
   int32_t src_channels;   /* audio: source channel count */
   int32_t duration_ms;    /* duration declared by the container, -1 when unknown */
   int32_t codec;          /* td_codec */
+  /* request, audio and video: wall-clock limit for the job in ms (0: none); checked per packet */
+  int32_t time_limit_ms;
   char message[96];       /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 40
+#define TD_JOB_WORDS 41
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, codec) == 39 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, time_limit_ms) == 40 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
 
 /* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until

@@ -1,0 +1,149 @@
+// Runtime-neutral robustness bodies: inputs that once hung the decoder, the per-job time limit,
+// and a seeded mutational fuzz pass over every fixture kind. Each throws on failure.
+import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
+import { Rng } from '../../src/random/index.ts';
+import { encodeJpeg, encodePng, solidPatches } from '../../src/sources/synthetic/index.ts';
+import { check } from './assert.ts';
+import { sineWav, type FixtureLoader } from './media-scenarios.ts';
+
+/** Repository-relative to the generated fixtures folder each runtime's loader reads from. */
+export const REGRESS = '../regress/';
+export const HANGING_VIDEOS = ['video-hang-1.webm', 'video-hang-2.mkv'] as const;
+
+const CLIP = { width: 48, height: 48, frames: { fps: 5, count: 4 } } as const;
+const CLIP_BYTES = 4 * 48 * 48 * 3;
+
+async function withBuffer<T>(pool: DecodePool, bytes: number, body: (ptr: number) => Promise<T>): Promise<T> {
+  const ptr = pool.allocate(bytes);
+  try {
+    return await body(ptr);
+  } finally {
+    pool.free(ptr);
+  }
+}
+
+/** The outcome of one decode: 'ok' or the DecodeError code; anything else is a bug. */
+async function outcome(what: string, run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+    return 'ok';
+  } catch (error) {
+    check(error instanceof DecodeError, `${what}: not a DecodeError: ${String(error)}`);
+    return error.code;
+  }
+}
+
+/**
+ * The two mutated videos that used to keep a pool thread forever end on their own (not through
+ * the time limit) with a result or a typed error, both at once on a two-thread pool, and the pool
+ * decodes a good video afterwards.
+ */
+export async function hangingVideosEnd(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
+  const files = await Promise.all(HANGING_VIDEOS.map((name) => load(REGRESS + name)));
+  const codes = await Promise.all(files.map((bytes, i) => withBuffer(pool, CLIP_BYTES, (ptr) =>
+    outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds: 30 })))));
+  codes.forEach((code, i) => check(code !== 'over-budget', `${HANGING_VIDEOS[i]} only ended at its time limit`));
+  await withBuffer(pool, CLIP_BYTES, async (ptr) => {
+    const good = await pool.decodeVideo(await load('testsrc.vp9.webm'), ptr, CLIP);
+    check(good.framesWritten === 4, `a good video after the hanging ones wrote ${good.framesWritten} of 4 frames`);
+  });
+  check(pool.stats().stuckThreads === 0, 'a pool thread is still held');
+  return codes;
+}
+
+/** A job over its time limit fails as 'over-budget' for that item only; the pool goes on. */
+export async function timeLimitFailsTheItem(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const video = await load('long.h264.mp4');
+  await withBuffer(pool, CLIP_BYTES * 8, async (ptr) => {
+    const code = await outcome('time-limited video', () =>
+      pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { fps: 30, count: 32 }, timeLimitSeconds: 0.001 }));
+    check(code === 'over-budget', `a 1 ms limit gave ${code}, not over-budget`);
+    const audio = sineWav({ sampleRate: 48000, seconds: 20, channels: 2 });
+    const audioCode = await outcome('time-limited audio', () =>
+      pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: 0.001 }));
+    check(audioCode === 'over-budget' || audioCode === 'ok', `a 1 ms audio limit gave ${audioCode}`);
+    const ok = await pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { indices: [0, 5] } });
+    check(ok.framesWritten === 2, 'the pool decodes normally after an over-budget job');
+  });
+  check(pool.stats().stuckThreads === 0, 'an over-budget job left its thread held');
+}
+
+type Kind = 'image' | 'audio' | 'video';
+
+/** One seeded mutation: bit flips, overwritten runs, a cut, a duplicated or deleted span. */
+export function mutate(bytes: Uint8Array, rng: Rng): Uint8Array {
+  let out = bytes.slice();
+  const edits = 1 + (rng.next() % 4);
+  for (let e = 0; e < edits && out.length > 0; e++) {
+    const at = rng.next() % out.length;
+    switch (rng.next() % 6) {
+      case 0: out[at] = (out[at] ?? 0) ^ (1 << (rng.next() % 8)); break;
+      case 1: out[at] = rng.next() & 255; break;
+      case 2: for (let i = at; i < Math.min(out.length, at + 1 + (rng.next() % 16)); i++) out[i] = [0, 255, rng.next() & 255][rng.next() % 3] ?? 0; break;
+      case 3: out = out.slice(0, at); break;
+      case 4: { const n = 1 + (rng.next() % 256); const copy = new Uint8Array(out.length + n); copy.set(out.subarray(0, at)); copy.set(out.subarray(at, at + n), at); copy.set(out.subarray(at), at + Math.min(n, out.length - at)); out = copy.subarray(0, out.length + Math.min(n, out.length - at)); break; }
+      default: { const n = 1 + (rng.next() % 64); out = new Uint8Array([...out.subarray(0, at), ...out.subarray(at + n)]); }
+    }
+  }
+  return out;
+}
+
+export interface FuzzSummary {
+  cases: number;
+  outcomes: Record<string, number>;
+}
+
+/**
+ * `perSeed` seeded mutations of each fixture kind (JPEG, PNG, WebP, GIF; WAV, MP3, AAC, FLAC,
+ * Opus; H.264 MP4/MKV, VP9 WebM), `parallel` at a time: every case ends with a result or a
+ * DecodeError, none runs into its time limit, and the pool decodes a good input afterwards.
+ */
+export async function mutationalFuzzPass(pool: DecodePool, load: FixtureLoader, options: { seed: number; perSeed: number; parallel?: number }): Promise<FuzzSummary> {
+  const pattern = solidPatches(64, 48, 3, 7);
+  const seeds: Array<[string, Kind, Uint8Array]> = [
+    ['pattern.jpg', 'image', encodeJpeg(pattern.rgb, 64, 48, { quality: 90 })],
+    ['pattern.png', 'image', encodePng(pattern.rgb, 64, 48)],
+    ['sine.wav', 'audio', sineWav({ sampleRate: 8000, seconds: 0.25 })],
+  ];
+  const files: Array<[string, Kind]> = [
+    ['progressive.jpg', 'image'], ['lossy.webp', 'image'], ['three-frames.gif', 'image'],
+    ['sine440.mp3', 'audio'], ['sine440.m4a', 'audio'], ['sine440.flac', 'audio'], ['sine440.opus.ogg', 'audio'],
+    ['testsrc.h264.mp4', 'video'], ['testsrc.vp9.webm', 'video'], ['testsrc.h264.mkv', 'video'],
+  ];
+  for (const [name, kind] of files) seeds.push([name, kind, await load(name)]);
+  const outcomes: Record<string, number> = {};
+  const rng = new Rng(options.seed);
+  const cases: Array<{ what: string; kind: Kind; bytes: Uint8Array }> = [];
+  for (const [name, kind, bytes] of seeds) {
+    for (let i = 0; i < options.perSeed; i++) cases.push({ what: `${name} mutation ${i} (seed ${options.seed})`, kind, bytes: mutate(bytes, rng) });
+  }
+  const parallel = options.parallel ?? pool.threads * 2;
+  const slotBytes = CLIP_BYTES;
+  const buffers = Array.from({ length: parallel }, () => pool.allocate(slotBytes));
+  try {
+    let next = 0;
+    await Promise.all(buffers.map(async (ptr) => {
+      while (next < cases.length) {
+        const c = cases[next++]!;
+        const code = await outcome(c.what, () => decodeCase(pool, c.kind, c.bytes, ptr));
+        check(code !== 'over-budget' && code !== 'stalled', `${c.what}: ran into its time limit`);
+        outcomes[code] = (outcomes[code] ?? 0) + 1;
+      }
+    }));
+  } finally {
+    buffers.forEach((ptr) => pool.free(ptr));
+  }
+  await withBuffer(pool, CLIP_BYTES, async (ptr) => {
+    const good = await pool.decodeVideo(await load('testsrc.h264.mp4'), ptr, CLIP);
+    check(good.framesWritten === 4, 'the pool decodes a good video after the fuzz pass');
+  });
+  check(pool.stats().stuckThreads === 0, 'the fuzz pass left a pool thread held');
+  return { cases: cases.length, outcomes };
+}
+
+function decodeCase(pool: DecodePool, kind: Kind, bytes: Uint8Array, ptr: number): Promise<unknown> {
+  const timeLimitSeconds = 20;
+  if (kind === 'image') return pool.decodeInto(bytes, ptr, { width: 32, height: 32, channels: 3, maxPixels: 1 << 24 });
+  if (kind === 'audio') return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitSeconds });
+  return pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds });
+}
