@@ -1,5 +1,5 @@
 /// <reference types="vitest/config" />
-import { defineConfig, type Plugin } from 'vite';
+import { defineConfig } from 'vite';
 import { playwright } from '@vitest/browser-playwright';
 
 // SharedArrayBuffer (wasm pthreads) exists only on cross-origin isolated pages.
@@ -7,24 +7,6 @@ export const isolation = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
-
-/**
- * Emscripten starts pthreads with `new Worker(new URL(...), workerOptions)`; Vite only accepts
- * literal worker options, so the dev server answers 500 and builds fail. Make them literal.
- */
-export function emscriptenWorkerOptions(): Plugin {
-  return {
-    name: 'tandem-emscripten-worker-options',
-    transform(code, id) {
-      if (!id.includes('tandem-decode.mjs')) return null;
-      const patched = code.replace(
-        /new Worker\(new URL\("tandem-decode\.mjs",\s*import\.meta\.url\),\s*workerOptions\)/g,
-        'new Worker(new URL("tandem-decode.mjs", import.meta.url), { type: "module", name: "em-pthread" })',
-      );
-      return patched === code ? null : { code: patched, map: null };
-    },
-  };
-}
 
 // Emscripten's output must run as Node loads it (its pthread workers re-import the same file);
 // vitest's module runner would otherwise transform it and the workers never report in.
@@ -41,10 +23,10 @@ export const chromiumArgs = [
 ];
 
 export default defineConfig({
-  plugins: [emscriptenWorkerOptions()],
   server: { headers: isolation },
   preview: { headers: isolation },
-  worker: { format: 'es', plugins: () => [emscriptenWorkerOptions()] },
+  // The decode module uses top-level await, so its pthread workers must be ES modules.
+  worker: { format: 'es' },
   optimizeDeps: { exclude: ['webgpu'] },
   build: { target: 'es2022' },
   test: {

@@ -1,9 +1,8 @@
 // The demo page's Vite config: `npx vite demo` (dev), `npx vite build demo`, `npx vite preview
-// demo`. Cross-origin isolation (for wasm pthreads) and the emscripten worker fix come from the
-// top-level config; the e2e tests build the same config without isolation to check the fallback.
+// demo`. Cross-origin isolation (for wasm pthreads) comes from the top-level config; the e2e tests build the same config without isolation to check the fallback.
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type UserConfig } from 'vite';
-import { emscriptenWorkerOptions, isolation } from '../vite.config.ts';
+import { isolation } from '../vite.config.ts';
 
 const demoRoot = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -12,10 +11,9 @@ export function demoConfig(options: { isolated?: boolean } = {}): UserConfig {
   const headers = options.isolated === false ? {} : isolation;
   return {
     root: demoRoot,
-    plugins: [emscriptenWorkerOptions()],
     server: { headers, fs: { allow: [repoRoot] } },
     preview: { headers },
-    worker: { format: 'es', plugins: () => [emscriptenWorkerOptions()] },
+    worker: { format: 'es' },
     // out/ is git-ignored and outside tsconfig's include (the build copies some .ts files as assets).
     build: { target: 'es2022', outDir: `${repoRoot}out/demo`, emptyOutDir: true },
     logLevel: 'warn',

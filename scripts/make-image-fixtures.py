@@ -47,6 +47,33 @@ def save(out: str, name: str, im: Image.Image, **kwargs) -> None:
     print(f"[fixtures] made {path} ({decoded.format} {decoded.mode} {decoded.size[0]}x{decoded.size[1]})")
 
 
+def photo_like(width: int, height: int) -> Image.Image:
+    """Gradients, fine stripes, sharp-edged shapes: resampling differences show on every kind."""
+    im = Image.new("RGB", (width, height))
+    px = im.load()
+    for y in range(height):
+        for x in range(width):
+            r = int(127 + 100 * math.sin(x / 13.0) * math.cos(y / 17.0))
+            g = int(255 * x / (width - 1))
+            b = 200 if (x // 9 + y // 9) % 2 == 0 else 60
+            if (x - width // 3) ** 2 + (y - height // 2) ** 2 < (min(width, height) // 5) ** 2:
+                r, g, b = 240, 230, 40
+            px[x, y] = (r, g, b)
+    return im
+
+
+def torchvision_224(path: str) -> bytes:
+    """torchvision's Resize(224) + CenterCrop(224) on a PIL image, written out in plain PIL."""
+    im = Image.open(path).convert("RGB")
+    w, h = im.size
+    short, long = (w, h) if w <= h else (h, w)
+    new_short, new_long = 224, int(224 * long / short)
+    new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
+    im = im.resize((new_w, new_h), Image.BILINEAR)
+    left, top = int(round((new_w - 224) / 2.0)), int(round((new_h - 224) / 2.0))
+    return im.crop((left, top, left + 224, top + 224)).tobytes()
+
+
 def main() -> None:
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -60,6 +87,14 @@ def main() -> None:
     rgba = rgb.copy()
     rgba.putalpha(Image.linear_gradient("L").resize((W, H)))
     save(out, "alpha.webp", rgba, format="WEBP", lossless=True)
+    for name, size in (("photo-landscape.jpg", (500, 375)), ("photo-portrait.jpg", (331, 497))):
+        path = os.path.join(out, name)
+        if not os.path.exists(path):
+            photo_like(*size).save(path + ".tmp", format="JPEG", quality=90)
+            with open(path + ".tv224.rgb", "wb") as f:
+                f.write(torchvision_224(path + ".tmp"))
+            os.replace(path + ".tmp", path)
+            print(f"[fixtures] made {path} (JPEG {size[0]}x{size[1]}) and torchvision's 224 crop of it")
     frames = [pattern(i).quantize(64, dither=Image.Dither.NONE) for i in range(3)]
     path = os.path.join(out, "three-frames.gif")
     if not os.path.exists(path):

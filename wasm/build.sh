@@ -48,7 +48,7 @@ TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the gener
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
 ffmpeg_key() { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1") | sha256sum | cut -c1-16; }
 turbojpeg_key() { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" | sha256sum | cut -c1-16; }
-module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here"/src/*; } | sha256sum | cut -c1-16)
+module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
 cached="$TANDEM_CACHE/wasm/$module_key"
 
@@ -127,6 +127,7 @@ for variant in mt st; do
   wlog "linking the decode module $name.mjs"
   mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$here"/src/post.js "$build_root/module/"
   in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -o $name.mjs"
+  node "$here/bundler-safe.mjs" "$build_root/module/$name.mjs" "$name"
   cp "$build_root/module/$name.mjs" "$build_root/module/$name.wasm" "$cached/"
 done
 cp "$here/src/tandem-decode.d.mts" "$here/src/tandem-decode-st.d.mts" "$cached/"

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createServer, type Plugin, type ViteDevServer } from 'vite';
-import { chromiumArgs, emscriptenWorkerOptions, isolation } from '../../vite.config.ts';
+import { chromiumArgs, isolation } from '../../vite.config.ts';
 import type { BenchImage } from './images.ts';
 import type { FfmpegConfig, PageSample, Transform } from './types.ts';
 
@@ -58,9 +58,9 @@ export async function openBrowserBench(images: readonly BenchImage[], maxThreads
     configFile: false,
     root,
     logLevel: 'error',
-    plugins: [emscriptenWorkerOptions(), benchAssets(images)],
+    plugins: [benchAssets(images)],
     server: { host: '127.0.0.1', port: 0, strictPort: false, headers: isolation, hmr: false },
-    worker: { format: 'es', plugins: () => [emscriptenWorkerOptions()] },
+    worker: { format: 'es' },
     // Serve @ffmpeg/ffmpeg as published: its worker is found relative to its own module.
     optimizeDeps: { noDiscovery: true, include: [] },
   });

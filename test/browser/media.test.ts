@@ -4,7 +4,7 @@ import {
   brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
   wavSineDecodes, type FixtureLoader,
 } from '../shared/media-scenarios.ts';
-import { imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
+import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -32,11 +32,12 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
 });
 
 describe('image formats against PIL (Chromium)', () => {
-  it('progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame, in both pool modes', async () => {
+  it('progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame, torchvision\'s Resize + CenterCrop, in both pool modes', async () => {
     for (const mode of ['pthreads', 'workers'] as const) {
       const pool = await DecodePool.create({ threads: 1, mode });
       try {
         expect(await imageFormatsMatchReferences(pool, load)).toHaveLength(7);
+        await coverMatchesTorchvision(pool, load);
       } finally {
         await pool.close();
       }

@@ -2,7 +2,7 @@
 // Compressed fixtures come from scripts/make-fixtures.sh (run by scripts/test.sh).
 import { DecodePool } from '../../src/decode/index.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
-import { imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
+import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
   brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
   wavSineDecodes, type FixtureLoader,
@@ -21,7 +21,7 @@ Deno.test({ name: 'broken video gets typed errors', ...opts, fn: () => withPool(
 
 // Image formats our encoders do not write, made by Debian's PIL, against PIL's decode.
 Deno.test({
-  name: 'progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, in both pool modes',
+  name: 'progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, torchvision\'s Resize + CenterCrop, in both pool modes',
   ...opts,
   fn: async () => {
     for (const mode of ['pthreads', 'workers'] as const) {
@@ -29,6 +29,7 @@ Deno.test({
       try {
         const checked = await imageFormatsMatchReferences(pool, load);
         if (checked.length !== 7) throw new Error(`${mode}: checked ${checked.length} of 7 files`);
+        await coverMatchesTorchvision(pool, load);
       } finally {
         await pool.close();
       }

@@ -94,3 +94,46 @@ export async function imageFormatsMatchReferences(pool: DecodePool, load: Fixtur
   }
   return checked;
 }
+
+/**
+ * Resize(224) + CenterCrop(224) as torchvision does it on PIL images, against PIL itself: a full
+ * decode lands within `full` of it (the same libjpeg-turbo decode, the same antialiased bilinear
+ * filter and crop geometry; only fixed-point rounding differs); the default, decoding at a reduced
+ * DCT scale first, within `reduced`. Returns the measured errors.
+ */
+export async function coverMatchesTorchvision(
+  pool: DecodePool,
+  load: FixtureLoader,
+  limits = { full: { mean: 0.05, max: 2 }, reduced: { mean: 7, max: 110, outliers: 0.08 } },
+): Promise<string[]> {
+  const size = 224 * 224 * 3;
+  const target = pool.allocate(size);
+  const measured: string[] = [];
+  try {
+    for (const file of ['photo-landscape.jpg', 'photo-portrait.jpg']) {
+      const want = await load(`${file}.tv224.rgb`);
+      for (const reducedScale of [false, true]) {
+        const info = await pool.decodeInto(await load(file), target, { width: 224, height: 224, fit: 'cover', reducedScale });
+        check(reducedScale ? info.reducedScale > 1 : info.reducedScale === 1, `${file}: reduced scale ${info.reducedScale}`);
+        const got = new Uint8Array(pool.memory.buffer, target, size).slice();
+        const what = `${file} (${reducedScale ? `decoded at 1/${info.reducedScale}` : 'full decode'}) against torchvision`;
+        measured.push(`${what}: ${stats(got, want)}`);
+        compare(got, want, reducedScale ? limits.reduced : limits.full, what);
+      }
+    }
+  } finally {
+    pool.free(target);
+  }
+  return measured;
+}
+
+function stats(got: Uint8Array, want: Uint8Array): string {
+  let sum = 0;
+  let worst = 0;
+  for (let i = 0; i < got.length; i++) {
+    const d = Math.abs((got[i] ?? 0) - (want[i] ?? 0));
+    sum += d;
+    worst = Math.max(worst, d);
+  }
+  return `mean ${(sum / got.length).toFixed(3)}, max ${worst}`;
+}

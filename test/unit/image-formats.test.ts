@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import { imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
+import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 
 // Made by scripts/make-image-fixtures.py (Debian's PIL), run by scripts/test.sh.
@@ -21,5 +21,8 @@ describe('image formats against PIL (Node)', () => {
   });
   it('the same in the worker fallback', async () => {
     expect(await imageFormatsMatchReferences(pools[1]!, load)).toHaveLength(7);
+  });
+  it('Resize(224) + CenterCrop(224) lands on torchvision\'s pixels, in both pool modes', async () => {
+    for (const pool of pools) console.log(`[torchvision] ${pool.mode}:\n  ${(await coverMatchesTorchvision(pool, load)).join('\n  ')}`);
   });
 });

@@ -39,6 +39,7 @@ void td_worker_free(td_worker *w) {
   free(w->scratch);
   if (w->turbojpeg) tjDestroy(w->turbojpeg);
   free(w->pixels);
+  td_resizer_free(&w->resizer);
   memset(w, 0, sizeof *w);
 }
 
@@ -150,6 +151,36 @@ static rect unorient(rect r, int o, int fw, int fh) {
     case 7: return (rect){fw - y1, fh - x1, r.h, r.w};
     case 8: return (rect){fw - y1, x0, r.h, r.w};
     default: return r;
+  }
+}
+
+/* The oriented source area a 'cover' fit without crop reads, in full-size source pixels, as
+ * torchvision's Resize then CenterCrop take it: the scale that covers the target, the other side's
+ * size truncated to whole pixels, then a centred crop whose offset rounds half to even (Python's
+ * round). Pixels therefore land where a PyTorch pipeline puts them, not a fraction aside. */
+static td_area torchvision_cover(const td_job *job, int width, int height) {
+  double s = fmax((double)job->dst_w / width, (double)job->dst_h / height);
+  int resized_w = (double)job->dst_w / width >= (double)job->dst_h / height ? job->dst_w : (int)(width * s);
+  int resized_h = (double)job->dst_w / width >= (double)job->dst_h / height ? (int)(height * s) : job->dst_h;
+  if (resized_w < job->dst_w) resized_w = job->dst_w;
+  if (resized_h < job->dst_h) resized_h = job->dst_h;
+  double sx = (double)width / resized_w, sy = (double)height / resized_h;
+  double left = rint((resized_w - job->dst_w) / 2.0), top = rint((resized_h - job->dst_h) / 2.0);
+  return (td_area){left * sx, top * sy, job->dst_w * sx, job->dst_h * sy};
+}
+
+/* An oriented area mapped back to the stored frame, as unorient does for whole-pixel rects. */
+static td_area unorient_area(td_area a, int o, int fw, int fh) {
+  double x1 = a.x + a.w, y1 = a.y + a.h;
+  switch (o) {
+    case 2: return (td_area){fw - x1, a.y, a.w, a.h};
+    case 3: return (td_area){fw - x1, fh - y1, a.w, a.h};
+    case 4: return (td_area){a.x, fh - y1, a.w, a.h};
+    case 5: return (td_area){a.y, a.x, a.h, a.w};
+    case 6: return (td_area){a.y, fh - x1, a.h, a.w};
+    case 7: return (td_area){fw - y1, fh - x1, a.h, a.w};
+    case 8: return (td_area){fw - y1, a.x, a.h, a.w};
+    default: return a;
   }
 }
 
@@ -272,7 +303,8 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
   const tjscalingfactor factor = {eighths, 8};
   const int sw = TJSCALED(width, factor), sh = TJSCALED(height, factor);
   const int gray = job->channels == 1 || colorspace == TJCS_GRAY;
-  const size_t need = (size_t)sw * sh * (gray ? 1 : 3);
+  /* 16 bytes of slack: the resize's SIMD loads read up to 3 bytes past the last pixel. */
+  const size_t need = (size_t)sw * sh * (gray ? 1 : 3) + 16;
   if (need > w->pixels_cap) {
     free(w->pixels);
     w->pixels = malloc(need);
@@ -339,6 +371,15 @@ int td_decode_image(td_worker *w, td_job *job) {
   }
   rect src, dst;
   plan_geometry(job, ow, oh, (double)ow / full_w, &src, &dst);
+  /* The same source as a fractional area for Tandem's resize (exact torchvision geometry for a
+   * plain 'cover'); swscale below takes the whole-pixel rect. */
+  td_area area = {src.x, src.y, src.w, src.h};
+  if (job->fit == TD_FIT_COVER && job->crop_w <= 0) {
+    area = torchvision_cover(job, job->src_w, job->src_h);
+    double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
+    area = (td_area){area.x * fx, area.y * fy, area.w * fx, area.h * fy};
+  }
+  area = unorient_area(area, o, f->width, f->height);
   rect fr = unorient(src, o, f->width, f->height);
   uint8_t *planes[4];
   offset_planes(f, &fr, planes);
@@ -347,9 +388,6 @@ int td_decode_image(td_worker *w, td_job *job) {
   uint8_t *out = (uint8_t *)(uintptr_t)job->dst;
   if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
   int iw = transposed ? dst.h : dst.w, ih = transposed ? dst.w : dst.h;
-  enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
-  w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
-  if (!w->sws) { av_frame_unref(f); return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format"); }
   uint8_t *target;
   int target_stride;
   if (o == 1) {
@@ -366,7 +404,17 @@ int td_decode_image(td_worker *w, td_job *job) {
     target = w->scratch;
     target_stride = iw * ch;
   }
-  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, &target, &target_stride);
+  /* Packed RGB or gray from libjpeg-turbo, bilinear: Tandem's own resize. Everything else: swscale. */
+  int in_ch = f->format == AV_PIX_FMT_GRAY8 ? 1 : 3;
+  int r = (f->format == AV_PIX_FMT_RGB24 || f->format == AV_PIX_FMT_GRAY8) && job->filter == TD_FILTER_BILINEAR &&
+          td_resize(&w->resizer, f->data[0], f->linesize[0], f->width, f->height, in_ch, area, target, target_stride, iw, ih, ch) == 0
+    ? 1 : -1;
+  if (r < 0) {
+    enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
+    w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
+    if (!w->sws) { av_frame_unref(f); return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format"); }
+    r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, &target, &target_stride);
+  }
   av_frame_unref(f);
   if (r <= 0) return fail(job, TD_E_CORRUPT, 0, "scaling failed");
   if (o != 1) orient_copy(w->scratch, iw, ih, o, out, stride, dst, ch);

@@ -2,6 +2,7 @@
 #ifndef TANDEM_IMAGE_H
 #define TANDEM_IMAGE_H
 #include <stddef.h>
+#include "resize.h"
 #include "tandem_decode.h"
 
 struct AVFrame;
@@ -19,6 +20,7 @@ typedef struct td_worker {
   void *turbojpeg;        /* libjpeg-turbo decompressor, made on first use */
   unsigned char *pixels;  /* JPEGs decode here (at their DCT-scaled size) before the resize */
   size_t pixels_cap;
+  td_resizer resizer;     /* resizes those decoded pixels (bilinear) without libswscale */
 } td_worker;
 
 void td_image_init_process(void);

@@ -1,0 +1,31 @@
+// Makes emscripten's ES-module output loadable by bundlers as shipped (run by wasm/build.sh on
+// each linked .mjs):
+//   - pthread workers are started with a literal options object, which Vite (and webpack) need to
+//     see to bundle the worker; emscripten passes a variable;
+//   - the Node-only `import("module")` (behind emscripten's ENVIRONMENT_IS_NODE check) gets a
+//     specifier bundlers do not try to resolve for browsers ("externalized for browser
+//     compatibility" warnings, or failures with bundlers that have no Node shims).
+// Each rewrite must match exactly once where expected, or the build fails: an emscripten upgrade
+// that changes the output has to be looked at, not silently shipped unpatched.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const [file, name] = process.argv.slice(2);
+if (!file || !name) throw new Error('usage: node wasm/bundler-safe.mjs FILE.mjs MODULE_NAME');
+let code = readFileSync(file, 'utf8');
+
+function rewrite(what, from, to, expected) {
+  const count = code.split(from).length - 1;
+  if (count !== expected) throw new Error(`${file}: expected ${expected} × ${what}, found ${count}`);
+  code = code.split(from).join(to);
+}
+
+const threaded = code.includes('allocateUnusedWorker');
+rewrite(
+  'pthread worker construction',
+  `new Worker(new URL("${name}.mjs",import.meta.url),workerOptions)`,
+  `new Worker(new URL("${name}.mjs",import.meta.url),{type:"module",workerData:"em-pthread",name:"em-pthread"})`,
+  threaded ? 1 : 0,
+);
+rewrite('Node-only import of "module"', 'await import("module")', 'await import(/* @vite-ignore */ /* webpackIgnore: true */ ["node", "module"].join(":"))', 1);
+writeFileSync(file, code);
+console.log(`[wasm] ${file.split('/').pop()}: worker options made literal${threaded ? '' : ' (none: single-threaded)'}, Node import hidden from bundlers`);
