@@ -55,6 +55,17 @@ export default defineConfig({
         },
       },
       {
+        // Tandem from its npm tarball in throwaway projects (Node, Deno, a Vite app, a plain page).
+        test: {
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // Playwright drives the demo page (demo/) served by Vite on 127.0.0.1; tests in Node.
         test: {
           name: 'e2e',

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test tier and says which ran: typecheck, unit (Node), node-gpu (dawn on lavapipe),
+# Runs every test tier and says which ran: typecheck, unit (Node), node-gpu (dawn on lavapipe), consumer
+# (the npm tarball installed into throwaway Node, Deno, Vite and plain-page projects),
 # browser (headless Chromium with WebGPU, cross-origin isolated), deno, e2e (Playwright drives the
 # demo page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
 # counts as failed; none is skipped.
@@ -32,7 +33,7 @@ echo "=== tier: typecheck (tsc --noEmit, strict) ==="
 npx tsc -p tsconfig.json --noEmit; rc=$?
 record typecheck $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 
-for tier in unit node-gpu browser; do
+for tier in unit node-gpu browser consumer; do
   echo "=== tier: $tier ==="
   npx vitest run --project "$tier" --reporter=default --reporter=json --outputFile.json="$out/$tier.json"; rc=$?
   read -r pass fail < <(count_vitest "$out/$tier.json")

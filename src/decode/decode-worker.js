@@ -5,7 +5,7 @@
  *
  * Protocol (src/decode/workers.ts is the other side):
  *   worker → host  {type:'loaded'}        this script has run (Node's shim drops earlier messages)
- *   host → worker  {type:'init', moduleUrl, layout}
+ *   host → worker  {type:'init', moduleUrl, wasmUrl, layout}
  *   worker → host  {type:'ready'} | {type:'init-error', message}
  *   host → worker  {type:'job', id, record, input, select, outputBytes}
  *   worker → host  {type:'done', id, record, output, pts}
@@ -22,6 +22,8 @@ const importModule = /** @type {(url: string) => Promise<{ default: (o: object) 
 let layout;
 /** @type {string} */
 let moduleUrl;
+/** Where the module's .wasm is: bundlers move it, and the module would look beside itself. @type {string} */
+let wasmUrl;
 /** @type {any} */
 let wasm;
 /** Buffers in this instance's memory, grown on demand: [pointer, capacity]. */
@@ -31,7 +33,10 @@ let chain = Promise.resolve();
 
 async function load() {
   const { default: create } = await importModule(moduleUrl);
-  wasm = await create({ printErr: (/** @type {string} */ line) => console.warn(`[tandem decode worker] ${line}`) });
+  wasm = await create({
+    printErr: (/** @type {string} */ line) => console.warn(`[tandem decode worker] ${line}`),
+    locateFile: (/** @type {string} */ file, /** @type {string} */ prefix) => (file.endsWith('.wasm') && wasmUrl ? wasmUrl : prefix + file),
+  });
   for (const b of Object.values(buffers)) b[0] = b[1] = 0;
 }
 
@@ -105,6 +110,7 @@ globalThis.onmessage = (event) => {
   if (message.type === 'init') {
     layout = message.layout;
     moduleUrl = message.moduleUrl;
+    wasmUrl = message.wasmUrl;
     chain = chain.then(load).then(
       () => postMessage({ type: 'ready' }),
       (error) => postMessage({ type: 'init-error', message: String(error?.message ?? error) }),

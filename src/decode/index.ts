@@ -1,4 +1,4 @@
-export { DecodePool, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type DecodeMode, type ImageDecodeOptions, type VideoStreamOptions } from './pool.ts';
+export { DecodePool, PoolBuffer, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type DecodeMode, type ImageDecodeOptions, type VideoStreamOptions } from './pool.ts';
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';

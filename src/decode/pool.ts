@@ -125,9 +125,20 @@ export class DecodePool {
     return this.#backend.memory;
   }
 
-  /** Allocates `bytes` in the pool's memory (e.g. a batch buffer); the caller frees it with `free`. */
+  /**
+   * Allocates `bytes` in the pool's memory and returns its raw address (what decodeInto takes as
+   * a target); the caller frees it with `free`. `allocateBuffer` wraps the same in a handle.
+   */
   allocate(bytes: number): number {
     return this.#backend.malloc(bytes);
+  }
+
+  /**
+   * Allocates `bytes` in the pool's memory as a handle: `ptr` for decodeInto, `bytes` for reading
+   * (a view taken afresh whenever the memory has grown), `free()`; `using` frees it too.
+   */
+  allocateBuffer(bytes: number): PoolBuffer {
+    return new PoolBuffer(this, this.allocate(bytes), bytes);
   }
 
   free(ptr: number): void {
@@ -140,6 +151,23 @@ export class DecodePool {
    */
   async decodeInto(bytes: Uint8Array, targetPtr: number, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
     return this.#run(bytes, signal, (w) => fillImage(w, targetPtr, options), (slot) => this.#result(slot));
+  }
+
+  /**
+   * One image, decoded into a new array of its own: for callers that do not batch. The pixels are
+   * `height × width × channels` bytes (RGB unless `options.channels` says otherwise), copied out of
+   * the pool's memory, so they stay valid whatever the pool does next.
+   */
+  async decode(bytes: Uint8Array, options: ImageDecodeOptions, signal?: AbortSignal): Promise<{ pixels: Uint8Array; info: DecodedImageInfo }> {
+    const size = options.width * options.height * (options.channels ?? 3);
+    if (!(Number.isInteger(size) && size > 0)) throw new DecodeError('bad-request', 'width, height and channels must be positive integers');
+    const target = this.allocate(size);
+    try {
+      const info = await this.decodeInto(bytes, target, options, signal);
+      return { pixels: new Uint8Array(this.memory.buffer, target, size).slice(), info };
+    } finally {
+      this.free(target);
+    }
   }
 
   /**
@@ -343,6 +371,36 @@ export class DecodePool {
       orientation: w[Field.Orientation] ?? 1,
       onPoolThread: w[Field.OnPoolThread] === 1,
     };
+  }
+}
+
+/** A block of a DecodePool's memory (see DecodePool.allocateBuffer). */
+export class PoolBuffer {
+  #pool: DecodePool;
+  #view: Uint8Array | undefined;
+  #freed = false;
+
+  constructor(pool: DecodePool, readonly ptr: number, readonly length: number) {
+    this.#pool = pool;
+  }
+
+  /** The block's bytes; valid until the next call that may grow the memory, so take it afresh. */
+  get bytes(): Uint8Array {
+    if (this.#freed) throw new RangeError('this pool buffer has been freed');
+    const buffer = this.#pool.memory.buffer;
+    if (this.#view?.buffer !== buffer) this.#view = new Uint8Array(buffer, this.ptr, this.length);
+    return this.#view;
+  }
+
+  free(): void {
+    if (this.#freed) return;
+    this.#freed = true;
+    this.#view = undefined;
+    this.#pool.free(this.ptr);
+  }
+
+  [Symbol.dispose](): void {
+    this.free();
   }
 }
 

@@ -106,7 +106,14 @@ export class WorkerBackend implements DecodeBackend {
       port.onMessage((data) => {
         const reply = data as Reply;
         if (reply.type === 'loaded') {
-          port.postMessage({ type: 'init', moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href, layout: LAYOUT }, []);
+          // Both URLs literal, so that bundlers emit both files (the .wasm is not found next to a
+          // module a bundler copied as an asset).
+          port.postMessage({
+            type: 'init',
+            moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href,
+            wasmUrl: new URL('../../wasm/dist/tandem-decode-st.wasm', import.meta.url).href,
+            layout: LAYOUT,
+          }, []);
         } else if (reply.type === 'ready') {
           ready = true;
           resolve();

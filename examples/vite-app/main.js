@@ -1,0 +1,33 @@
+// Decodes one image and loads two batches in the browser. The images are served by the app
+// (public/photo.jpg and public/images/0.jpg … 7.jpg).
+import { DecodePool, ImageBatcher, PipelineBuilder } from 'tandem';
+
+const out = document.getElementById('out');
+try {
+  const pool = await DecodePool.create({ threads: 2 }); // pthreads when cross-origin isolated, else workers
+  const fetchBytes = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+
+  const { pixels, info } = await pool.decode(await fetchBytes('photo.jpg'), { width: 224, height: 224, fit: 'cover' });
+
+  const urls = Array.from({ length: 8 }, (_, i) => ({ url: `images/${i}.jpg`, label: i % 2 }));
+  const batcher = new ImageBatcher(pool, { batchSize: 4, height: 224, width: 224, decode: { fit: 'cover' } });
+  const pipeline = new PipelineBuilder()
+    .addSource(urls)
+    .pipe(async (item) => ({ bytes: await fetchBytes(item.url), label: item.label }), { name: 'fetch', concurrency: 8 })
+    .pipe(batcher.decodeStage, { name: 'decode', concurrency: 2 * pool.threads })
+    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .addSink(2)
+    .build();
+  const batches = [];
+  for await (const batch of pipeline) {
+    batches.push(batch.count);
+    batch.release();
+  }
+  await pool.close();
+  const result = { mode: pool.mode, format: info.format, pixels: pixels.length, batches, failed: pipeline.failures().length };
+  out.textContent = JSON.stringify(result);
+  out.dataset.done = 'true';
+} catch (error) {
+  out.textContent = `error: ${error instanceof Error ? error.stack ?? error.message : String(error)}`;
+  out.dataset.done = 'error';
+}

@@ -1,0 +1,154 @@
+// The consumer tier: Tandem installed from its npm tarball into fresh projects outside the
+// repository, used as the README's "Use Tandem in your app" snippets (examples/) say, as written.
+import { createReadStream, existsSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumArgs } from '../../vite.config.ts';
+import { packedFiles, project, repoRoot, run } from './projects.ts';
+
+const deno = join(repoRoot, 'node_modules', '.bin', 'deno');
+
+interface PageResult {
+  mode: string;
+  format: string;
+  pixels: number;
+  batches?: number[];
+  failed?: number;
+}
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs, headless: true });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function openPage(url: string): Promise<PageResult> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto(url);
+    await page.waitForSelector('#out[data-done]', { timeout: 120_000 });
+    const text = (await page.textContent('#out')) ?? '';
+    expect(await page.getAttribute('#out', 'data-done'), text).toBe('true');
+    expect(errors).toEqual([]);
+    return JSON.parse(text) as PageResult;
+  } finally {
+    await page.close();
+  }
+}
+
+/** Starts a long-running command and resolves with its URL once it prints one. */
+function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string; stop(): void }> {
+  return new Promise((resolve, reject) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    import('node:child_process').then(({ spawn }) => {
+      const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      const timer = setTimeout(() => (child.kill(), reject(new Error(`${cmd} ${args.join(' ')} printed no URL: ${output}`))), 60_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
+        if (match) {
+          clearTimeout(timer);
+          resolve({ url: match[0].replace('localhost', '127.0.0.1'), stop: () => child.kill() });
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('exit', (code) => (clearTimeout(timer), reject(new Error(`${cmd} exited with ${code}: ${output}`))));
+    }, reject);
+  });
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.jpg': 'image/jpeg', '.json': 'application/json' };
+
+/** A plain static server for the no-bundler page, with or without cross-origin isolation. */
+function staticServer(root: string, isolated: boolean): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
+    const file = path.endsWith('/') ? join(path, 'index.html') : path;
+    if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) return void res.writeHead(404).end();
+    const headers: Record<string, string> = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' };
+    if (isolated) Object.assign(headers, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+    res.writeHead(200, headers);
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })));
+}
+
+describe('Tandem installed from its tarball', () => {
+  it('the tarball holds the built library and wasm modules, not tests or TypeScript sources', async () => {
+    const files = await packedFiles();
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/vite/index.d.ts');
+    expect(files).toContain('wasm/dist/tandem-decode.wasm');
+    expect(files).toContain('wasm/dist/tandem-decode-st.mjs');
+    expect(files.filter((f) => /^(test|src|bench|demo|scripts|examples)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+  });
+
+  it('a Node 20 script in plain JavaScript decodes a JPEG and loads two batches', async () => {
+    const dir = await project('node', 'node');
+    const { stdout } = await run('node', ['load-images.mjs'], dir);
+    expect(stdout).toMatch(/photo\.jpg: jpeg 320x240 -> 150528 bytes of RGB/);
+    expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
+  });
+
+  it('a Deno script importing npm:tandem does the same', async () => {
+    const dir = await project('deno', 'deno');
+    const { stdout } = await run(deno, ['run', '-A', '--node-modules-dir=manual', 'load-images.ts'], dir);
+    expect(stdout).toMatch(/photo\.jpg: jpeg 320x240 -> 150528 bytes of RGB/);
+    expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
+  });
+
+  describe('a Vite app with tandem/vite', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await project('vite-app', 'vite-app', { vite: true });
+      // The same app without cross-origin isolation: the pool must fall back to workers.
+      writeFileSync(join(dir, 'vite.open.config.js'), "import { defineConfig } from 'vite';\nimport { tandem } from 'tandem/vite';\nexport default defineConfig({ plugins: [tandem({ crossOriginIsolation: false })] });\n");
+    }, 300_000);
+    const vite = () => join(dir, 'node_modules', '.bin', 'vite');
+
+    for (const isolated of [true, false]) {
+      const config = isolated ? 'vite.config.js' : 'vite.open.config.js';
+      const mode = isolated ? 'pthreads' : 'workers';
+      it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes and loads two batches (${mode})`, async () => {
+        const server = await serve(vite(), ['--config', config, '--host', '127.0.0.1', '--port', '0'], dir);
+        try {
+          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0 });
+        } finally {
+          server.stop();
+        }
+      });
+      it(`vite build + preview, ${isolated ? 'cross-origin isolated' : 'not isolated'}: the same (${mode})`, async () => {
+        const outDir = `dist-${mode}`;
+        const built = await run(vite(), ['build', '--config', config, '--outDir', outDir, '--emptyOutDir'], dir);
+        expect(built.stdout + built.stderr).not.toMatch(/externalized for browser compatibility|unable to parse the worker options/);
+        const server = await serve(vite(), ['preview', '--config', config, '--outDir', outDir, '--host', '127.0.0.1', '--port', '0'], dir);
+        try {
+          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0 });
+        } finally {
+          server.stop();
+        }
+      });
+    }
+  });
+
+  it('a plain page with an import map and no bundler decodes a JPEG, isolated or not', async () => {
+    const dir = await project('script-tag', 'script-tag');
+    for (const isolated of [true, false]) {
+      const { url, server } = await staticServer(dir, isolated);
+      try {
+        expect(await openPage(url)).toEqual({ mode: isolated ? 'pthreads' : 'workers', format: 'jpeg', pixels: 150528 });
+      } finally {
+        server.close();
+      }
+    }
+  });
+});
