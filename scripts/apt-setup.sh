@@ -7,26 +7,17 @@ log() { printf '[setup:apt] %s\n' "$*"; }
 need_update=0
 sources=/etc/apt/sources.list.d/tandem.sources
 if [ ! -f "$sources" ]; then
-  log "adding bookworm-backports (Mesa 25 lavapipe for dawn) and deb-src (ffmpeg/zlib sources) to $sources"
-  cat > "$sources" <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+  # The archive this machine already uses (a local mirror or proxy is honoured), never a fixed host.
+  archive=$(bash "$(dirname "$0")/apt-mirror.sh" bookworm) || { log "cannot find bookworm in this machine's apt sources"; exit 1; }
+  security=$(bash "$(dirname "$0")/apt-mirror.sh" bookworm --security 2>/dev/null || true)
+  log "adding bookworm-backports (Mesa 25 lavapipe for dawn) and deb-src (ffmpeg/zlib/libjpeg-turbo sources) from $archive to $sources"
+  {
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n' "$archive"
+    printf 'Types: deb-src\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$archive"
+    if [ -n "$security" ]; then
+      printf '\nTypes: deb-src\nURIs: %s\nSuites: bookworm-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$security"
+    fi
+  } > "$sources"
   need_update=1
 else
   log "apt sources already present: $sources"
@@ -46,7 +37,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   log "all system packages present (chromium, debootstrap, mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers))"
   exit 0
 fi
-if [ "$need_update" = 1 ] || [ ! -f /var/lib/apt/lists/deb.debian.org_debian_dists_bookworm-backports_InRelease ]; then
+if [ "$need_update" = 1 ] || ! compgen -G "/var/lib/apt/lists/*_dists_bookworm-backports_InRelease" >/dev/null; then
   log "apt-get update"
   apt-get update -qq
 fi
