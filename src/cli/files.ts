@@ -4,6 +4,9 @@ import { cacheDir, readFile } from '../runtime/index.ts';
 import { ensureSyntheticFolder, fetchBytes, listImageFolder, type LabelledFile, type ShardManifest } from '../sources/index.ts';
 import { shardData, splitHeldOut, type ByteSource, type LabelledData } from '../train/index.ts';
 
+/** A shards.json larger than this is refused (16 MiB: millions of shard entries). */
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
 export function fileSources(files: readonly LabelledFile[]): ByteSource[] {
   return files.map((f) => ({ key: f.path, label: f.label, read: () => readFile(f.path) }));
 }
@@ -31,6 +34,6 @@ export async function folderData(root: string): Promise<LabelledData & { root: s
 export async function shardsData(where: string): Promise<LabelledData & { root: string }> {
   const root = where.replace(/\/+$/, '').replace(/\/shards\.json$/, '');
   const url = /^https?:\/\//.test(root);
-  const text = new TextDecoder().decode(url ? await fetchBytes(`${root}/shards.json`) : await readFile(`${root}/shards.json`));
+  const text = new TextDecoder().decode(url ? await fetchBytes(`${root}/shards.json`, { maxBytes: MAX_MANIFEST_BYTES }) : await readFile(`${root}/shards.json`));
   return { ...shardData(JSON.parse(text) as ShardManifest, root), root };
 }

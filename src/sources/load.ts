@@ -4,6 +4,9 @@ import { readFile } from '../runtime/index.ts';
 import type { ByteCache } from './cache.ts';
 import { fetchBytes, FetchError, type FetchOptions } from './urls.ts';
 
+/** loadUrls/urlStage's default body limit per item (an image or a clip): 64 MiB; fetch.maxBytes overrides it. */
+export const DEFAULT_MAX_ITEM_BYTES = 64 * 1024 * 1024;
+
 export type LoadStage = 'fetch' | 'read' | 'cache';
 
 export interface Loaded<T> {
@@ -40,6 +43,7 @@ export interface FileLoadOptions<T> extends LoadOptions {
 }
 
 function reasonOf(error: unknown): string {
+  if (error instanceof FetchError && error.code) return error.code;
   if (error instanceof FetchError) return error.status !== undefined ? `HTTP ${error.status}` : /timed out/.test(error.message) ? 'timeout' : 'network';
   const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
   return typeof code === 'string' ? code : 'error';
@@ -71,7 +75,7 @@ export async function loadUrl<T>(item: T, options: UrlLoadOptions<T> = {}): Prom
     const hit = await options.cache?.get(key);
     if (hit) return { item, key, bytes: hit, cached: true };
     stage = 'fetch';
-    const bytes = await fetchBytes(key, { timeoutMs: 30_000, ...options.fetch, signal: options.signal ?? options.fetch?.signal });
+    const bytes = await fetchBytes(key, { timeoutMs: 30_000, maxBytes: DEFAULT_MAX_ITEM_BYTES, ...options.fetch, signal: options.signal ?? options.fetch?.signal });
     stage = 'cache';
     await options.cache?.put(key, bytes);
     return { item, key, bytes, cached: false };

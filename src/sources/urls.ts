@@ -15,7 +15,16 @@ export interface FetchOptions {
   /** Inclusive byte range, as HTTP counts it; end omitted = to the end of the file. */
   range?: { start: number; end?: number };
   headers?: Record<string, string>;
+  /**
+   * fetchBytes: the most bytes a body may have (default DEFAULT_MAX_FETCH_BYTES). A declared
+   * Content-Length over it fails before the body is read, a body that grows past it fails while
+   * it is read; either way a FetchError with code 'too-large', not retried.
+   */
+  maxBytes?: number;
 }
+
+/** fetchBytes' default body limit: 256 MiB. */
+export const DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024;
 
 export class FetchError extends Error {
   override readonly name = 'FetchError';
@@ -25,10 +34,13 @@ export class FetchError extends Error {
     readonly status: number | undefined,
     readonly attempts: number,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; code?: 'too-large' },
   ) {
     super(message, options);
+    this.code = options?.code;
   }
+  /** 'too-large': the body is over maxBytes; undefined for HTTP, network and timeout failures. */
+  readonly code: 'too-large' | undefined;
 }
 
 /** Thrown inside one attempt; `retry` says whether another attempt could help. */
@@ -38,6 +50,7 @@ class AttemptError extends Error {
     readonly retry: boolean,
     readonly status?: number,
     options?: { cause?: unknown },
+    readonly tooLarge = false,
   ) {
     super(message, options);
   }
@@ -119,7 +132,7 @@ async function withRetries<T>(url: string, options: FetchOptions, attempt: (sign
       guard.disarm(streaming && ok ? 'timer' : 'all');
     }
   }
-  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, { cause: last });
+  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, { cause: last, code: last?.tooLarge ? 'too-large' : undefined });
 }
 
 async function request(url: string, options: FetchOptions, signal: AbortSignal): Promise<Response> {
@@ -137,6 +150,35 @@ async function request(url: string, options: FetchOptions, signal: AbortSignal):
   return response;
 }
 
+/** The whole body, refusing more than `maxBytes` before reading (declared) or while reading. */
+async function readBody(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = (what: string) => new AttemptError(`${what}, over maxBytes ${maxBytes}`, false, response.status, undefined, true);
+  const declared = response.headers.get('content-length');
+  if (declared !== null && !response.headers.has('content-encoding') && Number(declared) > maxBytes) {
+    void response.body?.cancel().catch(() => undefined);
+    throw tooLarge(`the body declares ${declared} bytes`);
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      void reader.cancel().catch(() => undefined);
+      throw tooLarge(`the body grew past ${total - value.length} bytes`);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) (bytes.set(chunk, at), (at += chunk.length));
+  return bytes;
+}
+
 /**
  * GETs a URL (or a byte range of it) into memory. Retries transient failures, including a body
  * shorter than its Content-Length; throws FetchError with the last status and the attempt count.
@@ -147,7 +189,7 @@ export async function fetchBytes(url: string, options: FetchOptions = {}): Promi
     options,
     async (signal) => {
       const response = await request(url, options, signal);
-      const bytes = new Uint8Array(await response.arrayBuffer());
+      const bytes = await readBody(response, options.maxBytes ?? DEFAULT_MAX_FETCH_BYTES);
       const declared = response.headers.get('content-length');
       // With Content-Encoding the header counts compressed bytes, so it can only be checked without.
       if (declared !== null && !response.headers.has('content-encoding') && Number(declared) !== bytes.length) throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, response.status);

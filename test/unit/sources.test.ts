@@ -14,9 +14,18 @@ const serve: Serve = async (handler) => {
     const request = new Request(`http://127.0.0.1${req.url ?? '/'}`, { headers, signal: aborted.signal });
     void handler(request).then(async (response) => {
       if (res.destroyed) return;
-      const body = new Uint8Array(await response.arrayBuffer());
       res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(body);
+      // Streamed chunk by chunk, as Deno.serve does: a body that never ends must reach the client.
+      if (response.body) {
+        const reader = response.body.getReader();
+        res.on('close', () => void reader.cancel().catch(() => undefined));
+        for (;;) {
+          const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+          if (done || res.destroyed) break;
+          if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve));
+        }
+      }
+      res.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
