@@ -9,10 +9,12 @@ export interface HostBatch {
   readonly shape: readonly [number, number, number, number];
   readonly data: Uint8Array;
   readonly labels: Int32Array;
+  /** Each row's key, when the batch carries them (ImageBatch does). */
+  readonly keys?: readonly string[];
   release(): void;
 }
 
-/** A batch on the GPU: u8 NHWC bytes in `buffer` (storage binding), plus its labels. */
+/** A batch on the GPU: u8 NHWC bytes in `buffer` (storage binding), plus its labels and keys. */
 export interface GpuBatch {
   readonly sequence: number;
   readonly count: number;
@@ -23,6 +25,8 @@ export interface GpuBatch {
   /** The device buffer; throws after release(). */
   readonly buffer: GPUBuffer;
   readonly labels: Int32Array;
+  /** The rows' keys (empty when the host batch had none). */
+  readonly keys: readonly string[];
   /** Call after submitting the commands that read `buffer`: the slot may then be refilled. */
   release(): void;
   [Symbol.dispose](): void;
@@ -108,10 +112,11 @@ export class BatchUploader {
         const bytes = align4(batch.data.byteLength);
         if (bytes > slot.device.size) throw new RangeError(`batch of ${bytes} bytes exceeds the slot size ${slot.device.size}`);
         const labels = batch.labels.slice();
+        const keys = batch.keys ? batch.keys.slice(0, batch.count) : [];
         await this.#copy(slot, batch, bytes);
         this.uploaded++;
         this.bytesUploaded += bytes;
-        return this.#handle(slot, batch, labels, bytes);
+        return this.#handle(slot, batch, labels, keys, bytes);
       } catch (error) {
         this.#giveBack(slot);
         throw error;
@@ -159,7 +164,7 @@ export class BatchUploader {
     else this.#free.push(slot);
   }
 
-  #handle(slot: Slot, batch: HostBatch, labels: Int32Array, bytes: number): GpuBatch {
+  #handle(slot: Slot, batch: HostBatch, labels: Int32Array, keys: readonly string[], bytes: number): GpuBatch {
     let released = false;
     const release = () => {
       if (released) throw new Error(`GPU batch ${batch.sequence} was already released`);
@@ -178,6 +183,7 @@ export class BatchUploader {
         return slot.device;
       },
       labels,
+      keys,
       release,
       [Symbol.dispose]: () => {
         if (!released) release();

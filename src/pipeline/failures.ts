@@ -10,17 +10,26 @@ export interface FailureRecord {
   readonly error: unknown;
 }
 
+/** Fields that name an item, tried in this order: a failure record leads with the first found. */
+const NAMING_FIELDS = ['key', 'path', 'url', 'name', 'id'] as const;
+
 export function describeInput(x: unknown): string {
   if (ArrayBuffer.isView(x)) return `${x.constructor.name}(${x.byteLength} bytes)`;
   if (x instanceof ArrayBuffer) return `ArrayBuffer(${x.byteLength} bytes)`;
   if (Array.isArray(x)) return `Array(${x.length})`;
   let s: string;
   try {
-    s = typeof x === 'string' ? x : (JSON.stringify(x) ?? String(x));
+    // Byte buffers become their size, so that what names the item is not cut off behind them.
+    const summarise = (_k: string, v: unknown) => (ArrayBuffer.isView(v) ? `${v.constructor.name}(${v.byteLength} bytes)` : v);
+    s = typeof x === 'string' ? x : (JSON.stringify(x, summarise) ?? String(x));
+    if (x !== null && typeof x === 'object') {
+      const field = NAMING_FIELDS.find((f) => typeof (x as Record<string, unknown>)[f] === 'string');
+      if (field) s = `${field} ${JSON.stringify((x as Record<string, unknown>)[field])}: ${s}`;
+    }
   } catch {
     s = String(x);
   }
-  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+  return s.length > 160 ? `${s.slice(0, 157)}...` : s;
 }
 
 export function budgetText(b: FailureBudget): string {
