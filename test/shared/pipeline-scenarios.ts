@@ -137,7 +137,7 @@ export async function stallTimeoutNamesStage(): Promise<void> {
   const p = new PipelineBuilder()
     .addSource(range(10))
     .pipe((x: number, { signal }) => probe.task(x === 2 ? 60_000 : 0, signal, x), { name: 'slowpoke', concurrency: 2 })
-    .build({ stallTimeoutMs: 50 });
+    .build({ stallTimeoutMs: 1000 }); // far from a normal item's time on a loaded machine, far below the 60 s stall
   const got: number[] = [];
   const err = await assertRejects(
     (async () => {

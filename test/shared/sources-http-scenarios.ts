@@ -46,7 +46,7 @@ export class FaultyServer {
       const body = this.files.get(path);
       if (!body) return new Response('not found', { status: 404 });
       if (fault === '500') return new Response('boom', { status: 500 });
-      if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, 1500));
+      if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, 4000));
       const cut = fault === 'drop' ? 0 : fault === 'truncate' ? Math.floor(body.length / 2) : body.length;
       // A body that stops early and errors: the server aborts the connection mid-response.
       let sent = false;
@@ -89,7 +89,7 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
         server.faults.set(`/shard-${s}.tar`, plan);
         return `${url}/shard-${s}.tar`;
       });
-      const stream = new ShardStream(names, { seed: 1, bufferSize: 8, fetch: { retries: 3, backoffMs: 5, timeoutMs: 400 }, reopenRetries: 2 });
+      const stream = new ShardStream(names, { seed: 1, bufferSize: 8, fetch: { retries: 3, backoffMs: 5, timeoutMs: 1500 }, reopenRetries: 2 });
       const items = await collect(stream);
       const delivered = items.filter((i) => !isShardFailure(i)).map((i) => i.key);
       const failures = items.filter(isShardFailure);

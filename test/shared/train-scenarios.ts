@@ -14,7 +14,9 @@ export async function shortTrainingRunReports(dir: string): Promise<TrainReport>
   check((await runCommand(args, (l) => lines.push(l))) === 0, 'exit code 0');
   const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/report.json`))) as TrainReport;
   check(report.steps === 10, `2 epochs × 5 steps, got ${report.steps}`);
-  check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss) && e.valAccuracy >= 0 && e.valAccuracy <= 1), 'one record per epoch');
+  // Held-out accuracy is a count of 19 images: k/19 exactly, not just any number in [0, 1].
+  const counted = (a: number) => Math.abs(a * 19 - Math.round(a * 19)) < 1e-9 && a >= 0 && a <= 1;
+  check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss) && e.trainLoss > 0 && counted(e.valAccuracy)), `one record per epoch, accuracy k/19: ${JSON.stringify(report.epochs.map((e) => e.valAccuracy))}`);
   check(report.images.train === 77 && report.images.validation === 19 && report.images.classes.length === 4, `split ${JSON.stringify(report.images)}`);
   check(report.failures === 0 && !report.cancelled, 'no failed items, not cancelled');
   check(report.loaderStats !== undefined && report.bottleneck !== undefined, 'per-stage summary');

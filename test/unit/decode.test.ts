@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { DecodePool as Pool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, patternJpeg, pngDecodesExactly,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Node)', () => {
@@ -26,10 +26,19 @@ describe('wasm decode pool (Node)', () => {
     const { ticks } = await oversubscribedPoolNeverHangs(pool);
     expect(ticks).toBeGreaterThan(0);
   });
-  it('reports its mode and counts', () => {
-    const stats = pool.stats();
-    expect(stats.mode).toBe('pthreads');
-    expect(stats.completed).toBeGreaterThan(0);
-    expect(stats.failed).toBeGreaterThan(0);
+  it('reports its mode and counts (one decode and one failure more, whatever ran before)', async () => {
+    const before = pool.stats();
+    const target = pool.allocate(32 * 32 * 3);
+    try {
+      await pool.decodeInto(patternJpeg(64, 48).bytes, target, { width: 32, height: 32 });
+      await expect(pool.decodeInto(new Uint8Array([1, 2, 3]), target, { width: 32, height: 32 })).rejects.toThrow(/unknown-format/);
+    } finally {
+      pool.free(target);
+    }
+    const after = pool.stats();
+    expect(after.mode).toBe('pthreads');
+    expect(after.completed - before.completed).toBe(1);
+    expect(after.failed - before.failed).toBe(1);
+    expect(after.inFlight).toBe(0);
   });
 });
