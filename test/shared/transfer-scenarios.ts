@@ -1,6 +1,7 @@
 // Runtime-neutral bodies for the decode → batch → GPU path; each throws on failure.
 import { DecodeError, DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
-import { acquireGpu, BatchUploader, readBuffer, type UploadMethod } from '../../src/gpu/index.ts';
+import { acquireGpu, BatchUploader, readBuffer, type GpuBatch, type UploadMethod } from '../../src/gpu/index.ts';
+import { Rng } from '../../src/random/index.ts';
 import { encodeJpeg, renderSample } from '../../src/sources/synthetic/index.ts';
 import { check } from './assert.ts';
 
@@ -97,4 +98,54 @@ function checksum(bytes: Uint8Array): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   return h >>> 0;
+}
+
+/**
+ * Double buffering under contention: the consumer holds both slots of a 2-slot ring, so the next
+ * upload must wait; it then releases one of the two at random. Every batch read back while held
+ * (before and after the other slot was refilled) must equal the bytes that were uploaded into it.
+ */
+export async function ringHeldByConsumer(method: UploadMethod, batches = 24, seed = 11): Promise<{ uploads: number; waited: number }> {
+  const gpu = await acquireGpu();
+  const bytes = 32 * 24 * 3 * 2; // two 32×24 RGB images
+  const uploader = new BatchUploader(gpu.device, { maxBatchBytes: bytes, slots: 2, method });
+  const rng = new Rng(seed);
+  const held: Array<{ batch: GpuBatch; expected: Uint8Array }> = [];
+  let hostReleases = 0;
+  let waited = 0;
+  const readBack = async (h: { batch: GpuBatch; expected: Uint8Array }, when: string) => {
+    const got = new Uint8Array(await readBuffer(gpu.device, h.batch.buffer, h.batch.byteLength)).subarray(0, h.expected.length);
+    check(got.every((v, i) => v === h.expected[i]), `batch ${h.batch.sequence} (${method}) differs on readback ${when}`);
+  };
+  gpu.device.pushErrorScope('validation');
+  try {
+    for (let sequence = 0; sequence < batches; sequence++) {
+      const data = new Uint8Array(bytes);
+      for (let i = 0; i < data.length; i++) data[i] = rng.next() & 255;
+      const expected = data.slice();
+      const pending = uploader.upload({ sequence, count: 2, shape: [2, 24, 32, 3], data, labels: Int32Array.of(sequence, sequence), release: () => void hostReleases++ });
+      if (held.length === 2) {
+        // Both slots are the consumer's: the upload may not overwrite either.
+        const state = await Promise.race([pending.then(() => 'uploaded'), new Promise((resolve) => setTimeout(resolve, 30, 'waiting'))]);
+        check(state === 'waiting', `upload ${sequence} (${method}) did not wait for a slot while both were held`);
+        waited++;
+        for (const h of held) await readBack(h, 'while the next upload waits');
+        const [victim] = held.splice(rng.next() % 2, 1);
+        victim!.batch.release();
+      }
+      const batch = await pending;
+      held.push({ batch, expected });
+      for (const h of held) await readBack(h, `after upload ${sequence}`);
+      // Sometimes give a slot back early, so releases come in every order.
+      if (held.length === 2 && rng.next() % 3 === 0) held.splice(rng.next() % 2, 1)[0]!.batch.release();
+    }
+    for (const h of held.splice(0)) h.batch.release();
+    const error = await gpu.device.popErrorScope();
+    check(error === null, `WebGPU validation error: ${error?.message}`);
+    check(hostReleases === batches, `every host batch released once: ${hostReleases} of ${batches}`);
+    return { uploads: batches, waited };
+  } finally {
+    await uploader.close();
+    gpu.close();
+  }
 }
