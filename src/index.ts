@@ -1,6 +1,34 @@
-// Tandem's front door: the pipeline engine, the wasm decode pool and batcher, the GPU transfer
-// and preprocessing, and the sources. Each is also importable on its own (tandem/pipeline, ...).
-export * from './pipeline/index.ts';
-export * from './decode/index.ts';
-export * from './gpu/index.ts';
-export * from './sources/index.ts';
+// Tandem's front door: what a loader is built from, hand-picked. Each room also has its own door
+// with everything it offers (tandem/pipeline, tandem/decode, tandem/gpu, tandem/sources,
+// tandem/train, tandem/vit); encoders, caches' internals and test helpers live only there.
+
+// The pipeline engine: sources → stages with their own concurrency → batches.
+export {
+  PipelineBuilder, Pipeline, workerTask, customTask, FILTERED, isEpochEnd,
+  formatStats, bottleneck, profilePipeline, PipelineFailureBudgetError, PipelineStallError,
+} from './pipeline/index.ts';
+export type {
+  PipeOptions, SourceOptions, BuildOptions, StageContext, StageFn, Aggregator, FailureBudget, FailureRecord,
+  PipelineStats, StageStats, ProfileOptions, StageProfile,
+} from './pipeline/index.ts';
+
+// Decoding on wasm threads, straight into batch buffers.
+export { DecodePool, PoolBuffer, ImageBatcher, DecodeError, audioClips, fileByteSource, memoryByteSource } from './decode/index.ts';
+export type {
+  DecodePoolOptions, DecodePoolStats, DecodeMode, DecodeErrorCode, DecodedImageInfo, ImageDecodeOptions, EncodedImage, ImageBatch,
+  ImageBatcherOptions, AudioDecodeOptions, DecodedAudioInfo, VideoDecodeOptions, DecodedVideoInfo, FrameSelection, ByteSource,
+} from './decode/index.ts';
+
+// Batches onto the GPU and into tensors.
+export { acquireGpu, readBuffer, BatchUploader, NormalizeKernel, AugmentKernel, IMAGENET_MEAN, IMAGENET_STD } from './gpu/index.ts';
+export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOptions, AugmentOptions } from './gpu/index.ts';
+
+// Where the bytes come from.
+export {
+  listImageFolder, ensureSyntheticFolder, loadFiles, loadUrls, urlStage, isLoadFailure, fetchBytes, FetchError, httpByteSource,
+  ShardStream, isShardFailure, webDatasetSamples, DistributedSampler, mixSources, DirectoryCache, CacheStorageCache, SourceError,
+} from './sources/index.ts';
+export type {
+  LabelledFile, Loaded, LoadFailure, LoadResult, UrlLoadOptions, FileLoadOptions, FetchOptions, ShardStreamOptions, ShardItem,
+  WebDatasetSample, SamplerOptions, MixOptions, ByteCache,
+} from './sources/index.ts';
