@@ -33,7 +33,7 @@ export const enum StreamField { State = 0, WantLo, WantHi, WantLen, GotLen, Size
 export const enum StreamState { Idle = 0, Want = 1, Filled = 2, Closed = 3 }
 
 export const STATUS_CODES = [
-  'ok', 'empty', 'unknown-format', 'too-large', 'truncated', 'corrupt', 'out-of-memory', 'bad-request', 'over-budget',
+  'ok', 'empty', 'unknown-format', 'too-large', 'truncated', 'corrupt', 'out-of-memory', 'bad-request', 'over-budget', 'cancelled',
 ] as const;
 
 export const FIT_CODES = { stretch: 0, cover: 1, contain: 2 } as const;

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from './abi.ts';
 
-export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'cancelled' | 'closed' | 'stalled';
+export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled';
 
 /** A typed, per-item decode failure; the pool that raised it stays healthy. */
 export class DecodeError extends Error {

@@ -7,6 +7,7 @@ const STATUS_CORRUPT = STATUS_CODES.indexOf('corrupt');
 const STATUS_NO_MEMORY = STATUS_CODES.indexOf('out-of-memory');
 const STATUS_BAD_REQUEST = STATUS_CODES.indexOf('bad-request');
 const STATUS_OVER_BUDGET = STATUS_CODES.indexOf('over-budget');
+const STATUS_CANCELLED = STATUS_CODES.indexOf('cancelled');
 /** Largest output one fallback job may produce (the worker allocates it in its own memory). */
 const MAX_OUTPUT_BYTES = 1 << 30;
 
@@ -89,7 +90,7 @@ export class WorkerBackend implements DecodeBackend {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#queue.splice(0)) this.#complete(job, STATUS_BAD_REQUEST, 'decode pool stopped before this job ran');
+    for (const job of this.#queue.splice(0)) this.#complete(job, STATUS_CANCELLED, 'decode pool stopped before this job ran');
     while ([...this.#all].some((w) => w.job)) await new Promise((resolve) => setTimeout(resolve, 1));
     await Promise.all([...this.#all].map((w) => w.port.terminate()));
     this.#all.clear();

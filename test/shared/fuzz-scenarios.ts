@@ -147,3 +147,26 @@ function decodeCase(pool: DecodePool, kind: Kind, bytes: Uint8Array, ptr: number
   if (kind === 'audio') return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitSeconds });
   return pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds });
 }
+
+/**
+ * Closing a pool with jobs queued behind its threads: every job ends, decoded or failed as
+ * 'cancelled' (queued in C or in a fallback worker's queue) or 'closed' (still waiting in JS),
+ * never as something else, and close() returns with nothing in flight.
+ */
+export async function closeWithQueuedJobs(mode: 'pthreads' | 'workers'): Promise<Record<string, number>> {
+  const { DecodePool } = await import('../../src/decode/index.ts');
+  const pool = await DecodePool.create({ threads: 1, mode, maxInFlight: 8 });
+  const pattern = solidPatches(320, 240, 4, 4);
+  const jpeg = encodeJpeg(pattern.rgb, 320, 240, { quality: 90 });
+  const target = pool.allocate(64 * 64 * 3 * 24);
+  const jobs = Array.from({ length: 24 }, (_, i) => outcome(`job ${i}`, () => pool.decodeInto(jpeg, target + i * 64 * 64 * 3, { width: 64, height: 64 })));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await pool.close();
+  const codes = await Promise.all(jobs);
+  const counts: Record<string, number> = {};
+  for (const code of codes) counts[code] = (counts[code] ?? 0) + 1;
+  check(codes.every((c) => c === 'ok' || c === 'cancelled' || c === 'closed'), `outcomes after close: ${JSON.stringify(counts)}`);
+  check((counts.cancelled ?? 0) + (counts.closed ?? 0) > 0, `closing right after 24 submissions stopped none of them: ${JSON.stringify(counts)}`);
+  check(pool.stats().inFlight === 0, 'jobs left in flight after close');
+  return counts;
+}

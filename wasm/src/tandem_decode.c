@@ -129,7 +129,7 @@ EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
   pthread_mutex_unlock(&queue_lock);
   while (job) {
     td_job *next = (td_job *)(uintptr_t)job->next;
-    job->status = TD_E_BAD_REQUEST;
+    job->status = TD_E_CANCELLED;
     strcpy(job->message, "decode pool stopped before this job ran");
     finish(job);
     job = next;

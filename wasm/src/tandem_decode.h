@@ -23,6 +23,7 @@ enum td_status {
   TD_E_NOMEM = 6,          /* allocation failed inside the decoder or scaler */
   TD_E_BAD_REQUEST = 7,    /* the request itself is invalid (sizes, channels, crop) */
   TD_E_OVER_BUDGET = 8,    /* the job ran past its time limit or read far more than its input */
+  TD_E_CANCELLED = 9,      /* the pool stopped before the job ran */
 };
 
 enum td_fit { TD_FIT_STRETCH = 0, TD_FIT_COVER = 1, TD_FIT_CONTAIN = 2 };
