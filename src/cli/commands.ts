@@ -2,6 +2,8 @@
 // stage alone at several concurrencies). main.ts runs them from the command line; demo/deno-train.ts
 // and the tests call runCommand directly.
 import { writeFileAtomic } from '../runtime/index.ts';
+import { listImageFolder } from '../sources/index.ts';
+import { folderFlag, numberFlag, parseCommandLine, UsageError } from './args.ts';
 import { runProfile } from './profile.ts';
 import { reportHtml } from './report-html.ts';
 import { runShards, SHARDS_HELP } from './shards.ts';
@@ -18,7 +20,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
   shards  write an ImageNet-style folder as WebDataset tar shards`,
-  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines]
+  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--progress bar|lines] [--verbose]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
@@ -47,25 +49,15 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   per-stage summary (which stage limits throughput).`,
 };
 
-function parseArgs(argv: readonly string[]): { command: string | undefined; flags: Map<string, string> } {
-  const flags = new Map<string, string>();
-  let command: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg.startsWith('--')) {
-      const [name, inline] = arg.slice(2).split('=', 2) as [string, string | undefined];
-      flags.set(name, inline ?? (argv[i + 1]?.startsWith('--') === false ? argv[++i]! : 'true'));
-    } else command ??= arg;
+/** --data must be an ImageNet-style folder: one subfolder per class. */
+async function classFolderFlag(flags: Map<string, string>): Promise<void> {
+  const path = await folderFlag(flags, 'data');
+  if (path === undefined) return;
+  try {
+    await listImageFolder(path);
+  } catch (error) {
+    throw new UsageError(`--data ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { command, flags };
-}
-
-function numberFlag(flags: Map<string, string>, name: string, fallback: number, integer = true): number {
-  const raw = flags.get(name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!(value > 0) || (integer && !Number.isInteger(value))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
-  return value;
 }
 
 function pct(part: number, whole: number): string {
@@ -74,13 +66,18 @@ function pct(part: number, whole: number): string {
 
 /** Runs one `tandem` command line (without the program name); resolves to the exit code. */
 export async function runCommand(argv: readonly string[], log: (line: string) => void = (line) => console.log(line)): Promise<number> {
-  const { command = '', flags } = parseArgs(argv);
-  const name = command === 'smoke' ? 'bench' : command;
-  if (flags.has('help') || command === 'help' || !(name in HELP) || name === '') {
-    const known = name in HELP;
-    (known ? console.log : console.error)(HELP[known ? name : '']);
-    return known && (flags.has('help') || command === 'help') ? 0 : 2;
+  if (argv[0] === 'help' || argv.length === 0) {
+    (argv.length === 0 ? console.error : console.log)(HELP['']);
+    return argv.length === 0 ? 2 : 0;
   }
+  const { command, flags } = parseCommandLine(argv);
+  const name = command === 'smoke' ? 'bench' : command;
+  if (!(name in HELP) || name === '') {
+    if (name === '' && flags.has('help')) return (console.log(HELP['']), 0);
+    throw new UsageError(`unknown command ${JSON.stringify(command || argv[0])}; commands: train, bench, profile, shards (tandem --help)`);
+  }
+  if (flags.has('help')) return (console.log(HELP[name]), 0);
+  if (flags.has('data') && name !== 'shards') await classFolderFlag(flags);
   if (name === 'bench') {
     const o = defaultSmokeOptions(log);
     o.images = numberFlag(flags, 'images', o.images);
@@ -96,7 +93,7 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   if (name === 'shards') return runShards(flags, log);
   if (name === 'profile') {
     const concurrencies = (flags.get('concurrency') ?? '1,2,4').split(',').map(Number);
-    if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new Error(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
+    if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new UsageError(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
     const defaults = defaultSmokeOptions(log);
     await runProfile({
       data: flags.get('data'), images: numberFlag(flags, 'images', 256), batchSize: numberFlag(flags, 'batch', defaults.batchSize),
@@ -117,7 +114,9 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   o.data = flags.get('data');
   o.shards = flags.get('shards');
   o.checkpoint = flags.get('checkpoint');
-  o.augment = flags.has('augment') ? flags.get('augment') !== 'false' : o.augment;
+  if (flags.has('augment') && flags.has('no-augment')) throw new UsageError('--augment and --no-augment contradict each other');
+  o.augment = flags.has('augment') ? true : flags.has('no-augment') ? false : o.augment;
+  if (progress !== undefined && progress !== 'bar' && progress !== 'lines') throw new UsageError(`--progress takes bar or lines, got ${JSON.stringify(progress)}`);
   const report = await runTrain(o);
   const path = flags.get('report') ?? 'tandem-report.json';
   const htmlPath = `${path.replace(/\.json$/i, '')}.html`;

@@ -1,5 +1,6 @@
 // `tandem shards`: an ImageNet-style folder → WebDataset tar shards for streaming (from disk or a URL).
 import { writeFolderShards } from '../sources/index.ts';
+import { UsageError } from './args.ts';
 
 export const SHARDS_HELP = `usage: tandem shards --data DIR --out DIR [--shard-size BYTES] [--per-shard N] [--seed N] [--no-shuffle] [--prefix NAME]
 
@@ -23,7 +24,7 @@ function positiveInt(flags: Map<string, string>, name: string): number | undefin
   const raw = flags.get(name);
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < (name === 'seed' ? 0 : 1)) throw new Error(`--${name} must be a ${name === 'seed' ? 'non-negative' : 'positive'} integer, got ${raw}`);
+  if (!Number.isInteger(value) || value < (name === 'seed' ? 0 : 1)) throw new UsageError(`--${name} must be a ${name === 'seed' ? 'non-negative' : 'positive'} integer, got ${raw}`);
   return value;
 }
 
