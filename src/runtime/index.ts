@@ -119,3 +119,4 @@ export function finishProcess(code: number): void {
   if (proc) proc.exitCode = code;
 }
 export { startModuleWorker, type WorkerPort } from './worker.ts';
+export { rerunWithFilteredStderr } from './quiet-stderr.ts';
