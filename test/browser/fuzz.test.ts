@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { withPool } from '../shared/decode-scenarios.ts';
-import { hangingVideosEnd, mutationalFuzzPass, timeLimitFailsTheItem } from '../shared/fuzz-scenarios.ts';
+import { forgedHeadersAreTooLarge, hangingVideosEnd, mutationalFuzzPass, timeLimitFailsTheItem } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
@@ -13,5 +13,6 @@ const load: FixtureLoader = async (name) => {
 describe('decoder robustness (Chromium)', () => {
   it('videos that used to hang a thread end with a result or a typed error', () => withPool(2, (p) => hangingVideosEnd(p, load)), 120_000);
   it('a job over its time limit fails alone as over-budget', () => withPool(2, (p) => timeLimitFailsTheItem(p, load)), 60_000);
+  it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it('a seeded mutational fuzz pass over every fixture kind ends every case', () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })), 300_000);
 });

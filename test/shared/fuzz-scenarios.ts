@@ -170,3 +170,42 @@ export async function closeWithQueuedJobs(mode: 'pthreads' | 'workers'): Promise
   check(pool.stats().inFlight === 0, 'jobs left in flight after close');
   return counts;
 }
+
+/** A WAV header claiming `rate` Hz and `channels` channels over `frames` frames of silence. */
+function forgedWav(rate: number, channels: number, frames = 4): Uint8Array {
+  const data = frames * channels * 2;
+  const bytes = new Uint8Array(44 + data);
+  const v = new DataView(bytes.buffer);
+  const ascii = (at: number, s: string) => [...s].forEach((c, i) => v.setUint8(at + i, c.charCodeAt(0)));
+  ascii(0, 'RIFF');
+  v.setUint32(4, 36 + data, true);
+  ascii(8, 'WAVEfmt ');
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true);
+  v.setUint16(22, channels, true);
+  v.setUint32(24, rate, true);
+  v.setUint32(28, (rate * channels * 2) >>> 0, true);
+  v.setUint16(32, (channels * 2) & 0xffff, true);
+  v.setUint16(34, 16, true);
+  ascii(36, 'data');
+  v.setUint32(40, data, true);
+  return bytes;
+}
+
+/**
+ * Audio headers that claim absurd sizes fail as 'too-large' from the header, before anything is
+ * decoded or allocated for them; a video over maxPixels and a stream over maxDurationSeconds too.
+ */
+export async function forgedHeadersAreTooLarge(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  await withBuffer(pool, 4096 * 4 * 8, async (ptr) => {
+    const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096 };
+    for (const [rate, channels] of [[2 ** 31 - 1, 1], [768_001, 2], [48_000, 65], [8000, 65_535]] as const) {
+      const code = await outcome(`WAV of ${rate} Hz × ${channels}`, () => pool.decodeAudio(forgedWav(rate, channels), ptr, audio));
+      check(code === 'too-large', `a WAV declaring ${rate} Hz × ${channels} channels gave ${code}, not too-large`);
+    }
+    check((await pool.decodeAudio(forgedWav(48_000, 2, 480), ptr, audio)).framesWritten > 0, 'a plausible WAV header still decodes');
+    const video = await load('testsrc.h264.mp4');
+    check(await outcome('video over maxPixels', () => pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxPixels: 100 })) === 'too-large', 'video over maxPixels');
+    check(await outcome('video over maxDuration', () => pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxDurationSeconds: 0.5 })) === 'too-large', 'video over maxDurationSeconds');
+  });
+}

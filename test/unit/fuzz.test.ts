@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'vitest';
 import { withPool } from '../shared/decode-scenarios.ts';
-import { closeWithQueuedJobs, hangingVideosEnd, mutationalFuzzPass, timeLimitFailsTheItem } from '../shared/fuzz-scenarios.ts';
+import { closeWithQueuedJobs, forgedHeadersAreTooLarge, hangingVideosEnd, mutationalFuzzPass, timeLimitFailsTheItem } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
@@ -14,6 +14,7 @@ describe('decoder robustness (Node)', () => {
       console.log(`[close] ${mode}: ${JSON.stringify(await closeWithQueuedJobs(mode))}`);
     });
   }
+  it('forged headers (absurd WAV rates and channel counts, video over its limits) fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it('a seeded mutational fuzz pass over every fixture kind ends every case', () => withPool(2, async (pool) => {
     const summary = await mutationalFuzzPass(pool, load, { seed: 0x5eed, perSeed: 200 });
     console.log(`[fuzz] ${summary.cases} cases: ${JSON.stringify(summary.outcomes)}`);

@@ -85,6 +85,7 @@ static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
   AVCodecContext *ctx = avcodec_alloc_context3(codec);
   if (!ctx) return fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
   ctx->thread_count = 1; /* parallelism is one image per pool thread */
+  ctx->max_pixels = job->max_pixels; /* the decoder refuses larger frames before allocating */
   ctx->lowres = lowres;
   ctx->opaque = job;
   ctx->get_buffer2 = checked_get_buffer;

@@ -23,6 +23,7 @@
 #define IO_BUFFER_BYTES 32768
 #define MAX_BAD_PACKETS_IN_A_ROW 32
 #define MAX_OUTPUT_RATE 384000
+#define MAX_SOURCE_RATE 768000
 #define SEEK_GAP_MS 1000
 
 /* ---- opening a container and its best stream ------------------------------------------------- */
@@ -113,7 +114,12 @@ static int media_open(media *m, td_job *job, enum AVMediaType type) {
   unsigned n = m->fmt->nb_streams;
   AVDictionary **options = n ? av_calloc(n, sizeof *options) : NULL;
   if (n && !options) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate stream options");
-  for (unsigned i = 0; i < n; i++) av_dict_set(&options[i], "threads", "1", 0);
+  /* The decoders find_stream_info opens refuse frames over the job's pixel limit themselves,
+   * before allocating them (they do not go through checked_get_buffer). */
+  for (unsigned i = 0; i < n; i++) {
+    av_dict_set(&options[i], "threads", "1", 0);
+    av_dict_set_int(&options[i], "max_pixels", job->max_pixels, 0);
+  }
   r = avformat_find_stream_info(m->fmt, options);
   for (unsigned i = 0; i < n; i++) av_dict_free(&options[i]);
   av_free(options);
@@ -144,6 +150,7 @@ static int media_open_decoder(media *m, td_job *job) {
   int r = avcodec_parameters_to_context(m->dec, par);
   if (r < 0) return td_fail(job, TD_E_CORRUPT, r, "invalid codec parameters");
   m->dec->thread_count = 1;
+  m->dec->max_pixels = job->max_pixels;
   m->dec->pkt_timebase = m->st->time_base;
   m->dec->opaque = job;
   m->dec->get_buffer2 = checked_get_buffer;
@@ -212,6 +219,28 @@ static int wav_cut_short(const uint8_t *p, int64_t len) {
   return at < len || at > len; /* the header itself ends mid-chunk */
 }
 
+/* A WAV's fmt chunk, read before libavformat sees the file: a sample rate or channel count over
+ * the limits is refused as too large from the header alone (libavformat would otherwise turn an
+ * absurd channel count into a vague "unspecified number of channels"). Returns the message to
+ * fail with, or NULL. */
+static const char *wav_declared_too_large(const uint8_t *p, int64_t len, char *why, size_t size) {
+  if (len < 12 || memcmp(p, "RIFF", 4) || memcmp(p + 8, "WAVE", 4)) return NULL;
+  for (int64_t at = 12; at + 8 <= len;) {
+    uint32_t chunk = le32(p + at + 4);
+    if (!memcmp(p + at, "fmt ", 4) && at + 16 <= len) {
+      unsigned channels = p[at + 10] | p[at + 11] << 8;
+      uint32_t rate = le32(p + at + 12);
+      if (channels > TD_MAX_SOURCE_CHANNELS || rate > MAX_SOURCE_RATE) {
+        snprintf(why, size, "the WAV declares %u Hz x %u channels, over the limit of %d Hz x %d", rate, channels, MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
+        return why;
+      }
+      return NULL;
+    }
+    at += 8 + (int64_t)chunk + (chunk & 1);
+  }
+  return NULL;
+}
+
 /* Drops up to *skip leading frames of the n just written at o (the offset the caller asked for
  * lands inside a decoded frame); returns how many frames remain. */
 static int drop_leading(uint8_t *o, int n, int64_t *skip, size_t frame_bytes) {
@@ -229,6 +258,9 @@ int td_decode_audio(td_worker *w, td_job *job) {
       job->max_frames <= 0 || (int64_t)job->max_frames * ch * 4 > INT_MAX || job->start_ms < 0)
     return td_fail(job, TD_E_BAD_REQUEST, 0, "invalid sample rate, channel count, frame capacity or offset");
   if (job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
+  char declared[112];
+  if (wav_declared_too_large((const uint8_t *)(uintptr_t)job->src, job->src_len, declared, sizeof declared))
+    return td_fail(job, TD_E_TOO_LARGE, 0, declared);
   if (wav_cut_short((const uint8_t *)(uintptr_t)job->src, job->src_len))
     return td_fail(job, TD_E_TRUNCATED, 0, "the WAV data chunk is longer than the file");
 
@@ -248,8 +280,14 @@ int td_decode_audio(td_worker *w, td_job *job) {
   if (st != TD_OK) goto done;
   job->src_rate = m.dec->sample_rate;
   job->src_channels = m.dec->ch_layout.nb_channels;
-  if (job->src_rate <= 0 || job->src_channels <= 0 || job->src_channels > TD_MAX_SOURCE_CHANNELS) {
+  if (job->src_rate <= 0 || job->src_channels <= 0) {
     st = td_fail(job, TD_E_CORRUPT, 0, "implausible sample rate or channel count");
+    goto done;
+  }
+  if (job->src_rate > MAX_SOURCE_RATE || job->src_channels > TD_MAX_SOURCE_CHANNELS) {
+    char why[96];
+    snprintf(why, sizeof why, "declared %d Hz x %d channels is over the limit of %d Hz x %d", job->src_rate, job->src_channels, MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
+    st = td_fail(job, TD_E_TOO_LARGE, 0, why);
     goto done;
   }
   const AVRational tb = m.st->time_base;
