@@ -1,7 +1,7 @@
 import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, JobState, STATUS_CODES } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
 import { loadSingleModule, type SingleModule } from './module.ts';
-import { startModuleWorker, type WorkerPort } from '../runtime/worker.ts';
+import { startModuleWorker, type WorkerPort } from '../runtime/index.ts';
 
 const STATUS_CORRUPT = STATUS_CODES.indexOf('corrupt');
 const STATUS_NO_MEMORY = STATUS_CODES.indexOf('out-of-memory');

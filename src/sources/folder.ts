@@ -1,5 +1,5 @@
 import { exists, listDir, makeDir, writeFileAtomic } from '../runtime/index.ts';
-import { encodeJpeg, renderSample } from './synthetic/index.ts';
+import { encodeJpeg, renderSample } from '../synthetic/index.ts';
 
 export interface LabelledFile {
   path: string;

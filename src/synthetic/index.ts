@@ -2,7 +2,7 @@
 // patterns, and from-scratch JPEG / PNG / BMP encoders to turn them into fixture files. Pure
 // TypeScript with no platform imports, so it runs unchanged in Node, Deno and browsers.
 
-export { Rng, hash3, mix32, streamFor } from '../../random/index.ts';
+export { Rng, hash3, mix32, streamFor } from '../random/index.ts';
 export {
   MAX_CLASSES, SHAPE_NAMES, labelFor, renderDataset, renderSample, solidPatches,
 } from './shapes.ts';

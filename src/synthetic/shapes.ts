@@ -4,7 +4,7 @@
 // learnable by a tiny ViT at 32x32 (the shape spans 40-72% of the short side and always
 // contrasts in brightness), with gradients, stripes and noise so that JPEG has real work to do.
 
-import { Rng, hash3, streamFor } from '../../random/index.ts';
+import { Rng, hash3, streamFor } from '../random/index.ts';
 
 /** Class names in label order; `classes: n` uses the first n. */
 export const SHAPE_NAMES = ['circle', 'square', 'triangle', 'cross', 'ring', 'star', 'crescent', 'arrow'] as const;

@@ -2,7 +2,7 @@
 // or Deno, a File picked in the browser, an image generated in memory) is the caller's business;
 // the session only calls `read()`, so it never touches a file system.
 import { holdOut } from '../sources/index.ts';
-import { encodeJpeg, renderSample, SHAPE_NAMES } from '../sources/synthetic/index.ts';
+import { encodeJpeg, renderSample, SHAPE_NAMES } from '../synthetic/index.ts';
 
 export interface ByteSource {
   /** A stable name for failure reports (a path, a picked file's relative path, `synthetic/17`). */
@@ -60,7 +60,7 @@ export interface SyntheticDataOptions {
 }
 
 /**
- * The project's synthetic labelled dataset (src/sources/synthetic), encoded as JPEGs in memory.
+ * The project's synthetic labelled dataset (src/synthetic), encoded as JPEGs in memory.
  * Yields to the event loop every few images so a page that generates it stays responsive.
  */
 export async function syntheticData(o: SyntheticDataOptions): Promise<LabelledData> {

@@ -3,7 +3,7 @@
 import { DecodeError, DecodePool, type DecodeErrorCode, type DecodeMode } from '../../src/decode/index.ts';
 import {
   applyExifOrientation, encodeBmp, encodeJpeg, encodePng, encodePngPalette, solidPatches, type PatchPattern,
-} from '../../src/sources/synthetic/index.ts';
+} from '../../src/synthetic/index.ts';
 import { check, rejectsWith } from './assert.ts';
 
 /** JPEG q95 4:2:0 on flat blocks: per-channel error allowed away from block edges. */

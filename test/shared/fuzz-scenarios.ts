@@ -2,7 +2,7 @@
 // and a seeded mutational fuzz pass over every fixture kind. Each throws on failure.
 import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
-import { encodeJpeg, encodePng, solidPatches } from '../../src/sources/synthetic/index.ts';
+import { encodeJpeg, encodePng, solidPatches } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
 import { sineWav, type FixtureLoader } from './media-scenarios.ts';
 

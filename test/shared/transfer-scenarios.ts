@@ -2,7 +2,7 @@
 import { DecodeError, DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
 import { acquireGpu, BatchUploader, readBuffer, type GpuBatch, type UploadMethod } from '../../src/gpu/index.ts';
 import { Rng } from '../../src/random/index.ts';
-import { encodeJpeg, renderSample } from '../../src/sources/synthetic/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
 
 export function sampleImages(count: number, size = 160): EncodedImage[] {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_CLASSES, Rng, SHAPE_NAMES, ZIGZAG, applyExifOrientation, encodeBmp, encodeJpeg, encodePng,
   encodePngPalette, labelFor, renderDataset, renderSample, scaleQuantTable, solidPatches, streamFor, zlibStored,
-} from '../../src/sources/synthetic/index.ts';
+} from '../../src/synthetic/index.ts';
 
 const be16 = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
 const be32 = (b: Uint8Array, o: number): number => ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
