@@ -42,7 +42,11 @@ export class LineChart {
     const ctx = this.#canvas.getContext('2d');
     if (!ctx) return;
     const { width: W, height: H } = this.#canvas;
-    const L = 40, R = 8, T = 20, B = 18;
+    const L = 40, R = 8, B = 18;
+    ctx.font = '11px system-ui, sans-serif';
+    // The legend goes after the title and wraps onto rows above the plot, never over the lines.
+    const legend = layoutLegend(ctx, [...this.#series.keys()], L + ctx.measureText(this.#title).width + 14, L, W - R);
+    const T = 20 + legend.rows * 13;
     let xMax = 1e-9, yMax = 1e-9;
     for (const p of this.#series.values()) for (let i = 0; i < p.length; i += 2) (xMax = Math.max(xMax, p[i]!)), (yMax = Math.max(yMax, p[i + 1]!));
     const [y0, y1] = this.#yRange ?? [0, yMax * 1.05];
@@ -62,7 +66,7 @@ export class LineChart {
     ctx.fillText(label(y0), L - 4, H - B);
     ctx.fillText(`${xMax.toFixed(0)} s`, W - R, H - 4);
     ctx.textAlign = 'left';
-    let drawn = 0, legendX = L + ctx.measureText(this.#title).width + 14, colour = 0;
+    let drawn = 0, colour = 0;
     for (const [name, p] of this.#series) {
       ctx.strokeStyle = ctx.fillStyle = COLOURS[colour++ % COLOURS.length]!;
       ctx.beginPath();
@@ -73,10 +77,133 @@ export class LineChart {
       }
       ctx.stroke();
       drawn += p.length / 2;
-      ctx.fillText(name, legendX, 13);
-      legendX += ctx.measureText(name).width + 10;
+      const at = legend.at.get(name)!;
+      ctx.fillText(name, at[0], at[1]);
     }
     this.pointsDrawn = drawn;
+  }
+}
+
+/** Places legend labels left to right from `x`, wrapping to `left` on new rows of 13 px. */
+function layoutLegend(ctx: CanvasRenderingContext2D, names: readonly string[], x: number, left: number, right: number): { at: Map<string, [number, number]>; rows: number } {
+  const at = new Map<string, [number, number]>();
+  let row = 0;
+  for (const name of names) {
+    const w = ctx.measureText(name).width;
+    if (x + w > right && x > left) {
+      row++;
+      x = left;
+    }
+    at.set(name, [x, 13 + row * 13]);
+    x += w + 10;
+  }
+  return { at, rows: row };
+}
+
+/** Where a stage's time went, as a share of each part (the four add up to 1). */
+export interface SplitRow {
+  name: string;
+  time: { working: number; starved: number; blocked: number; resource: number };
+  /** What the resource part was (the consumer's: e.g. 'GPU'). */
+  resourceName?: string;
+}
+
+const PARTS = [
+  { key: 'working', label: 'working', colour: '#1f77b4' },
+  { key: 'resource', label: 'pooled resource', colour: '#9467bd' },
+  { key: 'blocked', label: 'blocked on output', colour: '#ff7f0e' },
+  { key: 'starved', label: 'waiting for input', colour: '#d0d0d0' },
+] as const;
+
+/** One horizontal stacked bar per stage: the latest interval's split of its time, four ways. */
+export class SplitBars {
+  readonly #canvas: HTMLCanvasElement;
+  readonly #title: string;
+  #rows: SplitRow[] = [];
+  #scheduled = false;
+  /** Bars drawn by the last redraw. */
+  pointsDrawn = 0;
+
+  constructor(canvas: HTMLCanvasElement, title: string) {
+    this.#canvas = canvas;
+    this.#title = title;
+    this.#draw();
+  }
+
+  set(rows: SplitRow[]): void {
+    this.#rows = rows;
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      requestAnimationFrame(() => {
+        this.#scheduled = false;
+        this.#draw();
+      });
+    }
+  }
+
+  clear(): void {
+    this.#rows = [];
+    this.#draw();
+  }
+
+  #draw(): void {
+    const ctx = this.#canvas.getContext('2d');
+    if (!ctx) return;
+    const { width: W, height: H } = this.#canvas;
+    const labelW = 92, R = 8;
+    ctx.clearRect(0, 0, W, H);
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textAlign = 'left';
+    ctx.fillStyle = '#222';
+    ctx.fillText(this.#title, 8, 13);
+    // Legend: colour swatches on their own row(s) under the title.
+    let x = 8, y = 28;
+    for (const p of PARTS) {
+      const w = 14 + ctx.measureText(p.label).width + 10;
+      if (x + w > W - R) (x = 8), (y += 14);
+      ctx.fillStyle = p.colour;
+      ctx.fillRect(x, y - 9, 10, 10);
+      ctx.fillStyle = '#222';
+      ctx.fillText(p.label, x + 14, y);
+      x += w;
+    }
+    const top = y + 8, bottom = H - 16;
+    const n = Math.max(1, this.#rows.length);
+    const bar = Math.max(6, Math.min(16, (bottom - top) / n - 4));
+    const x0 = labelW, x1 = W - R;
+    this.#rows.forEach((r, i) => {
+      const yy = top + i * (bar + 4);
+      ctx.fillStyle = '#222';
+      ctx.textAlign = 'right';
+      ctx.fillText(r.name, labelW - 6, yy + bar - 3);
+      let xx = x0;
+      for (const p of PARTS) {
+        const w = Math.max(0, r.time[p.key]) * (x1 - x0);
+        if (w <= 0) continue;
+        ctx.fillStyle = p.colour;
+        ctx.fillRect(xx, yy, w, bar);
+        if (w > 30 && bar >= 12) {
+          ctx.fillStyle = p.key === 'starved' ? '#222' : '#fff';
+          ctx.textAlign = 'center';
+          ctx.fillText(`${p.key === 'resource' && r.resourceName ? `${r.resourceName} ` : ''}${Math.round(r.time[p.key] * 100)}%`, xx + w / 2, yy + bar - 3);
+        }
+        xx += w;
+      }
+    });
+    ctx.strokeStyle = '#999';
+    ctx.fillStyle = '#222';
+    ctx.textAlign = 'center';
+    ctx.beginPath();
+    ctx.moveTo(x0, bottom);
+    ctx.lineTo(x1, bottom);
+    for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+      const tx = x0 + t * (x1 - x0);
+      ctx.moveTo(tx, bottom);
+      ctx.lineTo(tx, bottom + 3);
+      ctx.fillText(`${t * 100}%`, Math.min(Math.max(tx, x0 + 8), x1 - 12), H - 3);
+    }
+    ctx.stroke();
+    this.pointsDrawn = this.#rows.length;
   }
 }
 

@@ -2,7 +2,7 @@
 // proves the page stays responsive (a CSS spinner and a frame-gap meter). State for tests and
 // curious readers is on `window.tandemDemo`.
 import type { PreviewEvent } from '../src/train/index.ts';
-import { FrameMeter, LineChart } from './charts.ts';
+import { FrameMeter, LineChart, SplitBars } from './charts.ts';
 import { fromDrop, fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
 import type { DemoSettings, FromWorker, ToWorker } from './protocol.ts';
 
@@ -12,7 +12,8 @@ const charts = {
   loss: new LineChart($('loss'), 'training loss'),
   accuracy: new LineChart($('accuracy'), 'accuracy (train, held-out)', [0, 1]),
   throughput: new LineChart($('throughput'), 'images/s'),
-  occupancy: new LineChart($('occupancy'), 'stage busy (per interval)', [0, 1]),
+  occupancy: new LineChart($('occupancy'), 'stage working (per interval)', [0, 1]),
+  split: new SplitBars($('split'), 'where each stage\'s time went (last interval)'),
   queues: new LineChart($('queues'), 'input queue fill (mean so far)', [0, 1]),
   waited: new LineChart($('waited'), 'share of time the GPU waited for data', [0, 1]),
 };
@@ -105,8 +106,9 @@ function onEvent(e: FromWorker): void {
     case 'stats':
       for (const s of e.stages) {
         charts.occupancy.add(s.name, e.seconds, s.busy);
-        charts.queues.add(s.name, e.seconds, s.queueFill);
+        if (s.kind !== 'source' && s.kind !== 'consumer') charts.queues.add(s.name, e.seconds, s.queueFill);
       }
+      charts.split.set(e.stages.map((s) => ({ name: s.kind === 'source' || s.kind === 'consumer' ? s.name : `${s.name}[${s.concurrency}]`, time: s.time, ...(s.resourceName ? { resourceName: s.resourceName } : {}) })));
       return;
     case 'epoch':
       charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
@@ -118,7 +120,7 @@ function onEvent(e: FromWorker): void {
       $<HTMLButtonElement>('stop').disabled = true;
       worker?.terminate();
       worker = undefined;
-      return setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; busiest loader stage: ${e.bottleneck}; ${e.failures} failed items`);
+      return setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`);
   }
 }
 

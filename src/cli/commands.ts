@@ -125,6 +125,6 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   const last = report.epochs.at(-1);
   log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last && !Number.isNaN(last.valAccuracy) ? `${(last.valAccuracy * 100).toFixed(1)}%` : 'n/a'} ` +
     `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
-    `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; loader's busiest stage: ${report.bottleneck}; ${report.failures} failed items; report: ${path}, ${htmlPath}`);
+    `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; bottleneck: ${report.bottleneck ?? 'n/a'}; ${report.failures} failed items; report: ${path}, ${htmlPath}`);
   return 0;
 }

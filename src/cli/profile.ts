@@ -5,7 +5,7 @@
 // slots are freed only downstream, so holding them would stall the stage being measured.
 import { DecodePool, type ImageBatch, type SlotToken } from '../decode/index.ts';
 import { acquireGpu, type GpuBatch, type HostBatch } from '../gpu/index.ts';
-import { formatStats, PipelineBuilder } from '../pipeline/index.ts';
+import { formatSplit, formatStats, PipelineBuilder, type StageContext, type TimeSplit } from '../pipeline/index.ts';
 import { createLoader, loaderStages, type ByteSource } from '../train/index.ts';
 import { folderData, resolveDataFolder } from './files.ts';
 
@@ -23,6 +23,8 @@ export interface StageRun {
   concurrency: number;
   itemsPerSecond: number;
   imagesPerSecond: number;
+  /** Where the stage's time went in this run: working, starved, blocked on output, waiting for a pooled resource. */
+  time?: TimeSplit;
 }
 export interface StageProfileResult {
   stage: string;
@@ -30,13 +32,13 @@ export interface StageProfileResult {
   recommended: number;
 }
 
-async function timeStage<I, O>(inputs: readonly I[], task: (x: I) => Promise<O> | AsyncGenerator<O>, concurrency: number, sink: (out: O) => void, name: string): Promise<number> {
-  const p = new PipelineBuilder<I>().addSource(inputs).pipe(task as (x: I) => Promise<O>, { name, concurrency }).addSink(4).build();
+async function timeStage<I, O>(inputs: readonly I[], task: (x: I, ctx: StageContext) => Promise<O> | AsyncGenerator<O>, concurrency: number, sink: (out: O) => void, name: string): Promise<{ seconds: number; time: TimeSplit }> {
+  const p = new PipelineBuilder<I>().addSource(inputs).pipe(task as (x: I, ctx: StageContext) => Promise<O>, { name, concurrency }).addSink(4).build();
   const t0 = performance.now();
   for await (const out of p) sink(out);
   const seconds = (performance.now() - t0) / 1000;
   if (p.failures().length) throw new Error(`profile ${name}: ${p.failures().length} items failed`);
-  return seconds;
+  return { seconds, time: p.stats().stages[1]!.time };
 }
 
 function summarize(stage: string, runs: StageRun[]): StageProfileResult {
@@ -58,8 +60,8 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     let encoded: { bytes: Uint8Array; label: number; key: string }[] = [];
     for (const c of o.concurrencies) {
       const out: typeof encoded = [];
-      const s = await timeStage(sample, stages.read, c, (x) => out.push(x), 'read');
-      runs.push({ concurrency: c, itemsPerSecond: sample.length / s, imagesPerSecond: sample.length / s });
+      const { seconds: s, time } = await timeStage(sample, stages.read, c, (x) => out.push(x), 'read');
+      runs.push({ concurrency: c, itemsPerSecond: sample.length / s, imagesPerSecond: sample.length / s, time });
       encoded = out;
     }
     results.push(summarize('read', runs));
@@ -67,21 +69,22 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     for (const c of o.concurrencies.map((k) => k * pool.threads)) {
       const aggregator = stages.batcher.aggregator();
       const release = (b: ImageBatch | undefined) => b?.release();
-      const s = await timeStage(encoded, stages.batcher.decodeStage, c, (t: SlotToken) => release(aggregator.push(t)), 'decode');
+      const { seconds: s, time } = await timeStage(encoded, stages.batcher.decodeStage, c, (t: SlotToken) => release(aggregator.push(t)), 'decode');
       release(aggregator.flush());
-      runs.push({ concurrency: c, itemsPerSecond: encoded.length / s, imagesPerSecond: encoded.length / s });
+      runs.push({ concurrency: c, itemsPerSecond: encoded.length / s, imagesPerSecond: encoded.length / s, time });
     }
     results.push(summarize('decode (+batch)', runs));
     runs = [];
     const host = hostBatches(Math.ceil(sample.length / B), B, stages.batcher.batchBytes, o.imageSize);
     for (const c of o.concurrencies) {
-      const s = await timeStage(host, (b: HostBatch) => stages.uploader.upload(b), c, (g: GpuBatch) => g.release(), 'upload');
+      const { seconds: s, time } = await timeStage(host, (b: HostBatch, ctx) => stages.uploader.upload(b, ctx.signal), c, (g: GpuBatch) => g.release(), 'upload');
       await gpu.device.queue.onSubmittedWorkDone();
-      runs.push({ concurrency: c, itemsPerSecond: host.length / s, imagesPerSecond: (host.length * B) / s });
+      runs.push({ concurrency: c, itemsPerSecond: host.length / s, imagesPerSecond: (host.length * B) / s, time });
     }
     results.push(summarize('upload', runs));
     for (const r of results) {
       o.log(`  ${r.stage.padEnd(16)} ${r.runs.map((x) => `c=${x.concurrency}: ${x.imagesPerSecond.toFixed(0)} img/s`).join('  ')}  → recommended concurrency ${r.recommended}`);
+      for (const x of r.runs) if (x.time) o.log(`  ${''.padEnd(16)}   c=${x.concurrency}: ${formatSplit(x.time)}`);
     }
     const loader = await createLoader({ source: sample, device: gpu.device, pool, threads: o.threads, batchSize: B, imageSize: o.imageSize });
     const t0 = performance.now();
@@ -92,7 +95,8 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     }
     await gpu.device.queue.onSubmittedWorkDone();
     const whole = images / ((performance.now() - t0) / 1000);
-    o.log(`  whole loader     ${whole.toFixed(0)} img/s: ${formatStats(loader.pipeline.stats())}`);
+    o.log(`  whole loader     ${whole.toFixed(0)} img/s (each stage: work, starved = waiting for input, blocked = on output, resource = waiting for a batch buffer or GPU slot)`);
+    o.log(`  ${formatStats(loader.pipeline.stats())}`);
     await loader.close();
     results.push({ stage: 'whole loader', runs: [{ concurrency: 0, itemsPerSecond: whole, imagesPerSecond: whole }], recommended: 0 });
   } finally {

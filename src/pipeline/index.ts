@@ -8,14 +8,15 @@ export type { StageFailureSummary, StallInfo } from './errors.ts';
 export type { FailureRecord } from './failures.ts';
 export type { Executor } from './executor.ts';
 export { WorkerPoolExecutor } from './worker-pool.ts';
-export { formatStats, bottleneck } from './stats.ts';
-export type { PipelineStats, StageStats } from './stats.ts';
+export { formatStats, formatSplit, bottleneck } from './stats.ts';
+export type { Bottleneck, ConsumerStats, PipelineStats, StageStats, TimeSplit } from './stats.ts';
 export { profilePipeline } from './profile.ts';
 export type { ProfileOptions, StageProfile } from './profile.ts';
 export { FILTERED, isEpochEnd } from './types.ts';
 export type {
   Aggregator,
   BuildOptions,
+  ConsumerContext,
   EpochEnd,
   FailureBudget,
   Filtered,

@@ -7,7 +7,7 @@ import type { RunContext } from './context.ts';
 import type { Executor } from './executor.ts';
 import { discard } from './dispose.ts';
 import { type BoundedQueue, CLOSED, EMPTY } from './queue.ts';
-import type { StageCounters } from './stats.ts';
+import { resourceWaits, type StageCounters } from './stats.ts';
 import { FILTERED, type FailureBudget, isEpochEnd, type PipeConfig, type StageContext, type StageFn } from './types.ts';
 
 /** Ring value of a failed task: emits nothing. */
@@ -61,7 +61,9 @@ export class PipeRunner {
     this.#ordered = cfg.ordered === 'input' && cfg.concurrency > 1;
     this.#exec = exec;
     this.#fn = typeof cfg.task === 'function' ? cfg.task : undefined;
-    this.#fnCtx = Object.freeze({ signal: run.signal, stage: cfg.name });
+    // One context per stage, shared by its tasks: the resource-wait bracket works on slot levels,
+    // so it need not know which task is waiting.
+    this.#fnCtx = Object.freeze({ signal: run.signal, stage: cfg.name, ...resourceWaits(stats) });
     this.#budget = cfg.budget;
     this.#ring = new Array<unknown>(this.#c);
     this.#ready = new Uint8Array(this.#c);
@@ -88,11 +90,17 @@ export class PipeRunner {
         if (item === CLOSED || run.stopped) break;
         if (isEpochEnd(item)) {
           await this.#drain();
-          if (run.stopped || !(await this.output.put(item))) return;
+          if (run.stopped || !(await this.output.put(item, this.stats.loopWhileBlocked))) return;
           continue;
         }
         const pending = this.#start(item);
-        if (pending !== undefined) await pending;
+        if (pending !== undefined) {
+          // A synchronous result is waiting for room downstream: the loop, and so every free
+          // slot, is blocked on output until it leaves.
+          this.stats.blockLoop(performance.now());
+          await pending;
+          this.stats.unblockLoop(performance.now());
+        }
       }
       await this.#drain();
     } finally {
@@ -122,14 +130,16 @@ export class PipeRunner {
     s.inflight++;
     this.#inflight++;
     const t0 = performance.now();
+    s.begin(t0);
     let r: unknown;
     try {
       // Exactly one of fn / exec is set (checked at build).
       r = this.#exec !== undefined ? this.#exec.run(item, this.run.signal) : this.#fn!(item, this.#fnCtx);
     } catch (e) {
-      s.task(performance.now() - t0);
+      const now = performance.now();
+      s.task(now - t0);
       this.#fail(item, e);
-      return this.#finish(seq, NOTHING);
+      return this.#finish(seq, NOTHING, false, now);
     }
     if (isThenable(r)) {
       this.#unsettled++;
@@ -141,8 +151,9 @@ export class PipeRunner {
       void this.#runGenerator(r, item, seq);
       return undefined;
     }
-    s.task(performance.now() - t0);
-    return this.#finish(seq, r);
+    const now = performance.now();
+    s.task(now - t0);
+    return this.#finish(seq, r, false, now);
   }
 
   async #awaitTask(p: PromiseLike<unknown>, item: unknown, seq: number, t0: number): Promise<void> {
@@ -152,10 +163,14 @@ export class PipeRunner {
     } catch (e) {
       if (!this.run.stopped) this.#fail(item, e);
     }
-    this.stats.task(performance.now() - t0);
+    const now = performance.now();
+    this.stats.task(now - t0);
     try {
-      if (!this.run.stopped) await this.#finish(seq, v);
-      else discard(v);
+      if (!this.run.stopped) await this.#finish(seq, v, false, now);
+      else {
+        this.stats.end(now);
+        discard(v);
+      }
     } finally {
       this.#settle();
     }
@@ -180,7 +195,7 @@ export class PipeRunner {
         if (step.value === FILTERED) continue;
         produced++;
         if (buffered !== undefined) buffered.push(step.value);
-        else if (!this.output.tryPut(step.value) && !(await this.output.put(step.value))) break;
+        else if (!this.output.tryPut(step.value) && !(await this.output.put(step.value, this.stats.holdWhileBlocked))) break;
         if (buffered === undefined) this.stats.out++;
       }
       result = produced === 0 ? FILTERED : buffered !== undefined ? new Outputs(buffered) : undefined;
@@ -194,8 +209,10 @@ export class PipeRunner {
       if (this.run.stopped) await it.return?.();
     }
     this.stats.task(busy);
+    const now = performance.now();
     try {
       if (this.run.stopped) {
+        this.stats.end(now);
         for (const x of buffered ?? []) discard(x);
         return;
       }
@@ -204,9 +221,10 @@ export class PipeRunner {
         if (result === FILTERED) this.stats.filtered++;
         else if (result !== NOTHING && !failed) this.stats.ok++;
         this.#counted();
+        this.stats.end(now);
         this.#release();
       } else {
-        await this.#finish(seq, result, failed);
+        await this.#finish(seq, result, failed, now);
       }
     } finally {
       this.#settle();
@@ -216,36 +234,42 @@ export class PipeRunner {
   /**
    * Accounts for a finished task and emits its result (now, or when its turn comes). A task that
    * failed after yielding outputs was counted as failed already; its outputs still go out.
+   * `now` is when the task ended; its slot is still counted as working until here.
    */
-  #finish(seq: number, v: unknown, failed = false): Promise<void> | undefined {
+  #finish(seq: number, v: unknown, failed: boolean, now: number): Promise<void> | undefined {
     const s = this.stats;
     if (v === FILTERED) s.filtered++;
     else if (v !== NOTHING && !failed) s.ok++;
     this.#counted();
     if (!this.#ordered) {
       if (v === FILTERED || v === NOTHING) {
+        s.end(now);
         this.#release();
         return undefined;
       }
       if (this.output.tryPut(v)) {
         s.out++;
+        s.end(now);
         this.#release();
         return undefined;
       }
+      s.hold(now);
       return this.#emitSlow(v);
     }
     const i = seq % this.#c;
     this.#ring[i] = v;
     this.#ready[i] = 1;
-    return this.#pump();
+    s.enqueue(now);
+    return this.#pump(now);
   }
 
   async #emitSlow(v: unknown): Promise<void> {
     if (await this.output.put(v)) this.stats.out++;
+    this.stats.release(performance.now());
     this.#release();
   }
 
-  #pump(): Promise<void> | undefined {
+  #pump(now: number): Promise<void> | undefined {
     if (this.#emitting) return undefined;
     const c = this.#c;
     for (;;) {
@@ -256,10 +280,12 @@ export class PipeRunner {
       this.#ready[i] = 0;
       if (v instanceof Outputs || (v !== NOTHING && v !== FILTERED && !this.output.tryPut(v))) {
         this.#emitting = true;
+        this.stats.dequeueBlocked(now);
         return this.#pumpSlow(v);
       }
       if (v !== NOTHING && v !== FILTERED) this.stats.out++;
       this.#emitSeq++;
+      this.stats.dequeue(now);
       this.#release();
     }
   }
@@ -276,11 +302,12 @@ export class PipeRunner {
         this.stats.out++;
       }
       this.#emitSeq++;
+      this.stats.emitted(performance.now());
       this.#release();
     } finally {
       this.#emitting = false;
     }
-    if (!this.run.stopped) await this.#pump();
+    if (!this.run.stopped) await this.#pump(performance.now());
   }
 
   #fail(item: unknown, e: unknown): void {

@@ -8,8 +8,8 @@ import { PipeRunner } from './pipe.ts';
 import { BoundedQueue, CLOSED, EMPTY } from './queue.ts';
 import { runAggregate, runDisaggregate } from './reshape.ts';
 import { runIterableSource, runMergeSource } from './source.ts';
-import { type PipelineStats, snapshotStage, StageCounters } from './stats.ts';
-import type { BuildOptions, FailureBudget, MergeSourceConfig, PipelineConfig, StageConfig } from './types.ts';
+import { type PipelineStats, resourceWaits, snapshotStage, StageCounters, timeSplit } from './stats.ts';
+import type { BuildOptions, ConsumerContext, FailureBudget, MergeSourceConfig, PipelineConfig, StageConfig } from './types.ts';
 import { createExecutor } from './worker-pool.ts';
 
 (Symbol as { asyncDispose?: symbol }).asyncDispose ??= Symbol.for('Symbol.asyncDispose');
@@ -41,6 +41,14 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
   readonly #abort = new AbortController();
   #fatal: { error: unknown } | undefined;
   readonly #counters: StageCounters[];
+  /**
+   * The consumer as a one-slot stage: working from start() on except inside its own resource
+   * waits; the time it waits inside next() is the sink queue's get wait, taken off in stats().
+   */
+  readonly #consumer: StageCounters;
+  #consumerResource: string | undefined;
+  /** Tell the pipeline about the consumer: its name, and its waits for things outside the pipeline. */
+  readonly consumer: ConsumerContext;
   /** #queues[i] is the input of stage i + 1 (counter index); the last one is the sink. */
   readonly #queues: BoundedQueue<unknown>[];
   readonly #pipes: PipeRunner[] = [];
@@ -67,7 +75,27 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
       ...config.stages.map((s) => new StageCounters(s.name, s.kind, stageConc(s))),
     ];
     this.#queues = [...config.stages.map((s) => new BoundedQueue<unknown>(s.queueSize)), new BoundedQueue(config.sinkSize)];
+    this.#consumer = new StageCounters(opts.consumer ?? 'consumer', 'consumer', 1);
+    const waits = resourceWaits(this.#consumer);
     const self = this;
+    let name = opts.consumer ?? 'consumer';
+    this.consumer = {
+      get name() {
+        return name;
+      },
+      set name(n: string) {
+        name = n;
+      },
+      waitFor<T>(wait: PromiseLike<T>, resource?: string): Promise<T> {
+        self.#consumerResource = resource ?? self.#consumerResource ?? 'resource';
+        return waits.waitFor(wait);
+      },
+      beginWait(resource?: string): void {
+        self.#consumerResource = resource ?? self.#consumerResource ?? 'resource';
+        waits.beginWait();
+      },
+      endWait: waits.endWait,
+    };
     this.#ctx = {
       signal: this.#abort.signal,
       get stopped() {
@@ -104,6 +132,7 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     }
     this.#state = 'running';
     this.#t0 = performance.now();
+    this.#consumer.begin(this.#t0);
     if (signal !== undefined) {
       this.#onAbort = () => this.#fail(signal.reason);
       signal.addEventListener('abort', this.#onAbort, { once: true });
@@ -163,14 +192,26 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
   }
 
   stats(): PipelineStats {
-    const elapsedMs = this.#t0 === 0 ? 0 : (this.#t1 ?? performance.now()) - this.#t0;
+    const now = this.#t1 ?? performance.now();
+    const elapsedMs = this.#t0 === 0 ? 0 : now - this.#t0;
     return {
       elapsedMs,
       running: this.running,
       delivered: this.#delivered,
-      stages: this.#counters.map((c, i) => snapshotStage(c, i === 0 ? undefined : this.#queues[i - 1], elapsedMs)),
+      stages: this.#counters.map((c, i) => snapshotStage(c, i === 0 ? undefined : this.#queues[i - 1], elapsedMs, now)),
+      consumer: this.#consumerStats(elapsedMs, now),
       merged: this.#children.map((c) => c.stats()),
     };
+  }
+
+  #consumerStats(elapsedMs: number, now: number): PipelineStats['consumer'] {
+    const c = this.#consumer;
+    const sink = this.#queues[this.#queues.length - 1]!;
+    // Time inside next() waiting for an item (the wait in progress included) was counted as
+    // working by the consumer's counters; move it to starved.
+    const since = sink.getWaitingSince;
+    const inNext = sink.getWaitMs + (since > 0 && now > since ? now - since : 0);
+    return { name: this.consumer.name, resource: this.#consumerResource, ...timeSplit(c, elapsedMs, now, inNext) };
   }
 
   /** Calls `cb` every `intervalMs` until the pipeline stops or the returned function is called. */

@@ -3,6 +3,7 @@
  * concurrencies, and recommend the smallest concurrency within 5% of the best throughput.
  */
 import { PipelineBuilder } from './builder.ts';
+import type { TimeSplit } from './stats.ts';
 import type { PipelineConfig, StageConfig } from './types.ts';
 
 export interface ProfileOptions {
@@ -11,7 +12,8 @@ export interface ProfileOptions {
 
 export interface StageProfile {
   readonly stage: string;
-  readonly runs: readonly { concurrency: number; itemsPerSec: number; p50Ms: number; failed: number }[];
+  /** `time`: where the stage's slot time went in that run (working, starved, blocked, resource). */
+  readonly runs: readonly { concurrency: number; itemsPerSec: number; p50Ms: number; failed: number; time: TimeSplit }[];
   readonly recommended: number;
 }
 
@@ -29,7 +31,7 @@ async function runStage(stage: StageConfig, inputs: readonly unknown[], concurre
   for await (const x of p) outputs.push(x);
   const ms = performance.now() - t0;
   const s = p.stats().stages[1]!;
-  return { outputs, itemsPerSec: (inputs.length / Math.max(ms, 1e-3)) * 1000, p50Ms: s.taskMs.p50, failed: s.failed };
+  return { outputs, itemsPerSec: (inputs.length / Math.max(ms, 1e-3)) * 1000, p50Ms: s.taskMs.p50, failed: s.failed, time: s.time };
 }
 
 export async function profilePipeline(
@@ -52,7 +54,7 @@ export async function profilePipeline(
       // Worker tasks transfer (detach) their input buffers: give each run its own copy.
       const input = typeof stage.task === 'function' ? sample : structuredClone(sample);
       const r = await runStage(stage, input, c);
-      runs.push({ concurrency: c, itemsPerSec: r.itemsPerSec, p50Ms: r.p50Ms, failed: r.failed });
+      runs.push({ concurrency: c, itemsPerSec: r.itemsPerSec, p50Ms: r.p50Ms, failed: r.failed, time: r.time });
       next = r.outputs;
     }
     const best = Math.max(...runs.map((r) => r.itemsPerSec));

@@ -8,6 +8,12 @@ import { discard } from './dispose.ts';
 export const EMPTY: unique symbol = Symbol('tandem.queue.empty');
 export const CLOSED: unique symbol = Symbol('tandem.queue.closed');
 
+/** Told when a put() starts and stops waiting for room, with the queue's own timestamps. */
+export interface PutObserver {
+  blocked(now: number): void;
+  unblocked(now: number): void;
+}
+
 export class BoundedQueue<T> {
   readonly capacity: number;
   // Observed counters, read by stats snapshots.
@@ -15,6 +21,8 @@ export class BoundedQueue<T> {
   fillSum = 0;
   putWaitMs = 0;
   getWaitMs = 0;
+  /** When the consumer's current wait in get() began (0: not waiting), for live statistics. */
+  getWaitingSince = 0;
 
   #buf: (T | undefined)[];
   #head = 0;
@@ -56,15 +64,18 @@ export class BoundedQueue<T> {
    * Resolves true once `item` is enqueued, false if the queue was cancelled (or closed) first;
    * then the item is discarded (disposed if it is disposable), since nobody will receive it.
    */
-  async put(item: T): Promise<boolean> {
+  async put(item: T, observer?: PutObserver): Promise<boolean> {
     while (!this.tryPut(item)) {
       if (this.#cancelled || this.#closed) {
         discard(item);
         return false;
       }
       const t0 = performance.now();
+      observer?.blocked(t0);
       await new Promise<void>((resolve) => this.#putWaiters.push(resolve));
-      this.putWaitMs += performance.now() - t0;
+      const t1 = performance.now();
+      this.putWaitMs += t1 - t0;
+      observer?.unblocked(t1);
     }
     return true;
   }
@@ -88,9 +99,11 @@ export class BoundedQueue<T> {
       const item = this.tryGet();
       if (item !== EMPTY) return item;
       const t0 = performance.now();
+      this.getWaitingSince = t0;
       await new Promise<void>((resolve) => {
         this.#getWaiter = resolve;
       });
+      this.getWaitingSince = 0;
       this.getWaitMs += performance.now() - t0;
     }
   }

@@ -48,7 +48,7 @@ export async function runAggregate(
   const agg = cfg.create !== undefined ? cfg.create() : new SizeAggregator<unknown>(cfg.size ?? 1, cfg.dropLast);
   const emit = async (g: unknown): Promise<boolean> => {
     if (g === undefined) return true;
-    if (!output.tryPut(g) && !(await output.put(g))) return false;
+    if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return false;
     s.out++;
     return true;
   };
@@ -73,6 +73,7 @@ export async function runAggregate(
     }
     s.in++;
     const t0 = performance.now();
+    s.begin(t0);
     let g: unknown;
     try {
       g = agg.push(item);
@@ -80,11 +81,13 @@ export async function runAggregate(
       run.fail(s, undefined, item, e);
       continue;
     } finally {
-      s.task(performance.now() - t0);
+      const now = performance.now();
+      s.task(now - t0);
+      s.end(now);
     }
     s.ok++;
     if (g !== undefined) {
-      if (!output.tryPut(g) && !(await output.put(g))) return;
+      if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return;
       s.out++;
     }
   }
@@ -102,7 +105,7 @@ export async function runDisaggregate(
     if (group === EMPTY) group = await input.get();
     if (group === CLOSED || run.stopped) return;
     if (isEpochEnd(group)) {
-      if (!(await output.put(group))) return;
+      if (!output.tryPut(group) && !(await output.put(group, s.loopWhileBlocked))) return;
       continue;
     }
     s.in++;
@@ -112,7 +115,7 @@ export async function runDisaggregate(
     }
     let n = 0;
     for (const x of group as Iterable<unknown>) {
-      if (!output.tryPut(x) && !(await output.put(x))) return;
+      if (!output.tryPut(x) && !(await output.put(x, s.loopWhileBlocked))) return;
       s.out++;
       n++;
     }

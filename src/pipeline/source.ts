@@ -14,24 +14,31 @@ export async function runIterableSource(
 ): Promise<void> {
   const epochs = cfg.repeat === true ? Infinity : cfg.repeat;
   const minItems = overall?.minItems;
-  for (let epoch = 0; epoch < epochs && !run.stopped; epoch++) {
-    const src = typeof cfg.iterable === 'function' ? cfg.iterable() : cfg.iterable;
-    const before = s.out;
-    // for-of / for-await call the iterator's return() when we leave early.
-    if (Symbol.asyncIterator in src) {
-      for await (const x of src) {
-        if (run.stopped || (!out.tryPut(x) && !(await out.put(x)))) return;
-        if (++s.out === minItems) run.checkBudget(undefined, undefined);
+  // The source's one slot works (produces the next item: the iterator's own time, e.g. an async
+  // read) except while its output queue is full.
+  s.begin(performance.now());
+  try {
+    for (let epoch = 0; epoch < epochs && !run.stopped; epoch++) {
+      const src = typeof cfg.iterable === 'function' ? cfg.iterable() : cfg.iterable;
+      const before = s.out;
+      // for-of / for-await call the iterator's return() when we leave early.
+      if (Symbol.asyncIterator in src) {
+        for await (const x of src) {
+          if (run.stopped || (!out.tryPut(x) && !(await out.put(x, s.holdWhileBlocked)))) return;
+          if (++s.out === minItems) run.checkBudget(undefined, undefined);
+        }
+      } else {
+        for (const x of src) {
+          if (run.stopped || (!out.tryPut(x) && !(await out.put(x, s.holdWhileBlocked)))) return;
+          if (++s.out === minItems) run.checkBudget(undefined, undefined);
+        }
       }
-    } else {
-      for (const x of src) {
-        if (run.stopped || (!out.tryPut(x) && !(await out.put(x)))) return;
-        if (++s.out === minItems) run.checkBudget(undefined, undefined);
-      }
+      if (cfg.epochMarker && !(await out.put(epochEnd(epoch), s.holdWhileBlocked))) return;
+      // An endless repeat of an empty (or exhausted one-shot) source would spin forever.
+      if (s.out === before && cfg.repeat === true) return;
     }
-    if (cfg.epochMarker && !(await out.put(epochEnd(epoch)))) return;
-    // An endless repeat of an empty (or exhausted one-shot) source would spin forever.
-    if (s.out === before && cfg.repeat === true) return;
+  } finally {
+    s.end(performance.now());
   }
 }
 
@@ -71,6 +78,7 @@ export async function runMergeSource(
       }
       const input = inputs[live[k] ?? 0];
       if (input === undefined) break;
+      // Waiting for the input pipelines counts as starved (their own stats are in `merged`).
       const r = await input.next();
       if (r.done === true) {
         live.splice(k, 1);
@@ -78,7 +86,7 @@ export async function runMergeSource(
         continue;
       }
       rr = k + 1;
-      if (run.stopped || (!out.tryPut(r.value) && !(await out.put(r.value)))) return;
+      if (run.stopped || (!out.tryPut(r.value) && !(await out.put(r.value, s.loopWhileBlocked)))) return;
       s.out++;
     }
   } finally {

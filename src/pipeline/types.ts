@@ -31,6 +31,29 @@ export interface StageContext {
   /** Aborted when the pipeline stops; long async work should honour it. */
   readonly signal: AbortSignal;
   readonly stage: string;
+  /**
+   * Brackets a wait for a pooled resource (a batch buffer, a GPU slot): the time until `wait`
+   * settles counts as `resource`, not `working`, in the stage's statistics, and never makes the
+   * stage the bottleneck. Resolves or rejects as `wait` does. Call it only from inside a task.
+   */
+  waitFor<T>(wait: PromiseLike<T>): Promise<T>;
+  /** The same bracket without a promise: `beginWait()` … `endWait()`, exactly once each. */
+  beginWait(): void;
+  endWait(): void;
+}
+
+/** What the code iterating a pipeline may tell it (`pipeline.consumer`). */
+export interface ConsumerContext {
+  /** How statistics name the consumer (default 'consumer', or `build({ consumer })`). */
+  name: string;
+  /**
+   * Brackets a wait of the consumer for something outside the pipeline (e.g. a GPU fence): that
+   * time counts as the consumer waiting for `resource` (default 'resource'), and if it dominates
+   * a consumer-bound pipeline, the bottleneck is named `resource` (e.g. 'GPU').
+   */
+  waitFor<T>(wait: PromiseLike<T>, resource?: string): Promise<T>;
+  beginWait(resource?: string): void;
+  endWait(): void;
 }
 
 export type StageFn<I, O> = (
@@ -136,4 +159,6 @@ export interface BuildOptions {
   failureBudget?: FailureBudget;
   /** Short text kept in failure records instead of the input itself (default: typed summary). */
   describeInput?: (input: unknown) => string;
+  /** How statistics name the code iterating the pipeline (default 'consumer'; e.g. 'training loop'). */
+  consumer?: string;
 }

@@ -36,10 +36,20 @@ export interface StepEvent {
 
 export interface StageOccupancy {
   name: string;
-  /** Mean fill of the stage's input queue so far, as a fraction of its capacity. */
+  /** 'source', 'pipe', 'aggregate', 'disaggregate', or 'consumer' (the training loop, after the loader's stages). */
+  kind: string;
+  /** Mean fill of the stage's input queue so far, as a fraction of its capacity (0 for the source and the consumer). */
   queueFill: number;
-  /** Busy time over the last interval / (interval × concurrency). */
+  /** Working share over the last interval (`time.working`). */
   busy: number;
+  /**
+   * Where the stage's time went over the last interval, as shares of interval × concurrency
+   * (they add up to 1): its own work, waiting for input, blocked on output, waiting for a pooled
+   * resource (for the consumer: for what it named, e.g. the GPU).
+   */
+  time: { working: number; starved: number; blocked: number; resource: number };
+  /** For the consumer: what its resource waits were for (e.g. 'GPU'), if it said. */
+  resourceName?: string;
   inflight: number;
   concurrency: number;
 }

@@ -80,6 +80,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   const elapsed = () => (performance.now() - start) / 1000;
   const source = data.stream ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal) : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
   const loader = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: size });
+  loader.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
   const meter = new OccupancyMeter();
   const stopStats = loader.pipeline.onStats((stats) => {
     const event = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(stats), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
@@ -140,7 +141,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
       fences.push(device.queue.onSubmittedWorkDone());
       if (fences.length > 2) {
         const fenceStart = performance.now();
-        await fences.shift();
+        await loader.pipeline.consumer.waitFor(fences.shift()!, 'GPU'); // counted as waiting for the GPU, not working
         report.waitedForGpuSeconds += (performance.now() - fenceStart) / 1000;
       }
       const epochEnds = seen >= (report.epochs.length + 1) * trainCount || step === steps;
