@@ -77,7 +77,7 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     runs = [];
     const host = hostBatches(Math.ceil(sample.length / B), B, stages.batcher.batchBytes, o.imageSize);
     for (const c of o.concurrencies) {
-      const { seconds: s, time } = await timeStage(host, (b: HostBatch, ctx) => stages.uploader.upload(b, ctx.signal), c, (g: GpuBatch) => g.release(), 'upload');
+      const { seconds: s, time } = await timeStage(host, (b: HostBatch, ctx) => stages.uploader.upload(b, ctx.signal, ctx), c, (g: GpuBatch) => g.release(), 'upload');
       await gpu.device.queue.onSubmittedWorkDone();
       runs.push({ concurrency: c, itemsPerSecond: host.length / s, imagesPerSecond: (host.length * B) / s, time });
     }

@@ -48,6 +48,7 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
     batchSize: o.batchSize,
     imageSize: o.imageSize,
   });
+  loader.pipeline.consumer.name = 'normalise loop';
   let images = 0;
   let batches = 0;
   let firstBatch = 0;
@@ -62,7 +63,7 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
       images += batch.count;
       batches++;
       // Bound the GPU queue so the wall time measures work done, not work queued.
-      if (batches % 4 === 0) await gpu.device.queue.onSubmittedWorkDone();
+      if (batches % 4 === 0) await loader.pipeline.consumer.waitFor(gpu.device.queue.onSubmittedWorkDone(), 'GPU');
     }
     await gpu.device.queue.onSubmittedWorkDone();
   } finally {

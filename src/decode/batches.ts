@@ -103,8 +103,15 @@ export class ImageBatcher {
    * a failed item yields the token only if it completed its batch, then throws its DecodeError.
    * Waiting for a free batch buffer ends when the stage's signal aborts (the pipeline stopped).
    */
-  readonly decodeStage = async function* (this: ImageBatcher, item: EncodedImage, ctx?: { signal?: AbortSignal }): AsyncGenerator<SlotToken> {
-    const { buffer, index } = await this.#assign(ctx?.signal);
+  readonly decodeStage = async function* (
+    this: ImageBatcher,
+    item: EncodedImage,
+    ctx?: { signal?: AbortSignal; waitFor?<T>(wait: Promise<T>): Promise<T> },
+  ): AsyncGenerator<SlotToken> {
+    // Waiting for a free batch buffer is reported to the stage's statistics as a resource wait,
+    // not as work: a stage held up by its consumer is not the bottleneck.
+    const assigned = this.#assign(ctx?.signal);
+    const { buffer, index } = await (ctx?.waitFor ? ctx.waitFor(assigned) : assigned);
     buffer.labels[index] = item.label ?? -1;
     buffer.keys[index] = item.key ?? '';
     let failure: unknown;

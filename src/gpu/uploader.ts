@@ -104,10 +104,11 @@ export class BatchUploader {
    * Uploads `batch`, releases it back to its CPU pool, and returns the GPU handle. Waiting for a
    * free slot ends with the signal's reason when `signal` aborts (pass the stage's signal).
    */
-  async upload(batch: HostBatch, signal?: AbortSignal): Promise<GpuBatch> {
+  async upload(batch: HostBatch, signal?: AbortSignal, waits?: { waitFor<T>(wait: Promise<T>): Promise<T> }): Promise<GpuBatch> {
     try {
       if (this.#closed) throw new Error('uploader is closed');
-      const slot = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
+      // The wait for a free slot goes to the stage's statistics as a resource wait (pass the stage's context as `waits`).
+      const slot = this.#free.pop() ?? (await (waits ? waits.waitFor(waitInLine(this.#waiters, signal)) : waitInLine(this.#waiters, signal)));
       try {
         const bytes = align4(batch.data.byteLength);
         if (bytes > slot.device.size) throw new RangeError(`batch of ${bytes} bytes exceeds the slot size ${slot.device.size}`);

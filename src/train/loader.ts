@@ -56,7 +56,7 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
     .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? 16 })
     .pipe(stages.batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2, ordered: 'input' })
     .aggregate(() => stages.batcher.aggregator(), { name: 'batch' })
-    .pipe((batch: ImageBatch, ctx) => stages.uploader.upload(batch, ctx.signal), { name: 'upload', concurrency: 1 })
+    .pipe((batch: ImageBatch, ctx) => stages.uploader.upload(batch, ctx.signal, ctx), { name: 'upload', concurrency: 1 })
     .addSink(2)
     .build(o.signal ? { signal: o.signal } : {});
   return {
