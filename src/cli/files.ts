@@ -2,12 +2,12 @@
 // dataset: the synthetic one written once as JPEG files under the cache directory.
 import { cacheDir, readFile } from '../runtime/index.ts';
 import { ensureSyntheticFolder, fetchBytes, listImageFolder, type LabelledFile, type ShardManifest } from '../sources/index.ts';
-import { shardData, splitHeldOut, type ByteSource, type LabelledData } from '../train/index.ts';
+import { shardData, splitHeldOut, type LabelledSource, type LabelledData } from '../train/index.ts';
 
 /** A shards.json larger than this is refused (16 MiB: millions of shard entries). */
 const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-export function fileSources(files: readonly LabelledFile[]): ByteSource[] {
+export function fileSources(files: readonly LabelledFile[]): LabelledSource[] {
   return files.map((f) => ({ key: f.path, label: f.label, read: () => readFile(f.path) }));
 }
 

@@ -6,7 +6,7 @@
 import { DecodePool, type ImageBatch, type SlotToken } from '../decode/index.ts';
 import { acquireGpu, type GpuBatch, type HostBatch } from '../gpu/index.ts';
 import { formatSplit, formatStats, PipelineBuilder, type StageContext, type TimeSplit } from '../pipeline/index.ts';
-import { createLoader, loaderStages, type ByteSource } from '../train/index.ts';
+import { createLoader, loaderStages, type LabelledSource } from '../train/index.ts';
 import { folderData, resolveDataFolder } from './files.ts';
 
 export interface ProfileOptions {
@@ -48,7 +48,7 @@ function summarize(stage: string, runs: StageRun[]): StageProfileResult {
 
 export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[]> {
   const data = await folderData(await resolveDataFolder(o.data, o.images, o.log));
-  const sample: ByteSource[] = [...data.train, ...data.held].slice(0, o.images);
+  const sample: LabelledSource[] = [...data.train, ...data.held].slice(0, o.images);
   const gpu = await acquireGpu();
   const pool = await DecodePool.create({ threads: o.threads });
   const stages = loaderStages(pool, gpu.device, o);

@@ -4,14 +4,14 @@ import type { DecodePool } from '../decode/index.ts';
 import type { GpuBatch, NormalizeKernel } from '../gpu/index.ts';
 import type { ViTTrainer } from '../vit/index.ts';
 import { createLoader } from './loader.ts';
-import type { ByteSource } from './sources.ts';
+import type { LabelledSource } from './sources.ts';
 
 export interface EvaluationContext {
   trainer: ViTTrainer;
   pool: DecodePool;
   device: GPUDevice;
   normalize: NormalizeKernel;
-  held: readonly ByteSource[];
+  held: readonly LabelledSource[];
   threads: number;
   batchSize: number;
   imageSize: number;

@@ -3,11 +3,11 @@
 import { DecodePool, ImageBatcher, type ImageBatch } from '../decode/index.ts';
 import { BatchUploader, type GpuBatch, type UploadMethod } from '../gpu/index.ts';
 import { Pipeline, PipelineBuilder } from '../pipeline/index.ts';
-import type { ByteSource } from './sources.ts';
+import type { LabelledSource } from './sources.ts';
 
 export interface LoaderOptions {
   /** The sources in the order to load them, all epochs (e.g. `shuffledEpochs(sources, seed, n)`). */
-  source: Iterable<ByteSource> | AsyncIterable<ByteSource>;
+  source: Iterable<LabelledSource> | AsyncIterable<LabelledSource>;
   device: GPUDevice;
   /** Decode with this pool (shared by several loaders), else one of `threads` threads is made. */
   pool?: DecodePool;
@@ -27,7 +27,7 @@ export interface Loader {
 
 /** The loader's stages, for `tandem profile`: the same functions the pipeline runs. */
 export interface LoaderStages {
-  read(source: ByteSource): Promise<{ bytes: Uint8Array; label: number; key: string }>;
+  read(source: LabelledSource): Promise<{ bytes: Uint8Array; label: number; key: string }>;
   batcher: ImageBatcher;
   uploader: BatchUploader;
   close(): Promise<void>;
@@ -37,7 +37,7 @@ export function loaderStages(pool: DecodePool, device: GPUDevice, o: Pick<Loader
   const batcher = new ImageBatcher(pool, { batchSize: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3, buffers: 4 });
   const uploader = new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2, method: o.uploadMethod ?? 'write-buffer' });
   return {
-    read: async (s: ByteSource) => ({ bytes: await s.read(), label: s.label, key: s.key }),
+    read: async (s: LabelledSource) => ({ bytes: await s.read(), label: s.label, key: s.key }),
     batcher,
     uploader,
     async close() {

@@ -2,13 +2,13 @@
 // ext>` + `<key>.cls`, and a shards.json manifest), local or over HTTP, split across ranks by
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
 import { isShardFailure, ShardStream, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
-import type { ByteSource, LabelledData } from './sources.ts';
+import type { LabelledSource, LabelledData } from './sources.ts';
 
 const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'bmp', 'gif'];
 
 export interface ShardDataOptions extends Omit<ShardStreamOptions, 'seed' | 'epochs'> {
   /** Held-out sources, evaluated after every epoch (default none). */
-  held?: readonly ByteSource[];
+  held?: readonly LabelledSource[];
 }
 
 /**
@@ -34,7 +34,7 @@ export function shardData(manifest: ShardManifest, base: string, options: ShardD
   };
 }
 
-async function* samples(stream: ShardStream): AsyncGenerator<ByteSource> {
+async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
   for await (const item of stream) {
     const key = `${item.shard}#${item.key}`;
     if (isShardFailure(item)) {

@@ -4,7 +4,8 @@
 import { holdOut } from '../sources/index.ts';
 import { encodeJpeg, renderSample, SHAPE_NAMES } from '../synthetic/index.ts';
 
-export interface ByteSource {
+/** One labelled training item that reads its bytes on demand (not the decode room's ByteSource, which serves byte ranges of one file). */
+export interface LabelledSource {
   /** A stable name for failure reports (a path, a picked file's relative path, `synthetic/17`). */
   readonly key: string;
   readonly label: number;
@@ -13,14 +14,14 @@ export interface ByteSource {
 
 export interface LabelledData {
   /** Training sources; shuffled per epoch by the session (unless `stream` is given). */
-  readonly train: readonly ByteSource[];
+  readonly train: readonly LabelledSource[];
   /**
    * Training data as a stream instead (tar shards, local or remote): `count` samples per epoch, in
    * the order and partition the stream decides; the session never holds the list.
    */
   readonly stream?: TrainStream;
   /** Held out from training; evaluated at the end of every epoch (may be empty). */
-  readonly held: readonly ByteSource[];
+  readonly held: readonly LabelledSource[];
   /** Class names; `label` indexes this list. */
   readonly classes: readonly string[];
 }
@@ -28,22 +29,22 @@ export interface LabelledData {
 export interface TrainStream {
   readonly count: number;
   /** All epochs' samples, in order; a lost sample is a source whose read() rejects with why. */
-  open(seed: number, epochs: number): AsyncIterable<ByteSource>;
+  open(seed: number, epochs: number): AsyncIterable<LabelledSource>;
 }
 
 /** Splits every `every`-th source off as held-out data (deterministic, by position). */
-export function splitHeldOut(sources: readonly ByteSource[], classes: readonly string[], every = 5): LabelledData {
+export function splitHeldOut(sources: readonly LabelledSource[], classes: readonly string[], every = 5): LabelledData {
   const { train, held } = holdOut(sources, every);
   return { train, held, classes };
 }
 
 /** Sources over bytes already in memory (a picked folder read up front, generated images). */
-export function memorySource(key: string, label: number, bytes: Uint8Array): ByteSource {
+export function memorySource(key: string, label: number, bytes: Uint8Array): LabelledSource {
   return { key, label, read: () => Promise.resolve(bytes) };
 }
 
 /** Anything with `arrayBuffer()` (a browser File or Blob), read when the loader asks for it. */
-export function blobSource(key: string, label: number, blob: { arrayBuffer(): Promise<ArrayBuffer> }): ByteSource {
+export function blobSource(key: string, label: number, blob: { arrayBuffer(): Promise<ArrayBuffer> }): LabelledSource {
   return { key, label, read: async () => new Uint8Array(await blob.arrayBuffer()) };
 }
 
@@ -65,7 +66,7 @@ export interface SyntheticDataOptions {
  */
 export async function syntheticData(o: SyntheticDataOptions): Promise<LabelledData> {
   const { count, seed = 0, classes = 4, width = 160, height = 120, quality = 90 } = o;
-  const sources: ByteSource[] = [];
+  const sources: LabelledSource[] = [];
   for (let i = 0; i < count; i++) {
     const sample = renderSample(seed, i, { width, height, classes });
     sources.push(memorySource(`synthetic/${sample.className}/${i}`, sample.label, encodeJpeg(sample.rgb, width, height, { quality })));
