@@ -31,6 +31,27 @@ function isIterator(r: unknown): r is Iterator<unknown> | AsyncIterator<unknown>
   );
 }
 
+/**
+ * Invariants, true whenever the runner is between awaits:
+ *
+ *   #emitSeq ≤ #nextSeq,   #nextSeq − #emitSeq ≤ #inflight ≤ #c   (ordered mode)
+ *
+ * - A slot is held from #start until its result has left the stage (#release): #inflight counts
+ *   held slots, and the loop starts a task only while #inflight < #c (else it parks #slotWaiter).
+ *   A finished task waiting for its turn, or for room in the output queue, still holds its slot.
+ * - #unsettled counts async tasks (promises, generators) that have not settled; loop()'s finally
+ *   waits (#idleWaiter) until it is 0, so no task outlives the stage.
+ * - Ordered mode: task `seq` writes its value to #ring[seq % #c] and sets #ready there; #pump
+ *   emits strictly in sequence from #emitSeq, so a slot of the ring is never overwritten before it
+ *   is emitted (at most #c sequence numbers are open). A failure (NOTHING) or FILTERED advances
+ *   #emitSeq without emitting. Generator outputs wait as one Outputs value.
+ * - #emitting makes #pump non-reentrant: while one caller waits for room downstream (#pumpSlow),
+ *   others only fill the ring.
+ * - On stop, results still in the ring are disposed (#discardWaiting), never delivered.
+ *
+ *   input ──#start(seq)──▶ task ──#finish──▶ ring[seq % c] ──#pump (in seq order)──▶ output
+ *            #inflight++                      ready = 1         #emitSeq++, #release
+ */
 export class PipeRunner {
   readonly #c: number;
   /** Input order with more than one task in flight needs the ring; otherwise emit directly. */
