@@ -36,8 +36,11 @@ export interface DecodeBackend {
    * (a wasm pthread cannot be killed); it completes whenever that thread comes back.
    */
   abandon(slot: JobSlot): boolean;
-  /** Completes queued jobs as cancelled, waits for running ones, then ends every thread. */
-  close(): Promise<void>;
+  /**
+   * Completes queued jobs as cancelled, waits for running ones, then ends every thread. `stuck`
+   * threads (held by jobs past their time limit) are not waited for: they are terminated.
+   */
+  close(stuck?: number): Promise<void>;
 }
 
 /** True where wasm threads can share memory (Node, Deno, cross-origin isolated pages). */

@@ -9,6 +9,7 @@ import { writeResize, type ImageDecodeOptions } from './options.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
+import { waitInLine } from '../sync/index.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
 export type { DecodeMode } from './backend.ts';
@@ -95,6 +96,8 @@ export class DecodePool {
   #failed = 0;
   #closed = false;
   #stuck = 0;
+  /** close() waiting for the requests in flight (other than stuck ones) to end. */
+  #idle: Array<() => void> = [];
   #watched = new Set<WatchedJob>();
   #keepAlive: ReturnType<typeof setInterval> | undefined;
 
@@ -238,7 +241,14 @@ export class DecodePool {
     // Atomics.waitAsync and emscripten's unref'd workers do not keep Node or Deno alive, so the
     // watchdog's interval also holds the event loop open exactly while decodes are pending.
     if (this.#inFlight++ === 0 && !this.#keepAlive) this.#keepAlive = setInterval(() => this.#watch(), WATCHDOG_TICK_MS);
-    const slot = this.#free.pop() ?? (await new Promise<JobSlot>((resolve) => this.#waiters.push(resolve)));
+    let slot: JobSlot;
+    try {
+      // Waiting for a free job record ends with the signal's reason when it aborts.
+      slot = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
+    } catch (error) {
+      this.#leave();
+      throw error;
+    }
     let held = false;
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
@@ -278,13 +288,19 @@ export class DecodePool {
 
   #release(slot: JobSlot, wasStuck: boolean): void {
     if (wasStuck) this.#stuck--;
+    this.#leave();
+    const next = this.#waiters.shift();
+    if (next) next(slot);
+    else this.#free.push(slot);
+  }
+
+  /** One request is no longer in flight: stop the watchdog when none are, wake close() when done. */
+  #leave(): void {
     if (--this.#inFlight === 0) {
       clearInterval(this.#keepAlive);
       this.#keepAlive = undefined;
     }
-    const next = this.#waiters.shift();
-    if (next) next(slot);
-    else this.#free.push(slot);
+    if (this.#inFlight - this.#stuck <= 0) for (const wake of this.#idle.splice(0)) wake();
   }
 
   /** One watchdog tick: fails jobs running past their limit plus grace, and stops them if it can. */
@@ -318,13 +334,19 @@ export class DecodePool {
     };
   }
 
-  /** Stops the threads after the jobs in hand and releases the module; nothing keeps running. */
+  /**
+   * Stops the threads after the jobs in hand and releases the module; nothing keeps running.
+   * Threads held by jobs past their time limit are not waited for: their workers are terminated.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const stopped = this.#backend.close();
-    while (this.#inFlight > 0) await sleep(1);
+    const stopped = this.#backend.close(this.#stuck);
+    if (this.#inFlight - this.#stuck > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
     await stopped;
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+    this.#watched.clear();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -416,8 +438,4 @@ function readMessage(memory: WebAssembly.Memory, jobPtr: number): string {
   const end = bytes.indexOf(0);
   // TextDecoder refuses views of shared memory, so copy the few bytes first.
   return new TextDecoder().decode(bytes.slice(0, end < 0 ? bytes.length : end));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -55,10 +55,12 @@ export class PthreadBackend implements DecodeBackend {
     slot.input = slot.inputCapacity = 0;
   }
 
-  async close(): Promise<void> {
+  async close(stuck = 0): Promise<void> {
     const exports = this.#module.exports;
     exports._td_pool_stop();
-    while (exports._td_pool_alive() > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    // Threads exit between jobs; a stuck one never will, and terminating its worker is the only
+    // way to end it (module.close terminates every pthread worker).
+    while (exports._td_pool_alive() > stuck) await new Promise((resolve) => setTimeout(resolve, 1));
     this.#module.close();
   }
 

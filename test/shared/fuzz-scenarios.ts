@@ -209,3 +209,27 @@ export async function forgedHeadersAreTooLarge(pool: DecodePool, load: FixtureLo
     check(await outcome('video over maxDuration', () => pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxDurationSeconds: 0.5 })) === 'too-large', 'video over maxDurationSeconds');
   });
 }
+
+/** A request waiting for a free job record gives up when its signal aborts; the others go on. */
+export async function abortWhileWaitingForASlot(mode: 'pthreads' | 'workers'): Promise<void> {
+  const { DecodePool } = await import('../../src/decode/index.ts');
+  const pool = await DecodePool.create({ threads: 1, mode, maxInFlight: 1 });
+  try {
+    const pattern = solidPatches(640, 480, 4, 4);
+    const jpeg = encodeJpeg(pattern.rgb, 640, 480, { quality: 90 });
+    const target = pool.allocate(640 * 480 * 3 * 3);
+    const opts = { width: 640, height: 480, reducedScale: false } as const;
+    const first = pool.decodeInto(jpeg, target, opts);
+    const controller = new AbortController();
+    const second = pool.decodeInto(jpeg, target + 640 * 480 * 3, opts, controller.signal);
+    const third = pool.decodeInto(jpeg, target + 2 * 640 * 480 * 3, opts);
+    controller.abort(new Error('stop waiting'));
+    const gaveUp = await second.then(() => 'decoded', (e: unknown) => (e instanceof Error ? e.message : String(e)));
+    check(gaveUp === 'stop waiting', `the aborted request ended with ${gaveUp}, not with the abort's reason`);
+    check((await first).format === 'jpeg' && (await third).format === 'jpeg', 'the other requests decode');
+    check(pool.stats().inFlight === 0 && pool.stats().queued === 0, `left in flight: ${JSON.stringify(pool.stats())}`);
+    pool.free(target);
+  } finally {
+    await pool.close();
+  }
+}
