@@ -39,15 +39,24 @@ declare -A MODULE_FLAGS_OF=(
 
 # libjpeg-turbo: only the static TurboJPEG library (libturbojpeg.a, which also holds the libjpeg API)
 # and its headers, per variant with the same CFLAGS as ffmpeg, in its own prefix keyed by its inputs.
+# Its Arm Neon intrinsics (simd/arm/*-neon.c) are compiled to wasm SIMD through SIMDe's arm_neon.h
+# (emscripten's compat header; the rest of SIMDe comes from libsimde-dev, see ensure_chroot_simde).
+# The patches in wasm/turbojpeg/ (applied to the unpacked sources, never to the tarball):
+#   neon-wasm.patch: -DWASM_NEON=1 forces CPU_TYPE arm64 (the emscripten toolchain says x86), takes
+#     the aarch64 dispatcher (wasm32 has BITS 32, which would pick aarch32) and leaves out
+#     jchuff-neon.c (Huffman encoding, inline Arm asm; decoding does not use it).
+#   jdhuff-bitbuf64.patch: the 64-bit Huffman bit buffer x32 uses (wasm32's size_t is 32 bits).
 TURBOJPEG_CMAKE=(
   -DCMAKE_BUILD_TYPE=Release -DENABLE_SHARED=0 -DENABLE_STATIC=1 -DWITH_TURBOJPEG=1 -DWITH_JAVA=0
-  -DWITH_SIMD=0 -DREQUIRE_SIMD=0 -DWITH_12BIT=0 -DWITH_FUZZ=0
+  -DWITH_SIMD=1 -DREQUIRE_SIMD=1 -DWASM_NEON=1 -DNEON_INTRINSICS=1 -DWITH_12BIT=0 -DWITH_FUZZ=0
 )
+TURBOJPEG_CFLAGS="-mfpu=neon -I/usr/include/simde/arm"   # added to the variant's CFLAGS
+TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch)
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
 ffmpeg_key() { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1") | sha256sum | cut -c1-16; }
-turbojpeg_key() { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" | sha256sum | cut -c1-16; }
+turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
 module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
 cached="$TANDEM_CACHE/wasm/$module_key"
@@ -62,6 +71,7 @@ fi
 
 ensure_trixie_root
 ensure_chroot_cmake
+ensure_chroot_simde
 ensure_sources
 build_root="$TRIXIE_ROOT/build"          # seen as /build inside the chroot
 mkdir -p "$build_root"
@@ -96,7 +106,7 @@ build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
 
 build_turbojpeg() { # variant -> sets $tjprefix (as seen inside the chroot)
   local variant=$1 key; key=$(turbojpeg_key "$variant")
-  local cflags=${CFLAGS_OF[$variant]} ldflags=""; [ "$variant" = mt ] && ldflags="-pthread"
+  local cflags="${CFLAGS_OF[$variant]} $TURBOJPEG_CFLAGS" ldflags=""; [ "$variant" = mt ] && ldflags="-pthread"
   tjprefix="/build/turbojpeg-$key/prefix"
   if [ -f "$TRIXIE_ROOT$tjprefix/.done" ]; then
     wlog "libjpeg-turbo $LIBJPEG_TURBO_VERSION TurboJPEG library ($variant) present (key $key): skipped"; return
@@ -105,6 +115,11 @@ build_turbojpeg() { # variant -> sets $tjprefix (as seen inside the chroot)
   wlog "unpacking libjpeg-turbo sources ($variant)"
   local work="$build_root/turbojpeg-$key"; rm -rf "$work"; mkdir -p "$work"
   tar -xzf "$TANDEM_CACHE/sources/$LIBJPEG_TURBO_ORIG" -C "$work"; mv "$work"/libjpeg-turbo-* "$work/src"
+  command -v patch >/dev/null || { wlog "patch missing (apt-get install patch)"; return 1; }
+  local p; for p in "${TURBOJPEG_PATCHES[@]}"; do
+    wlog "applying wasm/turbojpeg/$p"
+    patch -d "$work/src" -p1 --quiet --forward < "$here/turbojpeg/$p" || { wlog "patch $p does not apply"; return 1; }
+  done
   wlog "configuring libjpeg-turbo with emcmake cmake ($variant)"
   # CMAKE_C_FLAGS_RELEASE=-DNDEBUG: the variant's flags alone decide optimisation (no extra -O2/-O3).
   in_chroot "cd /build/turbojpeg-$key && emcmake cmake -S src -B obj ${TURBOJPEG_CMAKE[*]} -DCMAKE_INSTALL_PREFIX=$tjprefix -DCMAKE_C_FLAGS='$cflags' -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG -DCMAKE_EXE_LINKER_FLAGS='$ldflags' > cmake.out 2>&1 || { tail -30 cmake.out; exit 1; }"

@@ -3,10 +3,12 @@
 #   - emscripten 3.1.69 from Debian trixie, in a minimal trixie root made with debootstrap
 #   - ffmpeg and zlib from Debian bookworm source packages, pinned by version and SHA-256
 #   - libjpeg-turbo (for its TurboJPEG library) from Debian's source package, pinned the same way;
-#     built with CMake, which ensure_chroot_cmake installs into the trixie root when missing
+#     built with CMake, which ensure_chroot_cmake installs into the trixie root when missing, and
+#     with its Arm Neon intrinsics compiled to wasm SIMD through SIMDe's headers (libsimde-dev),
+#     which ensure_chroot_simde installs the same way
 # Sourced by wasm/build.sh; every step prints what it does and skips what is already there.
 # Off Debian, run the same build inside a `debian:trixie` container (docker run -v "$PWD":/src -w /src
-# debian:trixie) after `apt-get install emscripten dpkg-dev cmake` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
+# debian:trixie) after `apt-get install emscripten dpkg-dev cmake libsimde-dev` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
 # emcc then runs directly, with no chroot.
 
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
@@ -72,6 +74,27 @@ ensure_chroot_cmake() {
     'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends cmake >/dev/null'
   [ -x "$TRIXIE_ROOT/usr/bin/cmake" ] || { wlog "cmake install in the trixie root failed"; return 1; }
   wlog "cmake $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' cmake) installed in the trixie root"
+}
+
+# SIMDe's headers (libsimde-dev) in the trixie root: emscripten's compat arm_neon.h is SIMDe's
+# top-level header and includes "neon/*.h", which Debian ships only in libsimde-dev. With it,
+# libjpeg-turbo's Arm NEON intrinsics compile to wasm SIMD. Checks the header, not a stamp.
+SIMDE_HEADER=/usr/include/simde/arm/neon.h
+ensure_chroot_simde() {
+  if [ -z "$TRIXIE_ROOT" ]; then
+    [ -f "$SIMDE_HEADER" ] || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but $SIMDE_HEADER is missing (apt-get install libsimde-dev)"; return 1; }
+    wlog "using this system's SIMDe headers ($SIMDE_HEADER)"
+    return
+  fi
+  if [ -f "$TRIXIE_ROOT$SIMDE_HEADER" ]; then
+    wlog "SIMDe headers present in the trixie root ($(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' libsimde-dev 2>/dev/null || echo '?')): skipped"
+    return
+  fi
+  wlog "apt-get install libsimde-dev inside the trixie root"
+  with_chroot_mounts chroot "$TRIXIE_ROOT" /bin/sh -c \
+    'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends libsimde-dev >/dev/null'
+  [ -f "$TRIXIE_ROOT$SIMDE_HEADER" ] || { wlog "libsimde-dev install in the trixie root failed"; return 1; }
+  wlog "libsimde-dev $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' libsimde-dev) installed in the trixie root"
 }
 
 # Runs "$@" with /proc mounted in the trixie root; unmounts on every exit path.
