@@ -45,7 +45,9 @@ ensure_trixie_root() {
   if [ ! -x "$TRIXIE_ROOT/usr/bin/apt-get" ]; then
     wlog "debootstrap --variant=minbase trixie -> $TRIXIE_ROOT (about 30 s)"
     rm -rf "$TRIXIE_ROOT"; mkdir -p "$(dirname "$TRIXIE_ROOT")"
-    debootstrap --variant=minbase trixie "$TRIXIE_ROOT" http://deb.debian.org/debian >"$TANDEM_CACHE/debootstrap.log" 2>&1 \
+    # The Debian archive this machine's apt uses (a local mirror or proxy is honoured).
+    local archive; archive=$(bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/apt-mirror.sh" bookworm) || { wlog "no Debian archive in this machine's apt sources"; return 1; }
+    debootstrap --variant=minbase trixie "$TRIXIE_ROOT" "$archive" >"$TANDEM_CACHE/debootstrap.log" 2>&1 \
       || { tail -20 "$TANDEM_CACHE/debootstrap.log"; return 1; }
   fi
   wlog "apt-get install emscripten inside the trixie root (about 40 s, ~400 MB)"
@@ -57,45 +59,35 @@ ensure_trixie_root() {
   wlog "emscripten $v ready"
 }
 
-# CMake (for libjpeg-turbo) in the trixie root. Checks for the binary itself, not the
-# .tandem-ready stamp, so roots made before this step existed get it too.
-ensure_chroot_cmake() {
+# One Debian package in the trixie root, checked by a file it installs (not the .tandem-ready
+# stamp, so roots made before the package was needed get it too). With TANDEM_NATIVE_EMSCRIPTEN=1
+# the file must already be on this system.
+ensure_chroot_package() { # package file why
+  local package=$1 file=$2 why=$3
   if [ -z "$TRIXIE_ROOT" ]; then
-    command -v cmake >/dev/null || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but cmake is not on PATH (apt-get install cmake)"; return 1; }
-    wlog "using this system's cmake: $(cmake --version | head -1)"
+    [ -e "$file" ] || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but $file is missing (apt-get install $package)"; return 1; }
+    wlog "using this system's $package ($file)"
     return
   fi
-  if [ -x "$TRIXIE_ROOT/usr/bin/cmake" ]; then
-    wlog "cmake present in the trixie root ($(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' cmake 2>/dev/null || echo '?')): skipped"
+  if [ -e "$TRIXIE_ROOT$file" ]; then
+    wlog "$package present in the trixie root ($(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' "$package" 2>/dev/null || echo '?')): skipped"
     return
   fi
-  wlog "apt-get install cmake inside the trixie root"
+  wlog "apt-get install $package inside the trixie root ($why)"
   with_chroot_mounts chroot "$TRIXIE_ROOT" /bin/sh -c \
-    'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends cmake >/dev/null'
-  [ -x "$TRIXIE_ROOT/usr/bin/cmake" ] || { wlog "cmake install in the trixie root failed"; return 1; }
-  wlog "cmake $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' cmake) installed in the trixie root"
+    "export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends $package >/dev/null"
+  [ -e "$TRIXIE_ROOT$file" ] || { wlog "$package install in the trixie root failed"; return 1; }
+  wlog "$package $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' "$package") installed in the trixie root"
 }
 
-# SIMDe's headers (libsimde-dev) in the trixie root: emscripten's compat arm_neon.h is SIMDe's
-# top-level header and includes "neon/*.h", which Debian ships only in libsimde-dev. With it,
-# libjpeg-turbo's Arm NEON intrinsics compile to wasm SIMD. Checks the header, not a stamp.
+# CMake builds libjpeg-turbo.
+ensure_chroot_cmake() { ensure_chroot_package cmake /usr/bin/cmake "builds libjpeg-turbo"; }
+
+# SIMDe's headers: emscripten's compat arm_neon.h is SIMDe's top-level header and includes
+# "neon/*.h", which Debian ships only in libsimde-dev. With it, libjpeg-turbo's Arm NEON
+# intrinsics compile to wasm SIMD.
 SIMDE_HEADER=/usr/include/simde/arm/neon.h
-ensure_chroot_simde() {
-  if [ -z "$TRIXIE_ROOT" ]; then
-    [ -f "$SIMDE_HEADER" ] || { wlog "TANDEM_NATIVE_EMSCRIPTEN=1 but $SIMDE_HEADER is missing (apt-get install libsimde-dev)"; return 1; }
-    wlog "using this system's SIMDe headers ($SIMDE_HEADER)"
-    return
-  fi
-  if [ -f "$TRIXIE_ROOT$SIMDE_HEADER" ]; then
-    wlog "SIMDe headers present in the trixie root ($(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' libsimde-dev 2>/dev/null || echo '?')): skipped"
-    return
-  fi
-  wlog "apt-get install libsimde-dev inside the trixie root"
-  with_chroot_mounts chroot "$TRIXIE_ROOT" /bin/sh -c \
-    'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends libsimde-dev >/dev/null'
-  [ -f "$TRIXIE_ROOT$SIMDE_HEADER" ] || { wlog "libsimde-dev install in the trixie root failed"; return 1; }
-  wlog "libsimde-dev $(chroot "$TRIXIE_ROOT" dpkg-query -W -f='${Version}' libsimde-dev) installed in the trixie root"
-}
+ensure_chroot_simde() { ensure_chroot_package libsimde-dev "$SIMDE_HEADER" "libjpeg-turbo's NEON code as wasm SIMD"; }
 
 # Runs "$@" with /proc mounted in the trixie root; unmounts on every exit path.
 with_chroot_mounts() {
