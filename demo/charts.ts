@@ -1,5 +1,6 @@
 // Live line charts on a plain canvas. Points are appended as events arrive; drawing is coalesced
 // into one requestAnimationFrame, so a burst of events costs one redraw.
+import { TIME_PARTS } from '../src/pipeline/index.ts';
 
 const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf'];
 
@@ -108,12 +109,7 @@ export interface SplitRow {
   resourceName?: string;
 }
 
-const PARTS = [
-  { key: 'working', label: 'working', colour: '#1f77b4' },
-  { key: 'resource', label: 'pooled resource', colour: '#9467bd' },
-  { key: 'blocked', label: 'blocked on output', colour: '#ff7f0e' },
-  { key: 'starved', label: 'waiting for input', colour: '#d0d0d0' },
-] as const;
+const PARTS = TIME_PARTS;
 
 /** One horizontal stacked bar per stage: the latest interval's split of its time, four ways. */
 export class SplitBars {

@@ -2,7 +2,7 @@
 // images/s and where each loader stage's time went (working, starved, blocked on output, waiting
 // for a pooled resource), the epoch table and the per-stage summary. No scripts, no external
 // files: it opens anywhere, also from a CI artifact.
-import { bottleneck, formatStats, type PipelineStats } from '../pipeline/index.ts';
+import { bottleneck, formatStats, TIME_PARTS, type PipelineStats } from '../pipeline/index.ts';
 import type { StageOccupancy, TrainReport } from '../train/index.ts';
 
 interface Series {
@@ -12,13 +12,7 @@ interface Series {
 
 const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
 
-/** The four parts of a stage's time, in stacking order (bottom first), with their colours. */
-const PARTS = [
-  { key: 'working', label: 'working', colour: '#1f77b4' },
-  { key: 'resource', label: 'waiting for a pooled resource', colour: '#9467bd' },
-  { key: 'blocked', label: 'blocked on output', colour: '#ff7f0e' },
-  { key: 'starved', label: 'waiting for input', colour: '#d0d0d0' },
-] as const;
+const PARTS = TIME_PARTS;
 
 const W = 460, L = 44, R = 12, B = 30, PLOT_H = 150;
 const FONT = 'font-family="system-ui,sans-serif"';

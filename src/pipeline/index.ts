@@ -8,7 +8,7 @@ export type { StageFailureSummary, StallInfo } from './errors.ts';
 export type { FailureRecord } from './failures.ts';
 export type { Executor } from './executor.ts';
 export { WorkerPoolExecutor } from './worker-pool.ts';
-export { formatStats, formatSplit, bottleneck } from './stats.ts';
+export { formatStats, formatSplit, bottleneck, TIME_PARTS } from './stats.ts';
 export type { Bottleneck, ConsumerStats, PipelineStats, StageStats, TimeSplit } from './stats.ts';
 export { profilePipeline } from './profile.ts';
 export type { ProfileOptions, StageProfile } from './profile.ts';

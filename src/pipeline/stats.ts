@@ -370,6 +370,17 @@ export function bottleneck(stats: PipelineStats): Bottleneck | undefined {
 }
 
 /** "work 12% starved 3% blocked 80% resource 5%", leaving out parts under 0.5% (work is always shown). */
+/**
+ * The four parts of a stage's time in stacking order (working at the bottom), with the labels and
+ * colours the HTML report and the demo page draw them in.
+ */
+export const TIME_PARTS = [
+  { key: 'working', label: 'working', colour: '#1f77b4' },
+  { key: 'resource', label: 'waiting for a pooled resource', colour: '#9467bd' },
+  { key: 'blocked', label: 'blocked on output', colour: '#ff7f0e' },
+  { key: 'starved', label: 'waiting for input', colour: '#d0d0d0' },
+] as const satisfies ReadonlyArray<{ key: keyof TimeSplit; label: string; colour: string }>;
+
 export function formatSplit(t: TimeSplit, resourceName = 'resource'): string {
   let out = `work ${pct(t.working)}`;
   if (t.starved >= 0.005) out += ` starved ${pct(t.starved)}`;
