@@ -1,6 +1,7 @@
-// Decodes one image and loads two batches in the browser. The images are served by the app
-// (public/photo.jpg and public/images/0.jpg … 7.jpg).
+// Decodes one image, loads two batches and trains the tiny ViT for an epoch in the browser. The
+// images are served by the app (public/photo.jpg and public/images/0.jpg … 7.jpg).
 import { DecodePool, ImageBatcher, PipelineBuilder } from 'tandem';
+import { defaultTrainingOptions, runTraining, syntheticData } from 'tandem/train';
 
 const out = document.getElementById('out');
 try {
@@ -24,7 +25,13 @@ try {
     batch.release();
   }
   await pool.close();
-  const result = { mode: pool.mode, format: info.format, pixels: pixels.length, batches, failed: pipeline.failures().length };
+
+  // The tiny Vision Transformer on the built-in labelled shapes, trained in WGSL through the loader.
+  const data = await syntheticData({ count: 48 });
+  const report = await runTraining(data, { ...defaultTrainingOptions, epochs: 1, batchSize: 16 });
+  const trained = { steps: report.steps, lossFinite: report.epochs.every((e) => Number.isFinite(e.trainLoss)) };
+
+  const result = { mode: pool.mode, format: info.format, pixels: pixels.length, batches, failed: pipeline.failures().length, trained };
   out.textContent = JSON.stringify(result);
   out.dataset.done = 'true';
 } catch (error) {

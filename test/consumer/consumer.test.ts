@@ -17,6 +17,7 @@ interface PageResult {
   pixels: number;
   batches?: number[];
   failed?: number;
+  trained?: { steps: number; lossFinite: boolean };
 }
 
 let browser: Browser;
@@ -118,10 +119,10 @@ describe('Tandem installed from its tarball', () => {
     for (const isolated of [true, false]) {
       const config = isolated ? 'vite.config.js' : 'vite.open.config.js';
       const mode = isolated ? 'pthreads' : 'workers';
-      it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes and loads two batches (${mode})`, async () => {
+      it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes, loads two batches, trains the tiny ViT (${mode})`, async () => {
         const server = await serve(vite(), ['--config', config, '--host', '127.0.0.1', '--port', '0'], dir);
         try {
-          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0 });
+          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0, trained: { steps: 3, lossFinite: true } });
         } finally {
           server.stop();
         }
@@ -132,7 +133,7 @@ describe('Tandem installed from its tarball', () => {
         expect(built.stdout + built.stderr).not.toMatch(/externalized for browser compatibility|unable to parse the worker options/);
         const server = await serve(vite(), ['preview', '--config', config, '--outDir', outDir, '--host', '127.0.0.1', '--port', '0'], dir);
         try {
-          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0 });
+          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0, trained: { steps: 3, lossFinite: true } });
         } finally {
           server.stop();
         }
