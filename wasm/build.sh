@@ -61,10 +61,15 @@ module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st
 out="$here/dist"
 cached="$TANDEM_CACHE/wasm/$module_key"
 
-if [ -f "$out/.build-key" ] && [ "$(cat "$out/.build-key")" = "$module_key" ]; then
+# For development: TANDEM_WASM_DEV_OUT=DIR links only the pthreads module into DIR, uncached, with
+# TANDEM_WASM_DEV_FLAGS added to the link (--profiling-funcs keeps names for a profiler).
+dev_out=${TANDEM_WASM_DEV_OUT:-}
+if [ -n "$dev_out" ]; then
+  :
+elif [ -f "$out/.build-key" ] && [ "$(cat "$out/.build-key")" = "$module_key" ]; then
   wlog "modules up to date (key $module_key): skipped build"; exit 0
 fi
-if [ -f "$cached/tandem-decode.wasm" ] && [ -f "$cached/tandem-decode-st.wasm" ]; then
+if [ -z "$dev_out" ] && [ -f "$cached/tandem-decode.wasm" ] && [ -f "$cached/tandem-decode-st.wasm" ]; then
   mkdir -p "$out"; cp -f "$cached"/* "$out/"; echo "$module_key" > "$out/.build-key"
   wlog "modules restored from cache $cached: skipped build"; exit 0
 fi
@@ -134,15 +139,21 @@ build_turbojpeg() { # variant -> sets $tjprefix (as seen inside the chroot)
   wlog "libjpeg-turbo ($variant) built in $(( $(date +%s) - t0 )) s"
 }
 
+variants="mt st"
+[ -n "$dev_out" ] && variants=mt
 mkdir -p "$cached" "$out"
-for variant in mt st; do
+for variant in $variants; do
   build_ffmpeg "$variant"
   build_turbojpeg "$variant"
   name=${OUTPUT_OF[$variant]}
   wlog "linking the decode module $name.mjs"
   mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$here"/src/post.js "$build_root/module/"
-  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -o $name.mjs"
+  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz ${TANDEM_WASM_DEV_FLAGS:-} -o $name.mjs"
   node "$here/bundler-safe.mjs" "$build_root/module/$name.mjs" "$name"
+  if [ -n "$dev_out" ]; then
+    mkdir -p "$dev_out" && cp "$build_root/module/$name.mjs" "$build_root/module/$name.wasm" "$dev_out/"
+    wlog "development build of $name in $dev_out"; exit 0
+  fi
   cp "$build_root/module/$name.mjs" "$build_root/module/$name.wasm" "$cached/"
 done
 cp "$here/src/tandem-decode.d.mts" "$here/src/tandem-decode-st.d.mts" "$cached/"
