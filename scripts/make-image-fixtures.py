@@ -38,7 +38,7 @@ def save(out: str, name: str, im: Image.Image, **kwargs) -> None:
     decoded.seek(0)
     mode = "RGBA" if decoded.mode in ("RGBA", "LA") or "transparency" in decoded.info and im.mode == "RGBA" else "RGB"
     ext = "rgba" if mode == "RGBA" else "rgb"
-    src = im if im.mode != "CMYK" else pattern(0)
+    src = im
     with open(path + ".src." + ext, "wb") as f:
         f.write(src.convert(mode).tobytes())
     with open(path + ".pil." + ext, "wb") as f:
@@ -82,6 +82,9 @@ def main() -> None:
     save(out, "progressive-420.jpg", rgb, format="JPEG", quality=92, progressive=True, subsampling=2)
     # PIL writes CMYK JPEGs the Adobe way (inverted, no colour transform): C = 255 - R, K = 0.
     save(out, "cmyk.jpg", rgb.convert("CMYK"), format="JPEG", quality=95)
+    # And with black ink rising left to right, so the K channel scales every colour.
+    c, m, y, _ = rgb.convert("CMYK").split()
+    save(out, "cmyk-ink.jpg", Image.merge("CMYK", (c, m, y, Image.linear_gradient("L").rotate(90).resize((W, H)))), format="JPEG", quality=95)
     save(out, "lossy.webp", rgb, format="WEBP", quality=90, method=4)
     save(out, "lossless.webp", rgb, format="WEBP", lossless=True)
     rgba = rgb.copy()

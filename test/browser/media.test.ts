@@ -36,7 +36,7 @@ describe('image formats against PIL (Chromium)', () => {
     for (const mode of ['pthreads', 'workers'] as const) {
       const pool = await DecodePool.create({ threads: 1, mode });
       try {
-        expect(await imageFormatsMatchReferences(pool, load)).toHaveLength(7);
+        expect(await imageFormatsMatchReferences(pool, load)).toHaveLength(8);
         await coverMatchesTorchvision(pool, load);
       } finally {
         await pool.close();

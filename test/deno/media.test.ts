@@ -28,7 +28,7 @@ Deno.test({
       const pool = await DecodePool.create({ threads: 1, mode });
       try {
         const checked = await imageFormatsMatchReferences(pool, load);
-        if (checked.length !== 7) throw new Error(`${mode}: checked ${checked.length} of 7 files`);
+        if (checked.length !== 8) throw new Error(`${mode}: checked ${checked.length} of 8 files`);
         await coverMatchesTorchvision(pool, load);
       } finally {
         await pool.close();

@@ -43,6 +43,7 @@ const CASES: readonly FormatCase[] = [
   { file: 'progressive.jpg', format: 'jpeg', channels: 3, source: FULL_CHROMA_LOSS, native: FULL_CHROMA },
   { file: 'progressive-420.jpg', format: 'jpeg', channels: 3, source: HALF_CHROMA, native: HALF_CHROMA },
   { file: 'cmyk.jpg', format: 'jpeg', channels: 3, source: FULL_CHROMA_LOSS, native: FULL_CHROMA },
+  { file: 'cmyk-ink.jpg', format: 'jpeg', channels: 3, source: FULL_CHROMA_LOSS, native: FULL_CHROMA },
   { file: 'lossy.webp', format: 'webp', channels: 3, source: HALF_CHROMA, native: HALF_CHROMA },
   { file: 'lossless.webp', format: 'webp', channels: 3, source: EXACT, native: EXACT },
   { file: 'alpha.webp', format: 'webp', channels: 4, source: EXACT, native: EXACT },

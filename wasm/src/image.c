@@ -1,6 +1,6 @@
-/* One image: probe, decode (JPEG with libjpeg-turbo at the smallest DCT scale M/8 that still
- * covers the target; CMYK JPEG and every other format with libavcodec), then crop, resize, orient
- * and convert with libswscale straight into the caller's slot of a batch buffer. */
+/* One image: probe, decode (JPEG, CMYK included, with libjpeg-turbo at the smallest DCT scale M/8
+ * that still covers the target; every other format, and CMYK JPEG to gray, with libavcodec), then
+ * crop, resize, orient and convert straight into the caller's slot of a batch buffer. */
 #include "image.h"
 #include "probe.h"
 #include <errno.h>
@@ -289,23 +289,39 @@ static void wrap_pixels(AVFrame *f, unsigned char *pixels, int width, int height
   f->linesize[0] = width * (gray ? 1 : 3);
 }
 
+/* CMYK as Adobe applications store it (inverted: 255 is no ink), packed 4 bytes per pixel, to
+ * packed RGB in place: each colour times K / 255, rounded, as PIL converts such files (ffmpeg
+ * truncates instead). libjpeg-turbo has already turned YCCK into this CMYK. */
+static void cmyk_to_rgb_in_place(unsigned char *pixels, size_t count) {
+  const unsigned char *in = pixels;
+  unsigned char *out = pixels;
+  for (size_t i = 0; i < count; i++, in += 4, out += 3) {
+    const unsigned k = in[3];
+    for (int c = 0; c < 3; c++) {
+      const unsigned v = in[c] * k + 128;
+      out[c] = (unsigned char)((v + (v >> 8)) >> 8);
+    }
+  }
+}
+
 /* Decodes a JPEG with libjpeg-turbo at `eighths`/8 of its size into the worker's pixel buffer.
  * Returns TD_OK, a failure (recorded in the job), or -1 when this decoder does not take the
- * image (CMYK/YCCK: libavcodec converts those) and nothing was recorded. */
+ * image (CMYK/YCCK to one channel: libavcodec converts that) and nothing was recorded. */
 static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
   const unsigned char *data = (const unsigned char *)(uintptr_t)job->src;
   if (!w->turbojpeg && !(w->turbojpeg = tjInitDecompress())) return fail(job, TD_E_NOMEM, 0, "cannot allocate a JPEG decoder");
   int width, height, subsampling, colorspace;
   if (tjDecompressHeader3(w->turbojpeg, data, (unsigned long)job->src_len, &width, &height, &subsampling, &colorspace) < 0)
     return fail(job, TD_E_CORRUPT, 0, tjGetErrorStr2(w->turbojpeg));
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return -1;
+  const int cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  if (cmyk && job->channels == 1) return -1;
   if (width <= 0 || height <= 0) return fail(job, TD_E_CORRUPT, 0, "the JPEG declares an empty image");
   if ((int64_t)width * height > job->max_pixels) return fail(job, TD_E_TOO_LARGE, 0, "declared size over the pixel limit");
   const tjscalingfactor factor = {eighths, 8};
   const int sw = TJSCALED(width, factor), sh = TJSCALED(height, factor);
-  const int gray = job->channels == 1 || colorspace == TJCS_GRAY;
+  const int gray = !cmyk && (job->channels == 1 || colorspace == TJCS_GRAY);
   /* 16 bytes of slack: the resize's SIMD loads read up to 3 bytes past the last pixel. */
-  const size_t need = (size_t)sw * sh * (gray ? 1 : 3) + 16;
+  const size_t need = (size_t)sw * sh * (gray ? 1 : cmyk ? 4 : 3) + 16;
   if (need > w->pixels_cap) {
     free(w->pixels);
     w->pixels = malloc(need);
@@ -315,7 +331,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
   /* Progressive files may hold at most 500 scans (a file of endless tiny scans is a known way to
    * make decoding take forever). */
   int r = tjDecompress2(w->turbojpeg, data, (unsigned long)job->src_len, w->pixels, sw, 0, sh,
-                        gray ? TJPF_GRAY : TJPF_RGB, TJFLAG_LIMITSCANS);
+                        gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_LIMITSCANS);
   if (r < 0) {
     const char *why = tjGetErrorStr2(w->turbojpeg);
     /* Warnings leave a full image behind; a cut file or damaged entropy data does not count as one. */
@@ -323,6 +339,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
     if (!warning || !strstr(why, "extraneous bytes before marker"))
       return fail(job, strstr(why, "Premature end") ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, why);
   }
+  if (cmyk) cmyk_to_rgb_in_place(w->pixels, (size_t)sw * sh);
   wrap_pixels(w->frame, w->pixels, sw, sh, gray);
   return TD_OK;
 }
