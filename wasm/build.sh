@@ -46,17 +46,22 @@ declare -A MODULE_FLAGS_OF=(
 #     the aarch64 dispatcher (wasm32 has BITS 32, which would pick aarch32) and leaves out
 #     jchuff-neon.c (Huffman encoding, inline Arm asm; decoding does not use it).
 #   jdhuff-bitbuf64.patch: the 64-bit Huffman bit buffer x32 uses (wasm32's size_t is 32 bits).
+#   jidctint-wasm.c, jdcolor-wasm.c (added, not patches): the accurate integer IDCT and YCbCr->RGB
+#     written in wasm SIMD128, each sample as the C computes it (SIMDe's translations of the Neon
+#     versions ran no faster than the scalar C); neon-wasm.patch compiles them and has the
+#     dispatcher call them instead of the Neon ones.
 TURBOJPEG_CMAKE=(
   -DCMAKE_BUILD_TYPE=Release -DENABLE_SHARED=0 -DENABLE_STATIC=1 -DWITH_TURBOJPEG=1 -DWITH_JAVA=0
   -DWITH_SIMD=1 -DREQUIRE_SIMD=1 -DWASM_NEON=1 -DNEON_INTRINSICS=1 -DWITH_12BIT=0 -DWITH_FUZZ=0
 )
 TURBOJPEG_CFLAGS="-mfpu=neon -I/usr/include/simde/arm"   # added to the variant's CFLAGS
 TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch)
+TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c)   # Tandem's own SIMD128 code, copied into src/simd/wasm/
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
 ffmpeg_key() { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1") | sha256sum | cut -c1-16; }
-turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
+turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}" "${TURBOJPEG_ADDED[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
 module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
 cached="$TANDEM_CACHE/wasm/$module_key"
@@ -125,6 +130,8 @@ build_turbojpeg() { # variant -> sets $tjprefix (as seen inside the chroot)
     wlog "applying wasm/turbojpeg/$p"
     patch -d "$work/src" -p1 --quiet --forward < "$here/turbojpeg/$p" || { wlog "patch $p does not apply"; return 1; }
   done
+  mkdir -p "$work/src/simd/wasm"
+  for p in "${TURBOJPEG_ADDED[@]}"; do wlog "adding wasm/turbojpeg/$p"; cp "$here/turbojpeg/$p" "$work/src/simd/wasm/"; done
   wlog "configuring libjpeg-turbo with emcmake cmake ($variant)"
   # CMAKE_C_FLAGS_RELEASE=-DNDEBUG: the variant's flags alone decide optimisation (no extra -O2/-O3).
   in_chroot "cd /build/turbojpeg-$key && emcmake cmake -S src -B obj ${TURBOJPEG_CMAKE[*]} -DCMAKE_INSTALL_PREFIX=$tjprefix -DCMAKE_C_FLAGS='$cflags' -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG -DCMAKE_EXE_LINKER_FLAGS='$ldflags' > cmake.out 2>&1 || { tail -30 cmake.out; exit 1; }"

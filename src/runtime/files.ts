@@ -24,8 +24,14 @@ interface NodeFs {
   rename(from: string, to: string): Promise<void>;
 }
 
+/** Node's callback API, for the one call on the loader's hot path. */
+interface NodeFsCallbacks {
+  readFile(path: string, done: (error: Error | null, data: Uint8Array) => void): void;
+}
+
 const deno = (globalThis as unknown as { Deno?: DenoFs }).Deno;
 let nodeFs: Promise<NodeFs> | undefined;
+let nodeFsCallbacks: NodeFsCallbacks | undefined;
 
 function fs(): Promise<NodeFs> {
   if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
@@ -33,8 +39,18 @@ function fs(): Promise<NodeFs> {
   return nodeFs;
 }
 
+/**
+ * Node reads through its callback API: fs/promises' readFile costs about 1.6x the CPU per file
+ * (measured on the photo corpus: ~140 µs against ~88 µs per ~90 KB file, 16 reads in flight).
+ */
 export async function readFile(path: string): Promise<Uint8Array> {
-  return deno ? deno.readFile(path) : (await fs()).readFile(path);
+  if (deno) return deno.readFile(path);
+  if (!nodeFsCallbacks) {
+    if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+    nodeFsCallbacks = (await import(/* @vite-ignore */ 'node:fs' as string)) as NodeFsCallbacks;
+  }
+  const callbacks = nodeFsCallbacks;
+  return new Promise((resolve, reject) => callbacks.readFile(path, (error, data) => (error ? reject(error) : resolve(data))));
 }
 
 /** Writes through a temporary name and renames, so readers never see half a file. */
