@@ -36,7 +36,7 @@ async function rawWriteBuffer(): Promise<number> {
   for (let i = 0; i < batchesPerRep; i++) device.queue.writeBuffer(targets[i % 2]!, 0, plain);
   await device.queue.onSubmittedWorkDone();
   const s = (performance.now() - t0) / 1000;
-  targets.forEach((b) => b.destroy());
+  for (const b of targets) b.destroy();
   return s;
 }
 
@@ -135,7 +135,7 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 await Deno.writeTextFile(outPath, lines.join('\n') + '\n');
-[sink, iterationsBuffer, fixedInput].forEach((b) => b.destroy());
+for (const b of [sink, iterationsBuffer, fixedInput]) b.destroy();
 pool.free(wasmPtr);
 await pool.close();
 gpu.close();

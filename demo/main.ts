@@ -60,7 +60,7 @@ function settings(): DemoSettings {
 
 function start(picked?: PickedImages): void {
   worker?.terminate();
-  Object.values(charts).forEach((c) => c.clear());
+  for (const c of Object.values(charts)) c.clear();
   classes.length = 0;
   classes.push(...(picked?.classes ?? []));
   state.state = 'running';
@@ -89,20 +89,26 @@ function fail(message: string): void {
 
 function onEvent(e: FromWorker): void {
   switch (e.type) {
-    case 'status': return setStatus(e.text);
-    case 'error': return fail(e.message);
+    case 'status':
+      setStatus(e.text);
+      return;
+    case 'error':
+      fail(e.message);
+      return;
     case 'start':
       state.decodeMode = e.decodeMode;
       if (classes.length === 0) classes.push(...e.classes);
       showMode(e.decodeMode);
-      return setStatus(`training: ${e.train} images, ${e.classes.length} classes, ${e.steps} steps of ${e.batchSize}; ${e.adapter}`);
+      setStatus(`training: ${e.train} images, ${e.classes.length} classes, ${e.steps} steps of ${e.batchSize}; ${e.adapter}`);
+      return;
     case 'step':
       state.steps = e.step;
       charts.loss.add('loss', e.seconds, e.loss);
       charts.accuracy.add('train', e.seconds, e.accuracy);
       charts.throughput.add('images/s', e.seconds, e.imagesPerSecond);
       charts.waited.add('waited', e.seconds, e.waitedForData);
-      return setStatus(`step ${e.step}/${e.steps} · epoch ${e.epoch.toFixed(2)} · loss ${e.loss.toFixed(3)} · acc ${(e.accuracy * 100).toFixed(0)}% · ${e.imagesPerSecond.toFixed(0)} img/s · ${e.secondsLeft.toFixed(0)} s left`);
+      setStatus(`step ${e.step}/${e.steps} · epoch ${e.epoch.toFixed(2)} · loss ${e.loss.toFixed(3)} · acc ${(e.accuracy * 100).toFixed(0)}% · ${e.imagesPerSecond.toFixed(0)} img/s · ${e.secondsLeft.toFixed(0)} s left`);
+      return;
     case 'stats':
       for (const s of e.stages) {
         charts.occupancy.add(s.name, e.seconds, s.busy);
@@ -112,15 +118,21 @@ function onEvent(e: FromWorker): void {
       return;
     case 'epoch':
       charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
-      return setStatus(`epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`);
-    case 'preview': return drawBatch(e);
-    case 'checkpoint': return offerCheckpoint(e.bytes);
+      setStatus(`epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`);
+      return;
+    case 'preview':
+      drawBatch(e);
+      return;
+    case 'checkpoint':
+      offerCheckpoint(e.bytes);
+      return;
     case 'done':
       state.state = 'done';
       $<HTMLButtonElement>('stop').disabled = true;
       worker?.terminate();
       worker = undefined;
-      return setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`);
+      setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`);
+      return;
   }
 }
 

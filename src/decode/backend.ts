@@ -41,6 +41,8 @@ export interface DecodeBackend {
    * threads (held by jobs past their time limit) are not waited for: they are terminated.
    */
   close(stuck?: number): Promise<void>;
+  /** Worker threads this backend holds right now (0 once closed). */
+  liveWorkers(): number;
 }
 
 /** True where wasm threads can share memory (Node, Deno, cross-origin isolated pages). */

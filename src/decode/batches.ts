@@ -42,7 +42,21 @@ export interface ImageBatcherOptions {
   decode?: Omit<ImageDecodeOptions, 'width' | 'height' | 'channels'>;
 }
 
+/** Where a batch buffer is: free, being filled by the decode stage, or handed out as an ImageBatch. */
+type BufferState = 'free' | 'filling' | 'handed';
+
+/** How many of an ImageBatcher's buffers are in each state. */
+export interface ImageBatcherStats {
+  buffers: number;
+  free: number;
+  filling: number;
+  handed: number;
+}
+
 class BatchBuffer {
+  state: BufferState = 'free';
+  /** Filling when its pipeline stopped: goes back to the free list once its last slot settles. */
+  orphaned = false;
   assigned = 0;
   settled = 0;
   failed: number[] = [];
@@ -128,14 +142,20 @@ export class ImageBatcher {
     }
     buffer.settled++;
     const completes = !buffer.open && buffer.settled === buffer.assigned;
+    if (buffer.orphaned) {
+      // Its pipeline stopped (the aggregator abandoned it): nobody will take this token.
+      if (completes) this.#recycle(buffer);
+      return;
+    }
     if (failure === undefined || completes) yield { buffer, completes };
     if (failure !== undefined) throw failure;
   }.bind(this);
 
   /** Aggregator for the stage after decodeStage: emits each batch once it is complete. */
-  aggregator(): { push(token: SlotToken): ImageBatch | undefined; flush(): ImageBatch | undefined } {
+  aggregator(): { push(token: SlotToken): ImageBatch | undefined; flush(): ImageBatch | undefined; abandon(): void } {
     return {
       push: (token) => (token.completes ? this.#finish(token.buffer) : undefined),
+      abandon: () => this.#abandon(),
       flush: () => {
         // The pipeline drains the decode stage before flushing, so the open batch has settled.
         const open = this.#current;
@@ -150,6 +170,26 @@ export class ImageBatcher {
     };
   }
 
+  stats(): ImageBatcherStats {
+    const count = (state: BufferState) => this.#all.filter((b) => b.state === state).length;
+    return { buffers: this.#all.length, free: count('free'), filling: count('filling'), handed: count('handed') };
+  }
+
+  /**
+   * The pipeline stopped with batches part-filled: none of them will be emitted. Each goes back
+   * to the free list once its decodes in flight have settled (now, or when the last one does),
+   * and the next pipeline starts a fresh batch rather than finishing a stale one.
+   */
+  #abandon(): void {
+    this.#current = undefined;
+    for (const buffer of this.#all) {
+      if (buffer.state !== 'filling') continue;
+      buffer.open = false;
+      buffer.orphaned = true;
+      if (buffer.settled === buffer.assigned) this.#recycle(buffer);
+    }
+  }
+
   /** Frees every batch buffer; call after the pipeline has stopped. */
   close(): void {
     for (const b of this.#all) this.#pool.free(b.pointer);
@@ -160,9 +200,13 @@ export class ImageBatcher {
   #assign(signal?: AbortSignal): Promise<{ buffer: BatchBuffer; index: number }> {
     // Chained so that slots follow input order even when a caller must wait for a free buffer.
     const assigned = this.#assignChain.then(async () => {
+      // A stopped pipeline's late items take no slot (its aggregator has abandoned the batch).
+      if (signal?.aborted) throw signal.reason;
       let buffer = this.#current;
       if (!buffer) {
         buffer = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
+        buffer.state = 'filling';
+        buffer.orphaned = false;
         buffer.assigned = buffer.settled = 0;
         buffer.failed.length = 0;
         buffer.open = true;
@@ -189,6 +233,7 @@ export class ImageBatcher {
     }
     const [h, w, c] = this.shape;
     const memory = this.#pool.memory;
+    buffer.state = 'handed';
     let released = false;
     const data = new Uint8Array(memory.buffer, buffer.pointer, count * this.slotBytes);
     const release = () => {
@@ -247,6 +292,8 @@ export class ImageBatcher {
   }
 
   #recycle(buffer: BatchBuffer): void {
+    buffer.state = 'free';
+    buffer.orphaned = false;
     const next = this.#waiters.shift();
     if (next) next(buffer);
     else this.#free.push(buffer);

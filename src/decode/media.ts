@@ -128,7 +128,9 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
     });
   } else if ('times' in f) {
     w[Field.SelectMode] = SelectMode.TimesMs;
-    f.times.forEach((t, i) => (aux[i] = toMs(t, 'a frame time')));
+    f.times.forEach((t, i) => {
+      aux[i] = toMs(t, 'a frame time');
+    });
   } else {
     if (!(f.fps > 0) || f.fps * 1000 > MAX_MS) badRequest('fps must be positive');
     w[Field.SelectMode] = SelectMode.Rate;
@@ -165,7 +167,9 @@ export function readAudio(w: Int32Array): DecodedAudioInfo {
 /** @internal `ptsMs` is the job's pts output array (ms, -1 where empty). */
 export function readVideo(w: Int32Array, ptsMs: Int32Array): DecodedVideoInfo {
   const timestamps = new Float64Array(ptsMs.length);
-  ptsMs.forEach((ms, i) => (timestamps[i] = ms < 0 ? Number.NaN : ms / 1000));
+  ptsMs.forEach((ms, i) => {
+    timestamps[i] = ms < 0 ? Number.NaN : ms / 1000;
+  });
   return {
     framesWritten: w[Field.FramesOut] ?? 0,
     timestamps,

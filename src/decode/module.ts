@@ -10,6 +10,8 @@ export interface DecodeModule {
   malloc(bytes: number): number;
   /** Ends the module's worker threads; call only after every pool thread has exited. */
   close(): void;
+  /** The module's worker threads that are alive (emscripten's own count). */
+  liveWorkers(): number;
 }
 
 
@@ -52,6 +54,9 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
     },
     close(): void {
       exports.terminateThreads();
+    },
+    liveWorkers(): number {
+      return exports.liveWorkers();
     },
   };
 }

@@ -42,6 +42,8 @@ export interface DecodePoolStats {
    * When every thread is held, new jobs fail at once with 'stalled'.
    */
   stuckThreads: number;
+  /** Worker threads alive right now: `threads` while open, 0 once close() has resolved. */
+  liveWorkers: number;
 }
 
 /** A job the watchdog is timing: from when a thread takes it, against its time limit. */
@@ -330,7 +332,7 @@ export class DecodePool {
   stats(): DecodePoolStats {
     return {
       mode: this.mode, threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length,
-      completed: this.#completed, failed: this.#failed, stuckThreads: this.#stuck,
+      completed: this.#completed, failed: this.#failed, stuckThreads: this.#stuck, liveWorkers: this.#backend.liveWorkers(),
     };
   }
 

@@ -46,6 +46,10 @@ export class PthreadBackend implements DecodeBackend {
     await waitForDone(slot.words);
   }
 
+  liveWorkers(): number {
+    return this.#module.liveWorkers();
+  }
+
   abandon(): boolean {
     return false;
   }

@@ -97,6 +97,10 @@ export class WorkerBackend implements DecodeBackend {
     this.#idle = [];
   }
 
+  liveWorkers(): number {
+    return this.#all.size;
+  }
+
   async #startWorker(): Promise<void> {
     const port = await startModuleWorker(new URL('./decode-worker.js', import.meta.url));
     const worker: DecodeWorker = { port, job: undefined };

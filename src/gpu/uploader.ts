@@ -148,6 +148,11 @@ export class BatchUploader {
     }
   }
 
+  /** Slots not held by an uploaded batch (all of them once every GpuBatch is released). */
+  get freeSlots(): number {
+    return this.#free.length;
+  }
+
   /** Destroys the ring; waits for pending staging maps so nothing stays mapped. */
   async close(): Promise<void> {
     if (this.#closed) return;

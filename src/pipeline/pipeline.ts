@@ -138,7 +138,9 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
       signal.addEventListener('abort', this.#onAbort, { once: true });
     }
     const loops: Promise<void>[] = [this.#guard(this.#runSource(), 0)];
-    this.config.stages.forEach((stage, i) => loops.push(this.#guard(this.#runStage(stage, i), i + 1)));
+    this.config.stages.forEach((stage, i) => {
+      loops.push(this.#guard(this.#runStage(stage, i), i + 1));
+    });
     this.#finished = Promise.all(loops).then(() => this.#shutdown());
   }
 

@@ -45,7 +45,7 @@ export async function runAggregate(
   run: RunContext,
   s: StageCounters,
 ): Promise<void> {
-  const agg = cfg.create !== undefined ? cfg.create() : new SizeAggregator<unknown>(cfg.size ?? 1, cfg.dropLast);
+  const agg: Aggregator<unknown, unknown> = cfg.create !== undefined ? cfg.create() : new SizeAggregator<unknown>(cfg.size ?? 1, cfg.dropLast);
   const emit = async (g: unknown): Promise<boolean> => {
     if (g === undefined) return true;
     if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return false;
@@ -63,35 +63,39 @@ export async function runAggregate(
     if (agg.dropped !== undefined) s.filtered = agg.dropped();
     return emit(g);
   };
-  for (;;) {
-    let item = input.tryGet();
-    if (item === EMPTY) item = await input.get();
-    if (item === CLOSED || run.stopped) break;
-    if (isEpochEnd(item)) {
-      if (!(await flush()) || !(await emit(item))) return;
-      continue;
+  try {
+    for (;;) {
+      let item = input.tryGet();
+      if (item === EMPTY) item = await input.get();
+      if (item === CLOSED || run.stopped) break;
+      if (isEpochEnd(item)) {
+        if (!(await flush()) || !(await emit(item))) return;
+        continue;
+      }
+      s.in++;
+      const t0 = performance.now();
+      s.begin(t0);
+      let g: unknown;
+      try {
+        g = agg.push(item);
+      } catch (e) {
+        run.fail(s, undefined, item, e);
+        continue;
+      } finally {
+        const now = performance.now();
+        s.task(now - t0);
+        s.end(now);
+      }
+      s.ok++;
+      if (g !== undefined) {
+        if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return;
+        s.out++;
+      }
     }
-    s.in++;
-    const t0 = performance.now();
-    s.begin(t0);
-    let g: unknown;
-    try {
-      g = agg.push(item);
-    } catch (e) {
-      run.fail(s, undefined, item, e);
-      continue;
-    } finally {
-      const now = performance.now();
-      s.task(now - t0);
-      s.end(now);
-    }
-    s.ok++;
-    if (g !== undefined) {
-      if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return;
-      s.out++;
-    }
+    if (!run.stopped) await flush();
+  } finally {
+    if (run.stopped) agg.abandon?.();
   }
-  if (!run.stopped) await flush();
 }
 
 export async function runDisaggregate(

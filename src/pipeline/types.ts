@@ -126,6 +126,11 @@ export interface Aggregator<I, O> {
   flush(): O | undefined;
   /** Number of items `flush` dropped (counted as filtered); optional. */
   dropped?(): number;
+  /**
+   * Called once when the pipeline stops before its input ended: the partial group will never be
+   * emitted, so give back what it holds (ImageBatcher returns its part-filled buffers).
+   */
+  abandon?(): void;
 }
 
 export interface AggregateConfig {

@@ -25,6 +25,8 @@ export function* shuffledEpochs<T>(items: readonly T[], seed: number, epochs: nu
 export function holdOut<T>(items: readonly T[], every: number): { train: T[]; held: T[] } {
   const train: T[] = [];
   const held: T[] = [];
-  items.forEach((item, i) => (i % every === every - 1 ? held : train).push(item));
+  items.forEach((item, i) => {
+    (i % every === every - 1 ? held : train).push(item);
+  });
   return { train, held };
 }

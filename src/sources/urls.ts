@@ -175,7 +175,10 @@ async function readBody(response: Response, maxBytes: number): Promise<Uint8Arra
   if (chunks.length === 1) return chunks[0]!;
   const bytes = new Uint8Array(total);
   let at = 0;
-  for (const chunk of chunks) (bytes.set(chunk, at), (at += chunk.length));
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
   return bytes;
 }
 

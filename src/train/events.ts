@@ -115,4 +115,10 @@ export interface TrainReport {
   timeline: { steps: StepEvent[]; stats: StatsEvent[] };
   /** True when the run was cancelled through its signal before the last step. */
   cancelled: boolean;
+  /**
+   * What was still held when the session shut down: batch buffers and GPU slots not returned
+   * once the loader had stopped, and decode worker threads alive after its pool closed. All 0
+   * unless something leaked.
+   */
+  shutdown: { batchBuffersHeld: number; gpuSlotsHeld: number; workersAlive: number };
 }

@@ -22,6 +22,8 @@ export interface LoaderOptions {
 export interface Loader {
   pipeline: Pipeline<GpuBatch>;
   pool: DecodePool;
+  /** Batch buffers and GPU slots not back in their pools (all 0 once every batch is released). */
+  held(): { batchBuffers: number; gpuSlots: number };
   close(): Promise<void>;
 }
 
@@ -62,6 +64,10 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
   return {
     pipeline,
     pool,
+    held() {
+      const buffers = stages.batcher.stats();
+      return { batchBuffers: buffers.buffers - buffers.free, gpuSlots: stages.uploader.slotCount - stages.uploader.freeSlots };
+    },
     async close() {
       await pipeline.stop();
       await stages.close();

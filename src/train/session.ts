@@ -55,7 +55,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   const report: TrainReport = {
     adapter: gpu.runtime, decodeMode: pool.stats().mode, model, images: { train: trainCount, validation: data.held.length, classes: [...data.classes] },
     epochs: [], steps: 0, failures: 0, loaderStats: undefined, bottleneck: undefined, waitedForDataSeconds: 0, waitedForGpuSeconds: 0,
-    seconds: 0, timeline: { steps: [], stats: [] }, cancelled: false,
+    seconds: 0, timeline: { steps: [], stats: [] }, cancelled: false, shutdown: { batchBuffersHeld: 0, gpuSlotsHeld: 0, workersAlive: 0 },
   };
   emit({ type: 'start', adapter: report.adapter, decodeMode: report.decodeMode, model, train: trainCount, validation: data.held.length, classes: data.classes, epochs: o.epochs, steps, batchSize: B });
   const device = gpu.device;
@@ -174,9 +174,12 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     await Promise.allSettled(fences);
     report.loaderStats = loader.pipeline.stats();
     report.failures = loader.pipeline.failures().length;
+    await loader.pipeline.stop();
+    const held = loader.held();
     await loader.close();
     await preview?.close();
     await pool.close();
+    report.shutdown = { batchBuffersHeld: held.batchBuffers, gpuSlotsHeld: held.gpuSlots, workersAlive: pool.stats().liveWorkers };
     augment.destroy();
     normalize.destroy();
     trainer.destroy();

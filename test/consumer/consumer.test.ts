@@ -54,7 +54,8 @@ function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string;
       const timer = setTimeout(() => (child.kill(), reject(new Error(`${cmd} ${args.join(' ')} printed no URL: ${output}`))), 60_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour escapes (ESC [ … m)
+    const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
         if (match) {
           clearTimeout(timer);
           resolve({ url: match[0].replace('localhost', '127.0.0.1'), stop: () => child.kill() });

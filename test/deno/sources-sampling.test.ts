@@ -24,7 +24,10 @@ Deno.test({
       const found = distributedEnv();
       check(found.rank === 5 && found.worldSize === 8 && found.localRank === 1, JSON.stringify(found));
     } finally {
-      names.forEach((n, i) => (saved[i] === undefined ? Deno.env.delete(n) : Deno.env.set(n, saved[i]!)));
+      names.forEach((n, i) => {
+      if (saved[i] === undefined) Deno.env.delete(n);
+      else Deno.env.set(n, saved[i]!);
+    });
     }
   },
 });

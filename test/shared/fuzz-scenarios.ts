@@ -42,7 +42,9 @@ export async function hangingVideosEnd(pool: DecodePool, load: FixtureLoader): P
   const files = await Promise.all(HANGING_VIDEOS.map((name) => load(REGRESS + name)));
   const codes = await Promise.all(files.map((bytes, i) => withBuffer(pool, CLIP_BYTES, (ptr) =>
     outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds: 30 })))));
-  codes.forEach((code, i) => check(code !== 'over-budget', `${HANGING_VIDEOS[i]} only ended at its time limit`));
+  codes.forEach((code, i) => {
+    check(code !== 'over-budget', `${HANGING_VIDEOS[i]} only ended at its time limit`);
+  });
   await withBuffer(pool, CLIP_BYTES, async (ptr) => {
     const good = await pool.decodeVideo(await load('testsrc.vp9.webm'), ptr, CLIP);
     check(good.framesWritten === 4, `a good video after the hanging ones wrote ${good.framesWritten} of 4 frames`);
@@ -131,7 +133,7 @@ export async function mutationalFuzzPass(pool: DecodePool, load: FixtureLoader, 
       }
     }));
   } finally {
-    buffers.forEach((ptr) => pool.free(ptr));
+    for (const ptr of buffers) pool.free(ptr);
   }
   await withBuffer(pool, CLIP_BYTES, async (ptr) => {
     const good = await pool.decodeVideo(await load('testsrc.h264.mp4'), ptr, CLIP);
@@ -176,7 +178,9 @@ function forgedWav(rate: number, channels: number, frames = 4): Uint8Array {
   const data = frames * channels * 2;
   const bytes = new Uint8Array(44 + data);
   const v = new DataView(bytes.buffer);
-  const ascii = (at: number, s: string) => [...s].forEach((c, i) => v.setUint8(at + i, c.charCodeAt(0)));
+  const ascii = (at: number, s: string) => {
+    for (let i = 0; i < s.length; i++) v.setUint8(at + i, s.charCodeAt(i));
+  };
   ascii(0, 'RIFF');
   v.setUint32(4, 36 + data, true);
   ascii(8, 'WAVEfmt ');

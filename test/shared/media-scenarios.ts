@@ -20,7 +20,9 @@ export function sineWav(options: { sampleRate: number; seconds: number; channels
   const dataBytes = frames * channels * 2;
   const bytes = new Uint8Array(44 + dataBytes);
   const v = new DataView(bytes.buffer);
-  const ascii = (at: number, s: string): void => [...s].forEach((c, i) => v.setUint8(at + i, c.charCodeAt(0)));
+  const ascii = (at: number, s: string): void => {
+    for (let i = 0; i < s.length; i++) v.setUint8(at + i, s.charCodeAt(i));
+  };
   ascii(0, 'RIFF');
   v.setUint32(4, 36 + dataBytes, true);
   ascii(8, 'WAVE');
@@ -251,7 +253,9 @@ export async function solidColourClips(pool: DecodePool, load: FixtureLoader): P
       const byRate = await pool.decodeVideo(bytes, ptr, { width: w, height: h, fit: 'stretch', frames: { fps: 2, count: 8 } });
       check(byRate.framesWritten === 6, `${file}: ${byRate.framesWritten} frames at 2 fps of a 3 s video, expected 6`);
       check([...byRate.timestamps].map((t) => (Number.isNaN(t) ? 'x' : String(t))).join() === '0,0.5,1,1.5,2,2.5,x,x', `${file}: rate timestamps ${[...byRate.timestamps]}`);
-      [RED, RED, GREEN, GREEN, BLUE, BLUE].forEach((want, i) => near(colourOf(i), want, `2 fps slot ${i}`));
+      [RED, RED, GREEN, GREEN, BLUE, BLUE].forEach((want, i) => {
+    near(colourOf(i), want, `2 fps slot ${i}`);
+  });
       check(view().subarray(6 * slot, 8 * slot).every((v) => v === 0), `${file}: slots past the end are not zeroed`);
     });
   }

@@ -106,7 +106,7 @@ export async function failureBudgetStops(): Promise<void> {
   );
   const e = err as PipelineFailureBudgetError;
   assertEqual(e.stages[0]?.stage, 'parse', 'names the stage');
-  assert(String((e.stages[0]?.firstError as Error).message) === 'bad 3', 'first cause');
+  assert(String((e.stages[0]?.firstError as Error | undefined)?.message) === 'bad 3', 'first cause');
   assertEqual(p.failures().length, 5, 'five failures recorded');
   assertEqual(p.failures()[0]?.input, '3', 'input described');
   assert(!p.running, 'stopped');

@@ -121,7 +121,9 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     await withFaultyServer(serve, async (url, server) => {
       server.delayMs = 20;
       const urls = Array.from({ length: 30 }, (_, i) => `${url}/f/${i}.bin`);
-      urls.forEach((u, i) => i % 10 !== 3 && server.files.set(`/f/${i}.bin`, payload(100 + i, i)));
+      urls.forEach((_, i) => {
+    if (i % 10 !== 3) server.files.set(`/f/${i}.bin`, payload(100 + i, i));
+  });
       server.faults.set('/f/5.bin', ['500']);
       server.faults.set('/f/6.bin', ['drop', 'ok']);
       const results = await collect(loadUrls(urls, { concurrency: 4, fetch: { retries: 1, backoffMs: 5 } }));
@@ -137,7 +139,9 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
   async 'as a pipeline stage: failures land in the pipeline report with stage name, input and reason'() {
     await withFaultyServer(serve, async (url, server) => {
       const urls = Array.from({ length: 12 }, (_, i) => `${url}/p/${i}.bin`);
-      urls.forEach((_, i) => i !== 4 && i !== 9 && server.files.set(`/p/${i}.bin`, payload(50, i)));
+      urls.forEach((_, i) => {
+    if (i !== 4 && i !== 9) server.files.set(`/p/${i}.bin`, payload(50, i));
+  });
       server.faults.set('/p/2.bin', ['500', 'ok']);
       const pipeline = new PipelineBuilder().addSource(urls).pipe(urlStage<string>({ fetch: { retries: 2, backoffMs: 5 } }), { name: 'fetch', concurrency: 3 }).build();
       const got: string[] = [];
@@ -152,7 +156,9 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
   async 'the second epoch reads from the directory cache: no request reaches the server; LRU keeps within the bound'() {
     await withFaultyServer(serve, async (url, server) => {
       const urls = Array.from({ length: 12 }, (_, i) => `${url}/c/${i}.bin`);
-      urls.forEach((_, i) => server.files.set(`/c/${i}.bin`, payload(1000, i)));
+      urls.forEach((_, i) => {
+    server.files.set(`/c/${i}.bin`, payload(1000, i));
+  });
       const dir = await tempDir();
       const cache = await DirectoryCache.open(`${dir}/cache`, { maxBytes: 1 << 20 });
       const first = await collect(loadUrls(urls, { cache, concurrency: 3 }));

@@ -108,7 +108,9 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
       const idx = held.slice(i, i + B);
       toChw(idx, host);
       hostLabels.fill(-1);
-      idx.forEach((k, b) => (hostLabels[b] = labels[k]!));
+      idx.forEach((k, b) => {
+      hostLabels[b] = labels[k]!;
+    });
       const b = pair();
       device.queue.writeBuffer(b.images, 0, host);
       device.queue.writeBuffer(b.labels, 0, hostLabels);
@@ -131,7 +133,9 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
       const idx = order.slice(pos, pos + B);
       pos += B;
       toChw(idx, host, o.augment ? random : undefined);
-      idx.forEach((k, b) => (hostLabels[b] = labels[k]!));
+      idx.forEach((k, b) => {
+      hostLabels[b] = labels[k]!;
+    });
       const slot = ring[s % ring.length]!;
       device.queue.writeBuffer(slot.images, 0, host);
       device.queue.writeBuffer(slot.labels, 0, hostLabels);

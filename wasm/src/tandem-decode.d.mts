@@ -13,6 +13,8 @@ export interface TandemDecodeModule {
   _td_decode_now(job: number): number;
   /** Added by wasm/src/post.js: terminates every pthread worker. */
   terminateThreads(): void;
+  /** Added by wasm/src/post.js: the pthread workers emscripten holds, running or parked. */
+  liveWorkers(): number;
 }
 export interface TandemDecodeOptions {
   tandemThreads: number;

@@ -1,0 +1,24 @@
+// Deno's test sanitizers (on by default) also fail these tests if a timer, an async operation or
+// a resource outlives them.
+import { acquireGpu } from '../../src/gpu/index.ts';
+import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+
+Deno.test('200 stops of the loader at random points leave no job, batch buffer, GPU slot or thread held', async () => {
+  const gpu = await acquireGpu();
+  try {
+    const r = await loaderStopsAtRandomPoints(200, 21, gpu.device);
+    if (r.poolsClosed < 20 || Object.values(r.byKind).some((n) => n < 20)) throw new Error(JSON.stringify(r));
+  } finally {
+    gpu.close();
+  }
+});
+
+Deno.test('200 training sessions aborted at random points each report nothing left held', async () => {
+  const gpu = await acquireGpu();
+  try {
+    const r = await trainingStopsAtRandomPoints(200, 22, gpu);
+    if (r.cancelled < 100 || r.completed === 0) throw new Error(JSON.stringify(r));
+  } finally {
+    gpu.close();
+  }
+});

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
+import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+
+// Node's own account of what keeps the process alive, for the kinds Tandem could leave behind:
+// worker threads and their ports, timers. Terminated workers' ports linger for a moment, so the
+// count is taken once it has settled (within 5 s).
+const KINDS = ['Worker', 'MessagePort', 'Timeout', 'Immediate'];
+const leftover = () => process.getActiveResourcesInfo().filter((r) => KINDS.includes(r)).length;
+async function settledLeftover(atMost: number): Promise<number> {
+  const until = Date.now() + 5000;
+  while (leftover() > atMost && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  return leftover();
+}
+
+let gpu: GpuContext;
+let before: number;
+beforeAll(async () => {
+  gpu = await acquireGpu();
+  before = await settledLeftover(0);
+});
+afterAll(() => gpu.close());
+
+it('200 stops of the loader at random points leave no job, batch buffer, GPU slot or thread held', async () => {
+  const r = await loaderStopsAtRandomPoints(200, 11, gpu.device);
+  expect(r.stops).toBe(200);
+  expect(Object.values(r.byKind).every((n) => n > 20)).toBe(true);
+  expect(r.poolsClosed).toBeGreaterThan(20);
+  expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
+}, 300_000);
+
+it('200 training sessions aborted at random points each report nothing left held', async () => {
+  const r = await trainingStopsAtRandomPoints(200, 12, gpu);
+  expect(r.cancelled).toBeGreaterThan(100);
+  expect(r.completed).toBeGreaterThan(0);
+  expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
+}, 600_000);

@@ -1,0 +1,180 @@
+// Random-point cancellation: the loader (decode on pool threads → batches → GPU ring) is stopped
+// at seeded random points in five different ways, many times over one pool and one batcher, and
+// once in a while the pool itself is closed mid-run. After every stop nothing may be held: no
+// decode job in flight or queued, every batch buffer back in the batcher, every GPU slot back in
+// the ring; after a closed pool, no worker thread alive. The next run must start clean (its
+// batches hold only its own items). Training sessions are stopped the same way through their
+// signal, and must report that they left nothing held.
+import { DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
+import { BatchUploader, type GpuBatch, type GpuContext } from '../../src/gpu/index.ts';
+import { PipelineBuilder, type Pipeline } from '../../src/pipeline/index.ts';
+import { seededFloats } from '../../src/random/index.ts';
+import { runTraining, type LabelledData, type LabelledSource } from '../../src/train/index.ts';
+import { check } from './assert.ts';
+import { sampleImages } from './transfer-scenarios.ts';
+
+/** How a run was stopped. */
+export type StopKind = 'break' | 'stop-from-timer' | 'abort-signal' | 'hold-then-stop' | 'close-pool';
+const KINDS: readonly StopKind[] = ['break', 'stop-from-timer', 'abort-signal', 'hold-then-stop', 'close-pool'];
+
+export interface CancelOutcome {
+  stops: number;
+  byKind: Record<StopKind, number>;
+  batches: number;
+  poolsClosed: number;
+}
+
+const BATCH = 4;
+const SIZE = 32;
+
+/** Resolves with `promise`, or fails after `ms`: a stop that hangs must fail the test, not hang it. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `stops` runs, each stopped at a random point. `device` adds the GPU upload stage (the ring of
+ * slots the training loop uses); without it the loader ends at the batches.
+ */
+export async function loaderStopsAtRandomPoints(stops: number, seed: number, device?: GPUDevice): Promise<CancelOutcome> {
+  const random = seededFloats(seed);
+  const pick = (n: number) => Math.floor(random() * n);
+  // The run number is in each key, so a batch that carries another run's item is caught.
+  const images = sampleImages(12, 64);
+  const byKind = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<StopKind, number>;
+  let pool = await DecodePool.create({ threads: 2 });
+  let batcher = new ImageBatcher(pool, { batchSize: BATCH, height: SIZE, width: SIZE, buffers: 3 });
+  const uploader = device ? new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2 }) : undefined;
+  let batches = 0;
+  let poolsClosed = 0;
+  try {
+    for (let run = 0; run < stops; run++) {
+      const kind = KINDS[pick(KINDS.length)]!;
+      byKind[kind]++;
+      const items: EncodedImage[] = images.map((image, i) => ({ ...image, key: `run${run}/img${i}` }));
+      const controller = new AbortController();
+      const built = new PipelineBuilder()
+        .addSource(items, { repeat: 50 })
+        .pipe(batcher.decodeStage, { name: 'decode', concurrency: 4 })
+        .aggregate(() => batcher.aggregator(), { name: 'batch' });
+      const pipeline: Pipeline<ImageBatch | GpuBatch> = uploader
+        ? built.pipe((batch: ImageBatch, ctx) => uploader.upload(batch, ctx.signal, ctx), { name: 'upload' }).addSink(2).build({ signal: controller.signal })
+        : built.addSink(2).build({ signal: controller.signal });
+      const delay = random() * 25;
+      const take = pick(6);
+      const checkBatch = (batch: ImageBatch | GpuBatch) => {
+        batches++;
+        const foreign = batch.keys.filter((key) => !key.startsWith(`run${run}/`));
+        check(foreign.length === 0, `run ${run}: a batch holds items of another run: ${foreign.join()}`);
+      };
+      let closing: Promise<void> | undefined;
+      let held: ImageBatch | GpuBatch | undefined;
+      const timer = setTimeout(() => {
+        if (kind === 'stop-from-timer') void pipeline.stop();
+        else if (kind === 'abort-signal') controller.abort(new Error('stopped by the test'));
+        else if (kind === 'close-pool') closing = pool.close();
+      }, delay);
+      try {
+        let seen = 0;
+        for await (const batch of pipeline) {
+          checkBatch(batch);
+          if (kind === 'hold-then-stop' && seen === take) {
+            held = batch; // kept across the stop, released afterwards
+            await within(pipeline.stop(), 10_000, `run ${run} (${kind}): stop() with a batch held`);
+            break;
+          }
+          batch.release();
+          if (kind === 'break' && ++seen > take) break;
+          if (kind !== 'break') seen++;
+          if (kind === 'close-pool' || kind === 'stop-from-timer' || kind === 'abort-signal') await sleep(random() * 3);
+        }
+      } catch (error) {
+        // An abort ends the iteration with the signal's reason; a closed pool fails its items, which
+        // may break the failure budget.
+        check(kind === 'abort-signal' || kind === 'close-pool', `run ${run} (${kind}): the loader threw ${String(error)}`);
+      } finally {
+        clearTimeout(timer);
+      }
+      await within(pipeline.stop(), 10_000, `run ${run} (${kind}): stop()`);
+      held?.release();
+      check(!pipeline.running, `run ${run} (${kind}): the pipeline still runs after stop()`);
+      if (closing) await within(closing, 10_000, `run ${run}: pool.close()`);
+      // Batches from a run whose decodes were still settling come back when they settle.
+      await within(waitFor(() => batcher.stats().free === batcher.stats().buffers), 10_000, `run ${run} (${kind}): batch buffers back`);
+      const b = batcher.stats();
+      check(b.free === b.buffers && b.filling === 0 && b.handed === 0, `run ${run} (${kind}): batch buffers ${JSON.stringify(b)}`);
+      if (uploader) check(uploader.freeSlots === uploader.slotCount, `run ${run} (${kind}): ${uploader.freeSlots} of ${uploader.slotCount} GPU slots free`);
+      const p = pool.stats();
+      if (closing) {
+        check(p.liveWorkers === 0, `run ${run}: ${p.liveWorkers} worker threads alive after pool.close()`);
+        poolsClosed++;
+        batcher.close();
+        pool = await DecodePool.create({ threads: 2 });
+        batcher = new ImageBatcher(pool, { batchSize: BATCH, height: SIZE, width: SIZE, buffers: 3 });
+      } else {
+        check(p.inFlight === 0 && p.queued === 0 && p.liveWorkers === 2, `run ${run} (${kind}): pool ${JSON.stringify(p)}`);
+      }
+    }
+  } finally {
+    await uploader?.close();
+    batcher.close();
+    await pool.close();
+  }
+  check(pool.stats().liveWorkers === 0, `${pool.stats().liveWorkers} worker threads alive after the last pool.close()`);
+  return { stops, byKind, batches, poolsClosed };
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await sleep(1);
+}
+
+/**
+ * `stops` short training sessions on one device, each aborted through its signal at a random
+ * point (before the first step, mid-epoch, during the held-out pass, or never): every session
+ * ends, and its report says nothing was left held (batch buffers, GPU slots, decode workers).
+ */
+export async function trainingStopsAtRandomPoints(stops: number, seed: number, gpu: GpuContext): Promise<{ stops: number; cancelled: number; completed: number }> {
+  const random = seededFloats(seed);
+  const sources = (images: EncodedImage[], from: number): LabelledSource[] =>
+    images.map((image, i) => ({ key: `img${from + i}`, label: image.label ?? 0, read: async () => image.bytes }));
+  const images = sampleImages(40, 64);
+  const data: LabelledData = { train: sources(images.slice(0, 32), 0), held: sources(images.slice(32), 32), classes: ['a', 'b', 'c', 'd'] };
+  let cancelled = 0;
+  let completed = 0;
+  // The first two runs are not stopped: the second's length (2 epochs × 4 steps and a held-out
+  // pass after each, shaders already compiled) sets the range of stop times, so each runtime gets stops before the first step, mid-epoch,
+  // in the held-out pass, and a few runs that finish first.
+  let fullRunMs = 0;
+  for (let run = 0; run < stops; run++) {
+    const controller = new AbortController();
+    const delay = run < 2 ? Number.POSITIVE_INFINITY : random() < 0.1 ? 0 : random() * fullRunMs * 1.1;
+    const timer = Number.isFinite(delay) ? setTimeout(() => controller.abort(new Error('stopped by the test')), delay) : undefined;
+    const started = performance.now();
+    try {
+      const report = await within(
+        runTraining(data, { epochs: 2, batchSize: 8, threads: 2, seed: run, lr: 2e-3, augment: run % 2 === 0, reportEvery: 1, gpu, signal: controller.signal }),
+        30_000,
+        `training run ${run}`,
+      );
+      const s = report.shutdown;
+      check(s.batchBuffersHeld === 0 && s.gpuSlotsHeld === 0 && s.workersAlive === 0, `run ${run}: left held ${JSON.stringify(s)}`);
+      check(report.failures === 0, `run ${run}: ${report.failures} failed items`);
+      if (report.cancelled) cancelled++;
+      else completed++;
+      if (run === 1) fullRunMs = performance.now() - started;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return { stops, cancelled, completed };
+}
