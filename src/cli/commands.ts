@@ -29,7 +29,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   $RANK/$WORLD_SIZE, without a held-out split.
   Decodes on wasm threads to 32×32, uploads batches into a GPU ring, normalises them in WGSL
   (with --augment: random resized crop, flip and jitter too) and trains the tiny ViT preset
-  with AdamW (defaults: 8192 images, 6 epochs, batch 64, lr 3.5e-3). On a terminal a live
+  with AdamW (defaults: 8192 images, 6 epochs, batch 32, lr 2.5e-3). On a terminal a live
   progress bar shows images/s, loss, accuracy and time left (--progress lines: plain lines only);
   one line per epoch with held-out accuracy, then the loader's per-stage summary. Writes a JSON
   report (default tandem-report.json), an HTML page with charts of loss, accuracy, images/s and

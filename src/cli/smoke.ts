@@ -72,7 +72,7 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
     normalized.destroy();
   }
   const seconds = (performance.now() - start) / 1000;
-  const failures = loader.pipeline.failures().length;
+  const failures = loader.pipeline.failureCount();
   o.log(formatStats(loader.pipeline.stats()));
   gpu.close();
   return { images, batches, failures, seconds, imagesPerSecond: images / seconds, firstBatchSeconds: firstBatch, adapter: gpu.runtime };

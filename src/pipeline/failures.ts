@@ -1,14 +1,10 @@
 /** The failure report and the budgets that turn too many failures into a stop. */
 import { PipelineFailureBudgetError } from './errors.ts';
 import type { StageCounters } from './stats.ts';
-import type { FailureBudget } from './types.ts';
+import type { FailureBudget, FailureRecord } from './types.ts';
 
-export interface FailureRecord {
-  readonly stage: string;
-  /** A short description of the input (not the input itself, so no big buffers are retained). */
-  readonly input: string;
-  readonly error: unknown;
-}
+export type { FailureRecord } from './types.ts';
+
 
 /** Fields that name an item, tried in this order: a failure record leads with the first found. */
 const NAMING_FIELDS = ['key', 'path', 'url', 'name', 'id'] as const;
@@ -49,6 +45,10 @@ export function exceeds(b: FailureBudget | undefined, failed: number, processed:
   return false;
 }
 
+/**
+ * Every failure is counted and passed to `onFailure`; the first `keep` are also kept as records,
+ * so a long run over data with broken items does not grow without bound.
+ */
 export class FailureLog {
   readonly records: FailureRecord[] = [];
   total = 0;
@@ -56,6 +56,8 @@ export class FailureLog {
   constructor(
     private readonly describe: (x: unknown) => string,
     private readonly overall: FailureBudget | undefined,
+    private readonly keep = 10_000,
+    private readonly onFailure?: (record: FailureRecord) => void,
   ) {}
 
   /** Records one failed item; returns the budget error to stop with, if a budget is now broken. */
@@ -76,7 +78,13 @@ export class FailureLog {
     } catch {
       text = '<undescribable input>';
     }
-    this.records.push({ stage: stage.name, input: text, error });
+    const record = { stage: stage.name, input: text, error };
+    if (this.records.length < this.keep) this.records.push(record);
+    try {
+      this.onFailure?.(record);
+    } catch {
+      // The listener's own error must not turn one failed item into a failed pipeline.
+    }
     return this.check(stage, budget, all, sourceItems);
   }
 

@@ -68,7 +68,7 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     this.config = config;
     this.#opts = opts;
     allowManyListeners(this.#abort.signal);
-    this.#failures = new FailureLog(opts.describeInput ?? describeInput, opts.failureBudget);
+    this.#failures = new FailureLog(opts.describeInput ?? describeInput, opts.failureBudget, opts.keepFailures, opts.onFailure);
     const stageConc = (s: StageConfig) => (s.kind === 'pipe' ? s.concurrency : 1);
     this.#counters = [
       new StageCounters('source', 'source', 1),
@@ -190,8 +190,14 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
 
   /** Every failed item so far (this pipeline and the pipelines merged into it). */
   failures(): readonly FailureRecord[] {
+    // The first `keepFailures` of each pipeline; failureCount() counts them all.
     return [...this.#children.flatMap((c) => c.failures()), ...this.#failures.records];
   }
+  /** Every failed item so far, counted (this pipeline and the pipelines merged into it). */
+  failureCount(): number {
+    return this.#children.reduce((n, c) => n + c.failureCount(), this.#failures.total);
+  }
+
 
   stats(): PipelineStats {
     const now = this.#t1 ?? performance.now();

@@ -19,6 +19,13 @@ export function isEpochEnd(x: unknown): x is EpochEnd {
   return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'tandem.epoch-end';
 }
 
+export interface FailureRecord {
+  readonly stage: string;
+  /** A short description of the input (not the input itself, so no big buffers are retained). */
+  readonly input: string;
+  readonly error: unknown;
+}
+
 export interface FailureBudget {
   /** Stop once more than this many items failed. */
   maxFailures?: number;
@@ -164,6 +171,10 @@ export interface BuildOptions {
   failureBudget?: FailureBudget;
   /** Short text kept in failure records instead of the input itself (default: typed summary). */
   describeInput?: (input: unknown) => string;
+  /** Called with every failure record as it happens (failures() keeps only the first ones). */
+  onFailure?: (record: FailureRecord) => void;
+  /** How many failure records failures() keeps (default 10,000); later ones are counted and passed to onFailure. */
+  keepFailures?: number;
   /** How statistics name the code iterating the pipeline (default 'consumer'; e.g. 'training loop'). */
   consumer?: string;
 }

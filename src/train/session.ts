@@ -173,7 +173,7 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     await pendingLoss?.catch(() => undefined);
     await Promise.allSettled(fences);
     report.loaderStats = loader.pipeline.stats();
-    report.failures = loader.pipeline.failures().length;
+    report.failures = loader.pipeline.failureCount();
     await loader.pipeline.stop();
     const held = loader.held();
     await loader.close();

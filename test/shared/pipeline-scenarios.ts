@@ -292,7 +292,28 @@ export async function generatorOutputsSurviveItsFailure(): Promise<void> {
   }
 }
 
+/** A long run over bad data keeps a bounded number of records; every failure is still counted and streamed. */
+export async function failureRecordsAreBounded(): Promise<void> {
+  const streamed: string[] = [];
+  const p = new PipelineBuilder()
+    .addSource(range(300))
+    .pipe((x: number) => {
+      if (x % 3 === 0) throw new Error(`bad ${x}`);
+      return x;
+    }, { name: 'parse' })
+    .build({ keepFailures: 25, onFailure: (r) => streamed.push(r.input) });
+  let delivered = 0;
+  for await (const _ of p) delivered++;
+  assertEqual(delivered, 200, 'good items delivered');
+  assertEqual(p.failureCount(), 100, 'every failure counted');
+  assertEqual(p.failures().length, 25, 'only the first 25 records kept');
+  assertEqual(p.failures()[24]?.input, '72', 'the kept ones are the first');
+  assertEqual(streamed.length, 100, 'every failure streamed to onFailure');
+  assertEqual(streamed[99], '297', 'in order');
+}
+
 export const scenarios: Record<string, () => Promise<void>> = {
+  failureRecordsAreBounded,
   generatorOutputsSurviveItsFailure,
   orderedWithConcurrency,
   completionOrderDeliversAll,
