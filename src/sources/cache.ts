@@ -1,18 +1,10 @@
 // Caches of fetched bytes with a size bound and least-recently-used eviction, so a second epoch of
 // a remote dataset reads nothing over the network. One interface; a directory in Node and Deno
 // (this file), the Cache API in browsers (browser-cache.ts).
-import { LruIndex } from './lru.ts';
-import { createFileWriter, fileSize, listDir, makeDir, openFileStream, readFile, removeFile, type FileWriter } from '../runtime/index.ts';
+import { type CacheStats, LruIndex } from './lru.ts';
 
-export interface CacheStats {
-  hits: number;
-  misses: number;
-  evictions: number;
-  /** Bytes stored now, and the bound. */
-  bytes: number;
-  maxBytes: number;
-  entries: number;
-}
+export type { CacheStats } from './lru.ts';
+import { createFileWriter, fileSize, listDir, makeDir, openFileStream, readFile, removeFile, type FileWriter } from '../runtime/index.ts';
 
 export interface ByteCache {
   get(key: string): Promise<Uint8Array | undefined>;

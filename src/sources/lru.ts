@@ -1,6 +1,16 @@
 // Least-recently-used bookkeeping shared by the byte caches (directory, Cache API): sizes and
 // recency only; the stores themselves hold the bytes.
-import type { CacheStats } from './cache.ts';
+
+/** A byte cache's counters (the index keeps them; DirectoryCache and the browser cache report them). */
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  evictions: number;
+  /** Bytes stored now, and the bound. */
+  bytes: number;
+  maxBytes: number;
+  entries: number;
+}
 
 /**
  * Recency and sizes, kept in a Map whose insertion order is the recency order (oldest first).

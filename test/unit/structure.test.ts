@@ -19,12 +19,34 @@ const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(roo
 
 const files = readdirSync(src, { recursive: true }).map(String).filter((f) => /\.(ts|js)$/.test(f));
 const roomOf = (path: string) => path.split('/')[0]!.replace(/\.ts$/, '');
-const imports = files.flatMap((file) =>
+const allImports = files.flatMap((file) =>
   [...readFileSync(join(src, file), 'utf8').matchAll(/(?:import|export)[^'";]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)].map((m) => ({
     file,
     target: normalize(join(dirname(file), m[1] ?? m[2]!)),
   })),
-).filter((i) => !i.target.startsWith('..') && roomOf(i.target) !== roomOf(i.file));
+).filter((i) => !i.target.startsWith('..'));
+const imports = allImports.filter((i) => roomOf(i.target) !== roomOf(i.file));
+
+/** Every cycle of file imports (type-only ones included), each as the files around it. */
+function importCycles(): string[] {
+  const edges = new Map<string, string[]>();
+  for (const i of allImports) edges.set(i.file, [...(edges.get(i.file) ?? []), i.target]);
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...path.slice(path.indexOf(next)), next].join(' -> '));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of files) if (!state.has(file)) visit(file);
+  return cycles;
+}
 
 describe('structure of src/', () => {
   it('every room is in a layer', () => {
@@ -38,6 +60,9 @@ describe('structure of src/', () => {
   it('imports between rooms go through the door (index.ts)', () => {
     const deep = imports.filter((i) => !/^[a-z-]+\/index\.ts$/.test(i.target)).map((i) => `${i.file} -> ${i.target}`);
     expect(deep).toEqual([]);
+  });
+  it('no file imports itself through others (no import cycles, type-only imports included)', () => {
+    expect(importCycles()).toEqual([]);
   });
   it('no room holds more than a quarter of the code', () => {
     const lines = new Map<string, number>();
