@@ -75,13 +75,14 @@ const timed = (cpuOf: () => number, pass: () => Promise<PageSample>) => async ()
 const pilVersion = await pilAvailable();
 if (pilVersion) {
   for (const tr of ['resize', 'decode'] as const) add('PIL', 'PIL, 1 process', 1, tr, () => pilPass(paths, tr), false);
-} else notes.push('PIL rows missing: install Debian\'s `python3-pil` (run with /usr/bin/python3).');
+} else notes.push("PIL rows missing: install Debian's `python3-pil` (run with /usr/bin/python3).");
 
 const native = await buildNative();
 if ('binary' in native) {
   for (const t of threadCounts) {
     const label = `native libav, ${plural(t, 'thread')}`;
-    for (const tr of ['resize', 'decode'] as const) add('native', label, t, tr, () => nativePass(native.binary, paths, t, tr, false), false);
+    for (const tr of ['resize', 'decode'] as const)
+      add('native', label, t, tr, () => nativePass(native.binary, paths, t, tr, false), false);
     add('native', `${label}, DCT reduction allowed`, t, 'resize', () => nativePass(native.binary, paths, t, 'resize', true), false);
   }
 } else {
@@ -94,8 +95,21 @@ for (const t of threadCounts) pools.set(t, await DecodePool.create({ threads: t 
 for (const t of threadCounts) {
   const pool = pools.get(t)!;
   const label = `wasm in Deno, ${plural(t, 'thread')}`;
-  for (const tr of ['resize', 'decode'] as const) add('wasm (Deno)', label, t, tr, timed(selfCpuSeconds, () => decodePass(pool, images, tr, false)));
-  add('wasm (Deno)', `${label}, DCT reduction allowed`, t, 'resize', timed(selfCpuSeconds, () => decodePass(pool, images, 'resize', true)));
+  for (const tr of ['resize', 'decode'] as const)
+    add(
+      'wasm (Deno)',
+      label,
+      t,
+      tr,
+      timed(selfCpuSeconds, () => decodePass(pool, images, tr, false)),
+    );
+  add(
+    'wasm (Deno)',
+    `${label}, DCT reduction allowed`,
+    t,
+    'resize',
+    timed(selfCpuSeconds, () => decodePass(pool, images, 'resize', true)),
+  );
 }
 
 let browser: BrowserBench | undefined;
@@ -106,8 +120,20 @@ if (!has('no-browser')) {
     const b = browser;
     for (const t of threadCounts) {
       for (const tr of ['resize', 'decode'] as const) {
-        add('Tandem (Chromium)', `Tandem in Chromium, ${plural(t, 'thread')}`, t, tr, timed(treeCpuSeconds, () => b.tandem(t, tr, false)));
-        add('createImageBitmap (Chromium)', `createImageBitmap in Chromium, ${plural(t, 'worker')}`, t, tr, timed(treeCpuSeconds, () => b.bitmap(t, tr)));
+        add(
+          'Tandem (Chromium)',
+          `Tandem in Chromium, ${plural(t, 'thread')}`,
+          t,
+          tr,
+          timed(treeCpuSeconds, () => b.tandem(t, tr, false)),
+        );
+        add(
+          'createImageBitmap (Chromium)',
+          `createImageBitmap in Chromium, ${plural(t, 'worker')}`,
+          t,
+          tr,
+          timed(treeCpuSeconds, () => b.bitmap(t, tr)),
+        );
       }
     }
     for (const core of ['st', 'mt'] as const) for (const n of threadCounts) ffmpegConfigs.push({ core, instances: n });
@@ -115,7 +141,14 @@ if (!has('no-browser')) {
       const { loadSeconds } = await b.ffmpegLoad(c);
       log(`@ffmpeg/ffmpeg ${c.core} core × ${c.instances}: loaded in ${loadSeconds.toFixed(2)} s`);
       const label = `@ffmpeg/ffmpeg in Chromium, ${c.core === 'mt' ? 'core-mt' : 'core'} × ${plural(c.instances, 'instance')}`;
-      add('@ffmpeg/ffmpeg (Chromium)', label, c.instances, 'resize', timed(treeCpuSeconds, () => b.ffmpeg(c, ffmpegTimeoutMs, ffmpegCount)), false);
+      add(
+        '@ffmpeg/ffmpeg (Chromium)',
+        label,
+        c.instances,
+        'resize',
+        timed(treeCpuSeconds, () => b.ffmpeg(c, ffmpegTimeoutMs, ffmpegCount)),
+        false,
+      );
     }
   } catch (e) {
     const why = `Chromium rows missing: ${(e as Error).message.split('\n')[0]} (needs Debian's chromium at /usr/bin/chromium and \`npm ci\`)`;
@@ -188,13 +221,33 @@ const bestFfmpeg = ffmpegConfigs
 const N = maxThreads;
 const goals: Goal[] = [
   { what: 'wasm 1 thread (Deno) ÷ PIL 1 process', ratio: ratio(fig('wasm in Deno, 1 thread'), pil), target: 1 },
-  ...threadCounts.map((t) => ({ what: `wasm ${plural(t, 'thread')} (Deno) ÷ native libav ${plural(t, 'thread')}`, ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`), fig(nativeLabel(t))), target: 0.8 })),
-  ...threadCounts.map((t) => ({ what: `wasm ${plural(t, 'thread')} (Deno) ÷ native, decode only`, ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`, 'decode'), fig(nativeLabel(t), 'decode')), target: 0.8 })),
+  ...threadCounts.map((t) => ({
+    what: `wasm ${plural(t, 'thread')} (Deno) ÷ native libav ${plural(t, 'thread')}`,
+    ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`), fig(nativeLabel(t))),
+    target: 0.8,
+  })),
+  ...threadCounts.map((t) => ({
+    what: `wasm ${plural(t, 'thread')} (Deno) ÷ native, decode only`,
+    ratio: ratio(fig(`wasm in Deno, ${plural(t, 'thread')}`, 'decode'), fig(nativeLabel(t), 'decode')),
+    target: 0.8,
+  })),
   ...(N > 1
     ? [
-        { what: `wasm in Deno: ${N} threads ÷ (${N} × 1 thread)`, ratio: ratio(fig(`wasm in Deno, ${N} threads`), fig('wasm in Deno, 1 thread')), target: 0.9 * N },
-        { what: `(reference, not a goal) native libav: ${N} threads ÷ (${N} × 1 thread)`, ratio: ratio(fig(nativeLabel(N)), fig(nativeLabel(1))), target: 0.9 * N },
-        { what: `Tandem in Chromium: ${N} threads ÷ (${N} × 1 thread)`, ratio: ratio(fig(`Tandem in Chromium, ${N} threads`), fig('Tandem in Chromium, 1 thread')), target: 0.9 * N },
+        {
+          what: `wasm in Deno: ${N} threads ÷ (${N} × 1 thread)`,
+          ratio: ratio(fig(`wasm in Deno, ${N} threads`), fig('wasm in Deno, 1 thread')),
+          target: 0.9 * N,
+        },
+        {
+          what: `(reference, not a goal) native libav: ${N} threads ÷ (${N} × 1 thread)`,
+          ratio: ratio(fig(nativeLabel(N)), fig(nativeLabel(1))),
+          target: 0.9 * N,
+        },
+        {
+          what: `Tandem in Chromium: ${N} threads ÷ (${N} × 1 thread)`,
+          ratio: ratio(fig(`Tandem in Chromium, ${N} threads`), fig('Tandem in Chromium, 1 thread')),
+          target: 0.9 * N,
+        },
       ].map((g) => ({ ...g, ratio: g.ratio === undefined ? undefined : g.ratio / N, target: 0.9 }))
     : []),
   {
@@ -202,8 +255,19 @@ const goals: Goal[] = [
     ratio: ratio(fig(`Tandem in Chromium, ${plural(N, 'thread')}`), bestFfmpeg?.f),
     target: 4,
   },
-  ...threadCounts.map((t) => ({ what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}`, ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`)), target: 1 })),
-  ...threadCounts.map((t) => ({ what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}, decode only`, ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`, 'decode'), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`, 'decode')), target: 1 })),
+  ...threadCounts.map((t) => ({
+    what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}`,
+    ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`)),
+    target: 1,
+  })),
+  ...threadCounts.map((t) => ({
+    what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}, decode only`,
+    ratio: ratio(
+      fig(`Tandem in Chromium, ${plural(t, 'thread')}`, 'decode'),
+      fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`, 'decode'),
+    ),
+    target: 1,
+  })),
 ];
 
 // ---- report -----------------------------------------------------------------------------------
@@ -229,7 +293,18 @@ const lines = [
   'the Chromium rows.',
   '',
   ...table(
-    ['decoder', 'threads', 'resize: images/s', 'CPU ms / image', 'decode only: images/s', 'CPU ms / image', '× PIL (resize)', '× native, same threads (resize)', 'peak RSS MiB', 'failures'],
+    [
+      'decoder',
+      'threads',
+      'resize: images/s',
+      'CPU ms / image',
+      'decode only: images/s',
+      'CPU ms / image',
+      '× PIL (resize)',
+      '× native, same threads (resize)',
+      'peak RSS MiB',
+      'failures',
+    ],
     resultRows,
   ),
   '',
@@ -239,16 +314,16 @@ const lines = [
   '',
   '## How each variant runs',
   '',
-  '- **PIL**: `/usr/bin/python3` with Debian\'s python3-pil: `Image.open(p).convert(\'RGB\')`, `resize` (BILINEAR) to the',
+  "- **PIL**: `/usr/bin/python3` with Debian's python3-pil: `Image.open(p).convert('RGB')`, `resize` (BILINEAR) to the",
   '  shorter side 224, `crop` the centre, `tobytes()`; one process per pass, timed inside Python.',
   `- **native libav**: \`bench/native/decode-native.c\` + \`wasm/src/image.c\` + \`probe.c\` built with gcc into the cache,`,
   '  the same requests as DecodePool.decodeInto: N pthreads, each with one reused `td_worker`, taking the next file from',
   '  a shared counter; one process per pass, files read before the clock starts.',
   '- **wasm in Deno** / **Tandem in Chromium**: `DecodePool.create({ threads })` (pthreads sharing one memory);',
   '  `decodeInto` with two requests in flight per thread, each into its own slot. In Chromium the pool is created on',
-  '  the page\'s main thread of a cross-origin isolated page (COOP/COEP) served by Vite on 127.0.0.1.',
+  "  the page's main thread of a cross-origin isolated page (COOP/COEP) served by Vite on 127.0.0.1.",
   '- **createImageBitmap**: N module workers, each holding every file as a Blob, taking the next index from a',
-  '  SharedArrayBuffer counter: `createImageBitmap(blob, { resizeWidth, resizeHeight, resizeQuality: \'medium\' })` to',
+  "  SharedArrayBuffer counter: `createImageBitmap(blob, { resizeWidth, resizeHeight, resizeQuality: 'medium' })` to",
   '  the Resize(224) size, drawn at the crop offset into a 224×224 OffscreenCanvas (`willReadFrequently`), then',
   '  `getImageData` (RGBA bytes). Decode only: `createImageBitmap(blob)` drawn at full size and read back.',
   `- **@ffmpeg/ffmpeg**: per file \`writeFile('in.jpg')\`, \`exec\` of \`ffmpeg ${FFMPEG_ARGS.join(' ')}\`, \`readFile('out.rgb')\``,
@@ -261,13 +336,24 @@ const lines = [
   `- Peak RSS is given for variants that run in a process of their own. The Deno process (every wasm pool of the run)`,
   `  peaked at ${(memory.selfPeakKb / 1024).toFixed(0)} MiB; at the end Deno + Chromium (${memory.processes} processes) held ${(memory.rssKb / 1024).toFixed(0)} MiB resident.`,
   '- Time to first batch does not apply here (no batching); `node dist/cli/main.js bench` reports it for the loader.',
-  ...[...rows.values()].filter((r) => r.group.startsWith('@ffmpeg')).flatMap((r) => {
-    const ss = r.samples.resize ?? [];
-    const failed = ss.reduce((n, s) => n + s.failed, 0), hung = ss.reduce((n, s) => n + (s.hangs ?? 0), 0);
-    const first = ss.find((s) => s.firstError)?.firstError;
-    return failed ? [`- ${r.label}: ${failed} of ${ss.length * ffmpegCount} execs failed (${hung} hung), each followed by terminating and reloading that instance inside the timed pass; first: ${first}.`] : [];
-  }),
-  ...(hangsSeen ? ['- images/s counts only files that produced 224×224×3 bytes; a failing @ffmpeg/ffmpeg instance is replaced (terminate + load), which a user would have to do too.'] : []),
+  ...[...rows.values()]
+    .filter((r) => r.group.startsWith('@ffmpeg'))
+    .flatMap((r) => {
+      const ss = r.samples.resize ?? [];
+      const failed = ss.reduce((n, s) => n + s.failed, 0),
+        hung = ss.reduce((n, s) => n + (s.hangs ?? 0), 0);
+      const first = ss.find((s) => s.firstError)?.firstError;
+      return failed
+        ? [
+            `- ${r.label}: ${failed} of ${ss.length * ffmpegCount} execs failed (${hung} hung), each followed by terminating and reloading that instance inside the timed pass; first: ${first}.`,
+          ]
+        : [];
+    }),
+  ...(hangsSeen
+    ? [
+        '- images/s counts only files that produced 224×224×3 bytes; a failing @ffmpeg/ffmpeg instance is replaced (terminate + load), which a user would have to do too.',
+      ]
+    : []),
   ...(pageErrors.length ? [`- Page errors: ${pageErrors.slice(0, 5).join('; ')}`] : []),
   ...notes.map((n) => `- ${n}`),
   ...('binary' in native ? [] : [`- To get the native rows: \`apt-get install ${NATIVE_PACKAGES}\`.`]),

@@ -79,7 +79,10 @@ const fixed = (x: number, d: number) => (Number.isFinite(x) ? x.toFixed(d) : '�
 log(`command: ${command}`);
 const uptimeStart = sh('uptime', []);
 log(`uptime: ${uptimeStart}`);
-if (loadavg()[0]! > 1) log(`note: 1-minute load average ${loadavg()[0]!.toFixed(2)} at start (it lags; the bench measures other work itself before each repetition)`);
+if (loadavg()[0]! > 1)
+  log(
+    `note: 1-minute load average ${loadavg()[0]!.toFixed(2)} at start (it lags; the bench measures other work itself before each repetition)`,
+  );
 const wasmFile = `${root}/wasm/dist/tandem-decode.wasm`;
 // Someone may rebuild the wasm module while this runs: every timed run notes the build it used.
 let wasmSeen = { stamp: '', id: '' };
@@ -87,7 +90,10 @@ const wasmId = (): string => {
   const st = statSync(wasmFile);
   const stamp = `${st.mtimeMs}:${st.size}`;
   if (stamp !== wasmSeen.stamp) {
-    wasmSeen = { stamp, id: `${createHash('sha256').update(readFileSync(wasmFile)).digest('hex').slice(0, 12)} (built ${st.mtime.toISOString().slice(0, 19)}Z)` };
+    wasmSeen = {
+      stamp,
+      id: `${createHash('sha256').update(readFileSync(wasmFile)).digest('hex').slice(0, 12)} (built ${st.mtime.toISOString().slice(0, 19)}Z)`,
+    };
   }
   return wasmSeen.id;
 };
@@ -100,16 +106,40 @@ if (!corpus) {
   if (setup.status !== 0) throw new Error('scripts/setup-bench.sh failed (see above)');
   corpus = `${cacheDir()}/datasets/photo-corpus-s0-n2000`;
   const t0 = performance.now();
-  const made = spawnSync(PYTHON, ['bench/corpus/make-photo-corpus.py', '--sources', `${cacheDir()}/photo-sources/mate-backgrounds`, '--out', corpus, '--count', '2000', '--seed', '0'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const made = spawnSync(
+    PYTHON,
+    [
+      'bench/corpus/make-photo-corpus.py',
+      '--sources',
+      `${cacheDir()}/photo-sources/mate-backgrounds`,
+      '--out',
+      corpus,
+      '--count',
+      '2000',
+      '--seed',
+      '0',
+    ],
+    { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   if (made.status !== 0) throw new Error('bench/corpus/make-photo-corpus.py failed (see above)');
   log(`corpus ready in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${corpus}`);
 }
 interface CorpusManifest {
-  count: number; seed: number; recipe: string; generated_seconds: number; total_bytes: number; pixels_mean: number;
-  encodings: Record<string, number>; size_buckets: Record<string, number>; aspects: Record<string, number>;
-  long_side_histogram: Record<string, number>; sources: { name: string; width: number; height: number }[];
+  count: number;
+  seed: number;
+  recipe: string;
+  generated_seconds: number;
+  total_bytes: number;
+  pixels_mean: number;
+  encodings: Record<string, number>;
+  size_buckets: Record<string, number>;
+  aspects: Record<string, number>;
+  long_side_histogram: Record<string, number>;
+  sources: { name: string; width: number; height: number }[];
 }
-const manifest = existsSync(`${corpus}/corpus.json`) ? (JSON.parse(readFileSync(`${corpus}/corpus.json`, 'utf8')) as CorpusManifest) : undefined;
+const manifest = existsSync(`${corpus}/corpus.json`)
+  ? (JSON.parse(readFileSync(`${corpus}/corpus.json`, 'utf8')) as CorpusManifest)
+  : undefined;
 const { files: allFiles, classes } = await listImageFolder(corpus);
 const files = imageLimit > 0 ? allFiles.slice(0, imageLimit) : allFiles;
 const corpusBytes = files.reduce((s, f) => s + statSync(f.path).size, 0);
@@ -140,7 +170,12 @@ if (withNode) {
 }
 
 // ---- the native reference's images ------------------------------------------------------------------
-interface RefImage { path: string; width: number; height: number; bytes: number }
+interface RefImage {
+  path: string;
+  width: number;
+  height: number;
+  bytes: number;
+}
 const refImages: RefImage[] = [];
 for (let k = 0; k < refCount && files.length > 0; k++) {
   for (let i = Math.floor((k * files.length) / refCount); i < files.length; i++) {
@@ -149,7 +184,16 @@ for (let k = 0; k < refCount && files.length > 0; k++) {
     const bytes = readFileSync(path);
     const h = jpegHeader(bytes);
     // typical: baseline 4:2:0 colour, long side 400–560 px, no Exif
-    if (!h || h.progressive || h.components !== 3 || h.lumaSampling !== '2x2' || h.exif || Math.max(h.width, h.height) < 400 || Math.max(h.width, h.height) > 560) continue;
+    if (
+      !h ||
+      h.progressive ||
+      h.components !== 3 ||
+      h.lumaSampling !== '2x2' ||
+      h.exif ||
+      Math.max(h.width, h.height) < 400 ||
+      Math.max(h.width, h.height) > 560
+    )
+      continue;
     refImages.push({ path, width: h.width, height: h.height, bytes: bytes.length });
     break;
   }
@@ -158,13 +202,29 @@ log(`native reference: ${refImages.length} images (${refImages.map((r) => `${r.w
 
 // ---- variants ---------------------------------------------------------------------------------
 interface LoaderReport {
-  listed: number; images: number; failures: number; seconds: number; firstBatchSeconds: number;
-  cpuSeconds: number; cpuTotalSeconds: number; peakRssKb: number; error?: string | null;
-  runtime: string; version?: string; torchThreads?: number; workersAlive?: number;
+  listed: number;
+  images: number;
+  failures: number;
+  seconds: number;
+  firstBatchSeconds: number;
+  cpuSeconds: number;
+  cpuTotalSeconds: number;
+  peakRssKb: number;
+  error?: string | null;
+  runtime: string;
+  version?: string;
+  torchThreads?: number;
+  workersAlive?: number;
   versions?: Record<string, string>;
 }
-interface LoaderSample { report: LoaderReport; proc: Watched }
-interface RefSample { fps: number[]; foreign: number }
+interface LoaderSample {
+  report: LoaderReport;
+  proc: Watched;
+}
+interface RefSample {
+  fps: number[];
+  foreign: number;
+}
 
 function parseLast<T>(w: Watched, what: string): T {
   const line = w.stdout.trim().split('\n').pop() ?? '';
@@ -181,18 +241,26 @@ const loaders: { name: string; run(): Promise<LoaderSample> }[] = [
   {
     name: `Tandem, Deno (${threads} wasm threads)`,
     async run() {
-      const proc = await runWatched(process.execPath, ['run', '-A', 'bench/loader/tandem-child.ts', ...childArgs, '--threads', String(threads)], { cwd: root });
+      const proc = await runWatched(
+        process.execPath,
+        ['run', '-A', 'bench/loader/tandem-child.ts', ...childArgs, '--threads', String(threads)],
+        { cwd: root },
+      );
       return { proc, report: parseLast<LoaderReport>(proc, 'tandem-child (deno)') };
     },
   },
   ...(nodeChild
-    ? [{
-        name: `Tandem, Node (${threads} wasm threads)`,
-        async run() {
-          const proc = await runWatched('node', [nodeChild!, '--lib', `${root}/dist`, ...childArgs, '--threads', String(threads)], { cwd: root });
-          return { proc, report: parseLast<LoaderReport>(proc, 'tandem-child (node)') };
+    ? [
+        {
+          name: `Tandem, Node (${threads} wasm threads)`,
+          async run() {
+            const proc = await runWatched('node', [nodeChild!, '--lib', `${root}/dist`, ...childArgs, '--threads', String(threads)], {
+              cwd: root,
+            });
+            return { proc, report: parseLast<LoaderReport>(proc, 'tandem-child (node)') };
+          },
         },
-      }]
+      ]
     : []),
   {
     name: `PyTorch DataLoader (${workers} workers)`,
@@ -207,10 +275,15 @@ const TORCH = loaders.length - 1;
 
 async function tjbenchPass(): Promise<RefSample> {
   const fps: number[] = [];
-  let foreign = 0, wall = 0;
+  let foreign = 0,
+    wall = 0;
   const per = refSeconds / refImages.length;
   for (const r of refImages) {
-    const w = await runWatched('tjbench', [r.path, '-rgb', '-benchtime', String(per), '-warmup', String(Math.min(0.25, per / 4)), '-nowrite'], { cwd: root });
+    const w = await runWatched(
+      'tjbench',
+      [r.path, '-rgb', '-benchtime', String(per), '-warmup', String(Math.min(0.25, per / 4)), '-nowrite'],
+      { cwd: root },
+    );
     const m = /Decompress\s+-->\s+Frame rate:\s+([\d.]+)/.exec(w.stdout);
     if (w.code !== 0 || !m) throw new Error(`tjbench ${r.path} (exit ${w.code}): no frame rate in its output:\n${w.stdout}${w.stderr}`);
     fps.push(Number(m[1]));
@@ -221,7 +294,11 @@ async function tjbenchPass(): Promise<RefSample> {
 }
 async function wasmRefPass(): Promise<RefSample> {
   const list = refImages.map((r) => `${r.path}:${r.width}x${r.height}`).join(',');
-  const proc = await runWatched(process.execPath, ['run', '-A', 'bench/loader/tandem-child.ts', '--ref', list, '--seconds', String(refSeconds)], { cwd: root });
+  const proc = await runWatched(
+    process.execPath,
+    ['run', '-A', 'bench/loader/tandem-child.ts', '--ref', list, '--seconds', String(refSeconds)],
+    { cwd: root },
+  );
   const r = parseLast<{ perFile: { decodesPerSecond: number }[] }>(proc, 'tandem-child --ref');
   return { fps: r.perFile.map((p) => p.decodesPerSecond), foreign: proc.foreignCores };
 }
@@ -247,7 +324,7 @@ async function waitQuiet(label: string): Promise<number> {
 }
 const t00 = performance.now();
 await waitQuiet('the warm-up');
-log('warm-up: each loader once, untimed (page cache, Deno\'s compile cache)');
+log("warm-up: each loader once, untimed (page cache, Deno's compile cache)");
 for (const l of loaders) {
   const s = await l.run();
   log(`  ${l.name}: ${s.report.images} images, ${s.report.failures} failed, ${(s.report.images / s.report.seconds).toFixed(0)} img/s`);
@@ -259,30 +336,47 @@ const wasmSamples: RefSample[] = [];
 type Attempt = { foreign: number; line: string; keep(): void };
 type Step = { name: string; go(): Promise<Attempt> };
 const steps: Step[] = [
-  ...loaders.map((l, i): Step => ({
-    name: l.name,
-    async go() {
-      const s = await l.run();
-      const r = s.report;
-      return {
-        foreign: s.proc.foreignCores,
-        keep: () => loaderSamples[i]!.push(s),
-        line: `${l.name}: ${(r.images / r.seconds).toFixed(0)} img/s, ${((r.cpuSeconds / r.images) * 1000).toFixed(2)} CPU ms/img, ` +
-          `peak RSS ${(s.proc.tree.peakRssKb / 1024).toFixed(0)} MiB, first batch ${(r.firstBatchSeconds * 1000).toFixed(0)} ms, ${r.images} delivered, ${r.failures} failed; ` +
-          `other work ${s.proc.foreignCores.toFixed(2)} cores`,
-      };
-    },
-  })),
+  ...loaders.map(
+    (l, i): Step => ({
+      name: l.name,
+      async go() {
+        const s = await l.run();
+        const r = s.report;
+        return {
+          foreign: s.proc.foreignCores,
+          keep: () => loaderSamples[i]!.push(s),
+          line:
+            `${l.name}: ${(r.images / r.seconds).toFixed(0)} img/s, ${((r.cpuSeconds / r.images) * 1000).toFixed(2)} CPU ms/img, ` +
+            `peak RSS ${(s.proc.tree.peakRssKb / 1024).toFixed(0)} MiB, first batch ${(r.firstBatchSeconds * 1000).toFixed(0)} ms, ${r.images} delivered, ${r.failures} failed; ` +
+            `other work ${s.proc.foreignCores.toFixed(2)} cores`,
+        };
+      },
+    }),
+  ),
   ...(refOn
     ? [
-        { name: 'tjbench', async go(): Promise<Attempt> {
-          const s = await tjbenchPass();
-          return { foreign: s.foreign, keep: () => tjSamples.push(s), line: `tjbench (native, 1 core): ${setRate(s.fps).toFixed(0)} img/s; other work ${s.foreign.toFixed(2)} cores` };
-        } },
-        { name: 'wasm 1 thread', async go(): Promise<Attempt> {
-          const s = await wasmRefPass();
-          return { foreign: s.foreign, keep: () => wasmSamples.push(s), line: `Tandem wasm full-size decode, 1 thread: ${setRate(s.fps).toFixed(0)} img/s; other work ${s.foreign.toFixed(2)} cores` };
-        } },
+        {
+          name: 'tjbench',
+          async go(): Promise<Attempt> {
+            const s = await tjbenchPass();
+            return {
+              foreign: s.foreign,
+              keep: () => tjSamples.push(s),
+              line: `tjbench (native, 1 core): ${setRate(s.fps).toFixed(0)} img/s; other work ${s.foreign.toFixed(2)} cores`,
+            };
+          },
+        },
+        {
+          name: 'wasm 1 thread',
+          async go(): Promise<Attempt> {
+            const s = await wasmRefPass();
+            return {
+              foreign: s.foreign,
+              keep: () => wasmSamples.push(s),
+              line: `Tandem wasm full-size decode, 1 thread: ${setRate(s.fps).toFixed(0)} img/s; other work ${s.foreign.toFixed(2)} cores`,
+            };
+          },
+        },
       ]
     : []),
 ];
@@ -325,10 +419,25 @@ for (let rep = 0; rep < reps; rep++) {
 const benchSeconds = (performance.now() - t00) / 1000;
 const uptimeEnd = sh('uptime', []);
 log(`uptime: ${uptimeEnd}`);
-if (wasmBuilds.size > 1) log(`warning: the timed runs used ${wasmBuilds.size} wasm builds (${[...wasmBuilds].map(([b, n]) => `${b}: ${n} runs`).join('; ')}); the figures mix them`);
+if (wasmBuilds.size > 1)
+  log(
+    `warning: the timed runs used ${wasmBuilds.size} wasm builds (${[...wasmBuilds].map(([b, n]) => `${b}: ${n} runs`).join('; ')}); the figures mix them`,
+  );
 
 // ---- figures ----------------------------------------------------------------------------------
-interface Figures { rate: number; cpuMs: number; rssMiB: number; pssMiB: number; firstMs: number; images: number; failures: number; treeCpuMs: number; procWall: number; processes: number; foreign: number }
+interface Figures {
+  rate: number;
+  cpuMs: number;
+  rssMiB: number;
+  pssMiB: number;
+  firstMs: number;
+  images: number;
+  failures: number;
+  treeCpuMs: number;
+  procWall: number;
+  processes: number;
+  foreign: number;
+}
 const perRep = (s: LoaderSample): Figures => ({
   rate: s.report.images / s.report.seconds,
   cpuMs: (s.report.cpuSeconds / s.report.images) * 1000,
@@ -356,17 +465,33 @@ const pyVersions = torchReport.versions ?? {};
 const lscpuModel = /Model name:\s*(.+)/.exec(sh('lscpu', []))?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
 const dpkgVersion = (p: string) => sh('dpkg-query', ['-W', '-f=${Version}', p]) || 'not installed';
 const gitHead = sh('git', ['rev-parse', '--short', 'HEAD']);
-const dirty = [...new Set(sh('git', ['status', '--porcelain', '--', 'src', 'wasm']).split('\n').filter(Boolean).map((l) => l.trim().replace(/^\S+\s+/, '').replace(/\/[^/]*$/, '/')))];
+const dirty = [
+  ...new Set(
+    sh('git', ['status', '--porcelain', '--', 'src', 'wasm'])
+      .split('\n')
+      .filter(Boolean)
+      .map((l) =>
+        l
+          .trim()
+          .replace(/^\S+\s+/, '')
+          .replace(/\/[^/]*$/, '/'),
+      ),
+  ),
+];
 const denoVersion = (process.versions as Record<string, string | undefined>).deno ?? 'unknown';
 
 // ---- report -----------------------------------------------------------------------------------
 const goal = (value: number, target: number, higher: boolean) => ((higher ? value >= target : value <= target) ? 'met' : 'short');
 const rows: string[] = [];
-rows.push('| loader | images/s | CPU ms/image | peak RSS MiB (tree) | peak PSS MiB (tree) | first batch ms | delivered | failed | processes | whole-process CPU ms/image | whole-process wall s | other work, cores |');
+rows.push(
+  '| loader | images/s | CPU ms/image | peak RSS MiB (tree) | peak PSS MiB (tree) | first batch ms | delivered | failed | processes | whole-process CPU ms/image | whole-process wall s | other work, cores |',
+);
 rows.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
 loaders.forEach((l, i) => {
   const fails = figs[i]!.map((f) => f.failures);
-  rows.push(`| ${l.name} | ${fixed(med(i, 'rate'), 0)} | ${fixed(med(i, 'cpuMs'), 2)} | ${fixed(med(i, 'rssMiB'), 0)} | ${fixed(med(i, 'pssMiB'), 0)} | ${fixed(med(i, 'firstMs'), 0)} | ${figs[i]![0]!.images} | ${Math.max(...fails)} | ${Math.max(...figs[i]!.map((f) => f.processes))} | ${fixed(med(i, 'treeCpuMs'), 2)} | ${fixed(med(i, 'procWall'), 1)} | ${fixed(med(i, 'foreign'), 2)} |`);
+  rows.push(
+    `| ${l.name} | ${fixed(med(i, 'rate'), 0)} | ${fixed(med(i, 'cpuMs'), 2)} | ${fixed(med(i, 'rssMiB'), 0)} | ${fixed(med(i, 'pssMiB'), 0)} | ${fixed(med(i, 'firstMs'), 0)} | ${figs[i]![0]!.images} | ${Math.max(...fails)} | ${Math.max(...figs[i]!.map((f) => f.processes))} | ${fixed(med(i, 'treeCpuMs'), 2)} | ${fixed(med(i, 'procWall'), 1)} | ${fixed(med(i, 'foreign'), 2)} |`,
+  );
 });
 
 const ratioRows: string[] = ['| ratio | median | range over repetitions | goal | |', '|---|---|---|---|---|'];
@@ -379,28 +504,43 @@ for (const i of tandemIdx) {
   const r4 = pairedRatio(i, TORCH, (a, b) => a.pssMiB / b.pssMiB);
   const range = (r: { min: number; max: number }) => `${r.min.toFixed(2)}–${r.max.toFixed(2)}`;
   ratioRows.push(`| ${who} ÷ DataLoader, images/s | ${r1.median.toFixed(2)} | ${range(r1)} | ≥ 1.74 | ${goal(r1.median, 1.74, true)} |`);
-  ratioRows.push(`| ${who} ÷ DataLoader, CPU ms/image | ${r2.median.toFixed(2)} | ${range(r2)} | ≤ 0.62 | ${goal(r2.median, 0.62, false)} |`);
-  ratioRows.push(`| ${who} ÷ DataLoader, peak RSS of the process tree | ${r3.median.toFixed(2)} | ${range(r3)} | ≤ 0.5 | ${goal(r3.median, 0.5, false)} |`);
+  ratioRows.push(
+    `| ${who} ÷ DataLoader, CPU ms/image | ${r2.median.toFixed(2)} | ${range(r2)} | ≤ 0.62 | ${goal(r2.median, 0.62, false)} |`,
+  );
+  ratioRows.push(
+    `| ${who} ÷ DataLoader, peak RSS of the process tree | ${r3.median.toFixed(2)} | ${range(r3)} | ≤ 0.5 | ${goal(r3.median, 0.5, false)} |`,
+  );
   ratioRows.push(`| ${who} ÷ DataLoader, peak PSS of the process tree (for reference) | ${r4.median.toFixed(2)} | ${range(r4)} | | |`);
 }
 if (refRatios.length) {
-  ratioRows.push(`| wasm decode (1 thread) ÷ native tjbench (1 core), full size | ${median(refRatios).toFixed(2)} | ${Math.min(...refRatios).toFixed(2)}–${Math.max(...refRatios).toFixed(2)} | ≥ 0.6 | ${goal(median(refRatios), 0.6, true)} |`);
+  ratioRows.push(
+    `| wasm decode (1 thread) ÷ native tjbench (1 core), full size | ${median(refRatios).toFixed(2)} | ${Math.min(...refRatios).toFixed(2)}–${Math.max(...refRatios).toFixed(2)} | ≥ 0.6 | ${goal(median(refRatios), 0.6, true)} |`,
+  );
 }
 
 const refRows: string[] = [];
 if (refOn) {
-  refRows.push('| image | size | bytes | tjbench (native) decodes/s | Tandem wasm, 1 thread, decodes/s | wasm ÷ native |', '|---|---|---|---|---|---|');
+  refRows.push(
+    '| image | size | bytes | tjbench (native) decodes/s | Tandem wasm, 1 thread, decodes/s | wasm ÷ native |',
+    '|---|---|---|---|---|---|',
+  );
   refImages.forEach((r, j) => {
     const tj = median(tjSamples.map((s) => s.fps[j]!));
     const wa = median(wasmSamples.map((s) => s.fps[j]!));
-    refRows.push(`| ${r.path.slice(corpus.length + 1)} | ${r.width}×${r.height} | ${r.bytes} | ${tj.toFixed(0)} | ${wa.toFixed(0)} | ${(wa / tj).toFixed(2)} |`);
+    refRows.push(
+      `| ${r.path.slice(corpus.length + 1)} | ${r.width}×${r.height} | ${r.bytes} | ${tj.toFixed(0)} | ${wa.toFixed(0)} | ${(wa / tj).toFixed(2)} |`,
+    );
   });
   const tj = median(tjSamples.map((s) => setRate(s.fps)));
   const wa = median(wasmSamples.map((s) => setRate(s.fps)));
   refRows.push(`| **the set, each once** | | | ${tj.toFixed(0)} img/s | ${wa.toFixed(0)} img/s | ${(wa / tj).toFixed(2)} |`);
 }
 
-const repRows: string[] = ['| repetition | ' + loaders.map((l) => `${l.name}: img/s · CPU ms/img · RSS MiB · first ms · other work`).join(' | ') + (refOn ? ' | tjbench img/s | wasm 1-thread img/s |' : ' |')];
+const repRows: string[] = [
+  '| repetition | ' +
+    loaders.map((l) => `${l.name}: img/s · CPU ms/img · RSS MiB · first ms · other work`).join(' | ') +
+    (refOn ? ' | tjbench img/s | wasm 1-thread img/s |' : ' |'),
+];
 repRows.push('|---|' + loaders.map(() => '---|').join('') + (refOn ? '---|---|' : ''));
 for (let k = 0; k < reps; k++) {
   const cells = loaders.map((_, i) => {
@@ -414,9 +554,15 @@ for (let k = 0; k < reps; k++) {
 const mix = manifest
   ? [
       `${manifest.count} JPEGs (${(manifest.total_bytes / 2 ** 20).toFixed(1)} MiB, mean ${(manifest.pixels_mean / 1e6).toFixed(2)} Mpx), seed ${manifest.seed}, recipe \`${manifest.recipe}\`, generated in ${manifest.generated_seconds} s.`,
-      `Encodings: ${Object.entries(manifest.encodings).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
-      `Long side (px): ${Object.entries(manifest.long_side_histogram).map(([k, v]) => `${k}: ${v}`).join(', ')}.`,
-      `Aspect ratios: ${Object.entries(manifest.aspects).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+      `Encodings: ${Object.entries(manifest.encodings)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+      `Long side (px): ${Object.entries(manifest.long_side_histogram)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')}.`,
+      `Aspect ratios: ${Object.entries(manifest.aspects)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
       `Classes (source photographs, ${manifest.sources.length}): ${manifest.sources.map((s) => `${s.name} ${s.width}×${s.height}`).join(', ')}.`,
     ].join('\n')
   : `${files.length} images in ${classes.length} classes (${(corpusBytes / 2 ** 20).toFixed(1)} MiB); no corpus.json, so no recipe to quote.`;
@@ -499,13 +645,17 @@ ${ratioRows.join('\n')}
 
 ## Native reference: wasm decode against libjpeg-turbo per core
 
-${refOn ? `${refImages.length} typical corpus images (baseline 4:2:0 colour, long side 400–560 px, no Exif, spread over the listing), each
+${
+  refOn
+    ? `${refImages.length} typical corpus images (baseline 4:2:0 colour, long side 400–560 px, no Exif, spread over the listing), each
 decoded at full size to RGB, no resize: \`tjbench FILE -rgb -benchtime ${fixed(refSeconds / refImages.length, 2)} -warmup … -nowrite\`
 (Debian's libjpeg-turbo with its x86 SIMD, one core) against Tandem's wasm pool on 1 thread
 (\`pool.decodeInto(bytes, ptr, { width: srcW, height: srcH, fit: 'stretch', reducedScale: false })\`,
 2 requests in flight, ${fixed(refSeconds / refImages.length, 2)} s per image after a warm-up, Deno). Medians of ${reps}.
 
-${refRows.join('\n')}` : 'Skipped: no tjbench (`apt-get install libjpeg-turbo-progs`) or no typical images in the corpus.'}
+${refRows.join('\n')}`
+    : 'Skipped: no tjbench (`apt-get install libjpeg-turbo-progs`) or no typical images in the corpus.'
+}
 
 ## Every repetition
 

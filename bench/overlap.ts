@@ -12,7 +12,10 @@ import { presets, ViTTrainer } from '../src/vit/index.ts';
 
 const args = Deno.args;
 const flag = (name: string, fallback: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : fallback);
-const images = flag('images', 1024), B = flag('batch', 32), threads = flag('threads', 2), reps = flag('reps', 5);
+const images = flag('images', 1024),
+  B = flag('batch', 32),
+  threads = flag('threads', 2),
+  reps = flag('reps', 5);
 const outPath = args.includes('--out') ? args[args.indexOf('--out') + 1]! : undefined;
 
 const data = await folderData(await resolveDataFolder(undefined, images, console.log));
@@ -22,7 +25,12 @@ const pool = await DecodePool.create({ threads });
 const model = { ...presets.tiny, classes: data.classes.length };
 const S = model.imageSize;
 const steps = Math.ceil(data.train.length / B);
-const trainer = await ViTTrainer.create(device, { config: model, batchSize: B, seed: 1, train: { lr: 2e-3, warmupSteps: 5, totalSteps: steps * reps * 3, weightDecay: 0.05, clipNorm: 1 } });
+const trainer = await ViTTrainer.create(device, {
+  config: model,
+  batchSize: B,
+  seed: 1,
+  train: { lr: 2e-3, warmupSteps: 5, totalSteps: steps * reps * 3, weightDecay: 0.05, clipNorm: 1 },
+});
 const normalize = await NormalizeKernel.create(device, { images: B, height: S, width: S, channels: 3 });
 const input = device.createBuffer({ size: normalize.outputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
 const labels = device.createBuffer({ size: B * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -96,15 +104,26 @@ for (let r = 0; r < reps; r++) {
     } else if (mode === 1) runs.loader.push((await loaderEpoch(false)).seconds);
     else runs.training.push((await trainingEpoch()).seconds);
   }
-  console.log(`rep ${r + 1}/${reps}: overlapped ${runs.overlapped.at(-1)!.toFixed(2)} s, loader ${runs.loader.at(-1)!.toFixed(2)} s, training ${runs.training.at(-1)!.toFixed(2)} s`);
+  console.log(
+    `rep ${r + 1}/${reps}: overlapped ${runs.overlapped.at(-1)!.toFixed(2)} s, loader ${runs.loader.at(-1)!.toFixed(2)} s, training ${runs.training.at(-1)!.toFixed(2)} s`,
+  );
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const m = { overlapped: median(runs.overlapped), loader: median(runs.loader), training: median(runs.training), waited: median(runs.waited) };
+const m = {
+  overlapped: median(runs.overlapped),
+  loader: median(runs.loader),
+  training: median(runs.training),
+  waited: median(runs.waited),
+};
 const ratio = m.overlapped / Math.max(m.loader, m.training);
 const summary = [
   `epoch: ${data.train.length} images in ${steps} batches of ${B} (${S}×${S}), ${threads} decode threads; ${gpu.runtime}; median of ${reps} interleaved repetitions`,
-  `| mode | epoch seconds | images/s |`, `|---|---|---|`,
-  ...(['overlapped', 'loader', 'training'] as const).map((k) => `| ${k === 'overlapped' ? 'loader + training, overlapped' : k === 'loader' ? 'loader only' : 'training only (batches resident on the GPU)'} | ${m[k].toFixed(2)} | ${(data.train.length / m[k]).toFixed(0)} |`),
+  `| mode | epoch seconds | images/s |`,
+  `|---|---|---|`,
+  ...(['overlapped', 'loader', 'training'] as const).map(
+    (k) =>
+      `| ${k === 'overlapped' ? 'loader + training, overlapped' : k === 'loader' ? 'loader only' : 'training only (batches resident on the GPU)'} | ${m[k].toFixed(2)} | ${(data.train.length / m[k]).toFixed(0)} |`,
+  ),
   ``,
   `overlapped / max(loader, training) = ${ratio.toFixed(3)} (goal ≤ 1.05); sum would be ${(m.overlapped / (m.loader + m.training)).toFixed(3)} of loader + training`,
   `the training loop waited for data ${(m.waited * 100).toFixed(1)}% of the overlapped epoch (median)`,

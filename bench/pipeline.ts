@@ -36,7 +36,10 @@ async function workerPerItem(concurrency: number): Promise<number> {
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'echo'), concurrency);
   const p = new PipelineBuilder<number>()
     .addSource(Array.from({ length: WORKER_N }, (_, i) => i))
-    .pipe(customTask('echo', () => pool), { concurrency })
+    .pipe(
+      customTask('echo', () => pool),
+      { concurrency },
+    )
     .build();
   await p.next(); // exclude worker start-up
   const t0 = performance.now();
@@ -91,7 +94,10 @@ async function idleWhileWorkersBusy(): Promise<{ idle: number; p99LagMs: number 
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'spin'), 1);
   const p = new PipelineBuilder<number>()
     .addSource(Array.from({ length: 60 }, () => 10))
-    .pipe(customTask('spin', () => pool), { concurrency: 1 })
+    .pipe(
+      customTask('spin', () => pool),
+      { concurrency: 1 },
+    )
     .build();
   await p.next();
   const lags: number[] = [];

@@ -46,7 +46,8 @@ function images(): EncodedImage[] {
     const s = renderSample(3, i, { width: 160, height: 120, classes: 4 });
     const bytes = encodeJpeg(s.rgb, s.width, s.height, { quality: 85 });
     // Four broken: cut short, not an image, empty, a damaged header.
-    const broken = i === 3 ? bytes.subarray(0, 300) : i === 7 ? new TextEncoder().encode('not an image') : i === 11 ? new Uint8Array(0) : undefined;
+    const broken =
+      i === 3 ? bytes.subarray(0, 300) : i === 7 ? new TextEncoder().encode('not an image') : i === 11 ? new Uint8Array(0) : undefined;
     if (i === 15) {
       const damaged = bytes.slice();
       damaged.fill(0xff, 2, 40);
@@ -159,13 +160,21 @@ function rows(samples: Sample[]): string[] {
   ];
 }
 
-const load = (await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(', ');
+const load = (await import('node:os'))
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(', ');
 console.log(`[soak] ${IMAGES} images, then ${ITEMS} pipeline items; load average ${load}`);
 const loader = await soakLoader();
-console.log(`[soak] loader: ${loader.delivered} delivered, ${loader.failed} failed in ${loader.seconds.toFixed(0)} s, ${loader.restarts} pipelines`);
+console.log(
+  `[soak] loader: ${loader.delivered} delivered, ${loader.failed} failed in ${loader.seconds.toFixed(0)} s, ${loader.restarts} pipelines`,
+);
 const engine = await soakPipeline();
 console.log(`[soak] pipeline: ${engine.delivered} items in ${engine.seconds.toFixed(0)} s`);
-const afterLoad = (await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(', ');
+const afterLoad = (await import('node:os'))
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(', ');
 
 const growth = (s: Sample[], k: 'rssMiB' | 'wasmMiB') => (s.length ? Math.max(...s.map((x) => x[k])) - s[0]![k] : NaN);
 const text = `# Soak

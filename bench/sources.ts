@@ -8,7 +8,16 @@
  * through the directory cache (cold first epoch, then warm second epoch). Every sample's bytes are
  * read in full. Median of REPS interleaved repetitions; prints a table and writes docs/bench-sources.md.
  */
-import { DirectoryCache, isLoadFailure, isShardFailure, loadFiles, loadUrls, ShardStream, writeFolderShards, type LoadResult } from '../src/sources/index.ts';
+import {
+  DirectoryCache,
+  isLoadFailure,
+  isShardFailure,
+  loadFiles,
+  loadUrls,
+  ShardStream,
+  writeFolderShards,
+  type LoadResult,
+} from '../src/sources/index.ts';
 import { payload } from '../test/shared/tar-helpers.ts';
 
 declare const process: { env: Record<string, string | undefined> } | undefined;
@@ -19,7 +28,10 @@ declare const Deno: {
   makeTempDir(options: { prefix: string }): Promise<string>;
   remove(path: string, options: { recursive: boolean }): Promise<void>;
   open(path: string): Promise<{ readable: ReadableStream<Uint8Array> }>;
-  serve(options: { hostname: string; port: number; onListen?: () => void }, handler: (request: Request) => Promise<Response>): { addr: { port: number }; shutdown(): Promise<void> };
+  serve(
+    options: { hostname: string; port: number; onListen?: () => void },
+    handler: (request: Request) => Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
   version: { deno: string };
 };
 
@@ -93,25 +105,60 @@ async function countLoads(results: AsyncIterable<LoadResult<string>>): Promise<n
 }
 
 const variants: Record<string, () => Promise<number>> = {
-  'loose local files (16 reads in flight)': () => timed(() => countLoads(loadFiles(paths.map((p) => `${root}/${p}`), { concurrency: CONCURRENCY }))),
-  'shards, local files (1 stream)': () => timed(() => countShards(shardPaths.map((p) => `${root}/${p}`), 1)),
-  'loose files over HTTP (16 requests in flight)': () => timed(() => countLoads(loadUrls(paths.map((p) => `${base}/${p}`), { concurrency: CONCURRENCY }))),
-  'shards over HTTP (1 stream)': () => timed(() => countShards(shardPaths.map((p) => `${base}/${p}`), 1)),
-  'shards over HTTP (4 worker streams)': () => timed(() => countShards(shardPaths.map((p) => `${base}/${p}`), 4)),
+  'loose local files (16 reads in flight)': () =>
+    timed(() =>
+      countLoads(
+        loadFiles(
+          paths.map((p) => `${root}/${p}`),
+          { concurrency: CONCURRENCY },
+        ),
+      ),
+    ),
+  'shards, local files (1 stream)': () =>
+    timed(() =>
+      countShards(
+        shardPaths.map((p) => `${root}/${p}`),
+        1,
+      ),
+    ),
+  'loose files over HTTP (16 requests in flight)': () =>
+    timed(() =>
+      countLoads(
+        loadUrls(
+          paths.map((p) => `${base}/${p}`),
+          { concurrency: CONCURRENCY },
+        ),
+      ),
+    ),
+  'shards over HTTP (1 stream)': () =>
+    timed(() =>
+      countShards(
+        shardPaths.map((p) => `${base}/${p}`),
+        1,
+      ),
+    ),
+  'shards over HTTP (4 worker streams)': () =>
+    timed(() =>
+      countShards(
+        shardPaths.map((p) => `${base}/${p}`),
+        4,
+      ),
+    ),
 };
 
 let cacheRun = 0;
 async function cacheEpochs(): Promise<{ cold: number; warm: number; warmRequests: number }> {
   const cache = await DirectoryCache.open(`${root}/cache-${cacheRun++}`, { maxBytes: 2 * totalBytes });
   const urls = paths.map((p) => `${base}/${p}`);
-  const epoch = () => timed(async () => {
-    let n = 0;
-    for await (const r of loadUrls(urls, { concurrency: CONCURRENCY, cache })) {
-      if (isLoadFailure(r)) throw r.error;
-      n++;
-    }
-    return n;
-  });
+  const epoch = () =>
+    timed(async () => {
+      let n = 0;
+      for await (const r of loadUrls(urls, { concurrency: CONCURRENCY, cache })) {
+        if (isLoadFailure(r)) throw r.error;
+        n++;
+      }
+      return n;
+    });
   const cold = await epoch();
   const before = requests;
   const warm = await epoch();
@@ -121,14 +168,15 @@ async function cacheEpochs(): Promise<{ cold: number; warm: number; warmRequests
 async function shardCacheEpochs(): Promise<{ cold: number; warm: number; warmRequests: number }> {
   const cache = await DirectoryCache.open(`${root}/cache-${cacheRun++}`, { maxBytes: 2 * totalBytes });
   const urls = shardPaths.map((p) => `${base}/${p}`);
-  const epoch = () => timed(async () => {
-    let n = 0;
-    for await (const item of new ShardStream(urls, { seed: 3, bufferSize: 256, cache })) {
-      if (isShardFailure(item)) throw item.error;
-      n++;
-    }
-    return n;
-  });
+  const epoch = () =>
+    timed(async () => {
+      let n = 0;
+      for await (const item of new ShardStream(urls, { seed: 3, bufferSize: 256, cache })) {
+        if (isShardFailure(item)) throw item.error;
+        n++;
+      }
+      return n;
+    });
   const cold = await epoch();
   const before = requests;
   const warm = await epoch();
@@ -159,8 +207,15 @@ await Deno.remove(root, { recursive: true });
 
 const reference = median(results['loose files over HTTP (16 requests in flight)']!);
 const local = median(results['loose local files (16 reads in flight)']!);
-const rows = Object.entries(results).map(([k, v]) => `| ${k} | ${median(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} | ${(median(v) / reference).toFixed(2)}× | ${(median(v) / local).toFixed(2)}× |`);
-const table = ['| source | samples/s (median) | min | max | vs loose over HTTP | vs loose local |', '|---|---:|---:|---:|---:|---:|', ...rows].join('\n');
+const rows = Object.entries(results).map(
+  ([k, v]) =>
+    `| ${k} | ${median(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} | ${(median(v) / reference).toFixed(2)}× | ${(median(v) / local).toFixed(2)}× |`,
+);
+const table = [
+  '| source | samples/s (median) | min | max | vs loose over HTTP | vs loose local |',
+  '|---|---:|---:|---:|---:|---:|',
+  ...rows,
+].join('\n');
 console.log(table);
 console.log(`requests reaching the server during warm epochs: ${warmRequests}`);
 

@@ -24,7 +24,12 @@ const wasmView = new Uint8Array(pool.memory.buffer, wasmPtr, batchBytes);
 for (let i = 0; i < batchBytes; i++) wasmView[i] = i & 0xff;
 const plain = new Uint8Array(batchBytes).fill(7);
 const hostBatch = (sequence: number): HostBatch => ({
-  sequence, count: 1, shape: [1, 1, 1, batchBytes], data: wasmView, labels: new Int32Array(1), release() {},
+  sequence,
+  count: 1,
+  shape: [1, 1, 1, batchBytes],
+  data: wasmView,
+  labels: new Int32Array(1),
+  release() {},
 });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -71,7 +76,11 @@ function computeOn(input: GPUBuffer): void {
   if (!bg) {
     bg = device.createBindGroup({
       layout: loadPipeline.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: sink } }, { binding: 2, resource: { buffer: iterationsBuffer } }],
+      entries: [
+        { binding: 0, resource: { buffer: input } },
+        { binding: 1, resource: { buffer: sink } },
+        { binding: 2, resource: { buffer: iterationsBuffer } },
+      ],
     });
     bindGroups.set(input, bg);
   }

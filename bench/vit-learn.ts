@@ -17,7 +17,8 @@ import { learnGeneratedDataset, type LearningRow } from '../test/shared/vit-data
 
 declare const Deno: { args: string[]; writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
-const flag = (name: string, fallback: string) => (Deno.args.includes(`--${name}`) ? Deno.args[Deno.args.indexOf(`--${name}`) + 1]! : fallback);
+const flag = (name: string, fallback: string) =>
+  Deno.args.includes(`--${name}`) ? Deno.args[Deno.args.indexOf(`--${name}`) + 1]! : fallback;
 const images = Number(flag('images', '4096'));
 const steps = Number(flag('steps', '3000'));
 const batch = Number(flag('batch', '32'));
@@ -34,7 +35,15 @@ const gpu = await acquireGpu();
 const format = (r: LearningRow) =>
   `| ${r.step} | ${r.seconds.toFixed(0)} | ${r.trainLoss.toFixed(3)} | ${(r.trainAccuracy * 100).toFixed(1)}% | ${r.heldLoss.toFixed(3)} | ${(r.heldAccuracy * 100).toFixed(1)}% |`;
 const result = await learnGeneratedDataset(gpu.device, {
-  images, steps, batch, lr, warmup, augment, fit, source, config: overrides,
+  images,
+  steps,
+  batch,
+  lr,
+  warmup,
+  augment,
+  fit,
+  source,
+  config: overrides,
   init: init === 'fan-in' ? 'fan-in' : Number(init),
   evalEvery: Math.max(50, Math.floor(steps / 12)),
   onRow: (row) => console.log(format(row)),

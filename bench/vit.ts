@@ -13,7 +13,12 @@ import { dims, presets } from '../src/vit/config.ts';
 import { ViTTrainer } from '../src/vit/model.ts';
 import { buildGraph } from '../src/vit/graph.ts';
 
-declare const Deno: { args: string[]; readTextFile(path: string): Promise<string>; writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
+declare const Deno: {
+  args: string[];
+  readTextFile(path: string): Promise<string>;
+  writeTextFile(path: string, text: string): Promise<void>;
+  version: { deno: string };
+};
 
 const args = Deno.args;
 const flag = (name: string, fallback: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : fallback);
@@ -25,14 +30,25 @@ const gpu = await acquireGpu({ features: ['timestamp-query'] });
 const { device } = gpu;
 // Kernels side by side: the tiled kernel at [threads per side, outputs per thread per side], then
 // the direct kernel (no workgroup memory; the default on CPU adapters).
-const tiles: [number, number][] = [[8, 8], [16, 4], [16, 1]];
-const kernelSets = await Promise.all([...tiles.map((matmulTile) => Kernels.create(device, { matmulTile })), Kernels.create(device, { matmul: 'direct' })]);
+const tiles: [number, number][] = [
+  [8, 8],
+  [16, 4],
+  [16, 1],
+];
+const kernelSets = await Promise.all([
+  ...tiles.map((matmulTile) => Kernels.create(device, { matmulTile })),
+  Kernels.create(device, { matmul: 'direct' }),
+]);
 const columns = [...tiles.map(([wg, tb]) => `tiled ${wg}×${wg} threads × ${tb}×${tb}`), 'direct 8×8 threads × 4×4'];
 const defaultKernels = await Kernels.create(device);
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 const buffer = (n: number) => {
   const b = device.createBuffer({ size: n * 4, usage });
-  device.queue.writeBuffer(b, 0, Float32Array.from({ length: n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5));
+  device.queue.writeBuffer(
+    b,
+    0,
+    Float32Array.from({ length: n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5),
+  );
   return b;
 };
 
@@ -70,7 +86,12 @@ for (const [shapeName, M, N, K] of shapes) {
   const flops = 2 * M * N * K;
   for (const [name, transA, transB] of variants) {
     kernelSets.forEach((k, t) => {
-      cases.push({ key: `${shapeName}|${name}|${t}`, flops, repeat: Math.max(1, Math.round(2e8 / flops)), dispatch: k.matmul({ a, b, c, M, N, K, transA, transB }) });
+      cases.push({
+        key: `${shapeName}|${name}|${t}`,
+        flops,
+        repeat: Math.max(1, Math.round(2e8 / flops)),
+        dispatch: k.matmul({ a, b, c, M, N, K, transA, transB }),
+      });
     });
   }
 }
@@ -87,7 +108,11 @@ const B = 64;
 const trainer = await ViTTrainer.create(device, { config: tiny, batchSize: B });
 const images = buffer(B * tiny.channels * tiny.imageSize ** 2);
 const labels = device.createBuffer({ size: B * 4, usage });
-device.queue.writeBuffer(labels, 0, Int32Array.from({ length: B }, (_, i) => i % tiny.classes));
+device.queue.writeBuffer(
+  labels,
+  0,
+  Int32Array.from({ length: B }, (_, i) => i % tiny.classes),
+);
 const stepTimes: number[] = [];
 const stepsPerRep = 10;
 const runSteps = async (n: number) => {
@@ -148,7 +173,9 @@ async function timestamped(dispatches: Dispatch[]): Promise<Map<string, number>>
   for (let r = 0; r < reps + 1; r++) {
     const encoder = device.createCommandEncoder();
     dispatches.forEach((dispatch, i) => {
-      const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } });
+      const pass = encoder.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 },
+      });
       record(pass, [dispatch]);
       pass.end();
     });
@@ -172,11 +199,16 @@ async function timestamped(dispatches: Dispatch[]): Promise<Map<string, number>>
   return new Map([...samples].map(([label, ts]) => [label, median(ts)]));
 }
 
-rows.push(`| shape (M×N×K) | variant | ${columns.join(' | ')} | register blocking: tiled 8×8 ÷ tiled 1×1 | direct ÷ tiled 8×8 |`, `|---|---|${columns.map(() => '---|').join('')}---|---|`);
+rows.push(
+  `| shape (M×N×K) | variant | ${columns.join(' | ')} | register blocking: tiled 8×8 ÷ tiled 1×1 | direct ÷ tiled 8×8 |`,
+  `|---|---|${columns.map(() => '---|').join('')}---|---|`,
+);
 for (const [shapeName, M, N, K] of shapes) {
   for (const [name] of variants) {
     const g = columns.map((_, t) => median(gflops[`${shapeName}|${name}|${t}`]!));
-    rows.push(`| ${shapeName} ${M}×${N}×${K} | ${name} | ${g.map((x) => x.toFixed(2)).join(' | ')} | ${(g[0]! / g[tiles.length - 1]!).toFixed(2)}× | ${(g.at(-1)! / g[0]!).toFixed(2)}× |`);
+    rows.push(
+      `| ${shapeName} ${M}×${N}×${K} | ${name} | ${g.map((x) => x.toFixed(2)).join(' | ')} | ${(g[0]! / g[tiles.length - 1]!).toFixed(2)}× | ${(g.at(-1)! / g[0]!).toFixed(2)}× |`,
+    );
   }
 }
 for (const k of [...kernelSets, defaultKernels]) k.destroy();
@@ -199,7 +231,7 @@ ${rows.join('\n')}
 ## Training, tiny preset (${JSON.stringify(tiny)}), batch ${B}, ${defaultKernels.matmulKernel} matmul
 
 - step (forward + backward + AdamW, one encoder): ${(stepSeconds * 1000).toFixed(1)} ms median
-- ${(B / stepSeconds).toFixed(0)} images/s; ≈ ${((stepFlops / stepSeconds) / 1e9).toFixed(2)} GFLOP/s of matmul work (${(stepFlops / 1e9).toFixed(2)} GFLOP per step)
+- ${(B / stepSeconds).toFixed(0)} images/s; ≈ ${(stepFlops / stepSeconds / 1e9).toFixed(2)} GFLOP/s of matmul work (${(stepFlops / 1e9).toFixed(2)} GFLOP per step)
 - loss read back once at the end (finite: ${Number.isFinite(report)})
 
 Step-time breakdown by kernel ('mm.tn' = Aᵀ·B, 'mm.nt' = A·Bᵀ), two ways: wall clock with each

@@ -43,13 +43,17 @@ export class LineChart {
     const ctx = this.#canvas.getContext('2d');
     if (!ctx) return;
     const { width: W, height: H } = this.#canvas;
-    const L = 40, R = 8, B = 18;
+    const L = 40,
+      R = 8,
+      B = 18;
     ctx.font = '11px system-ui, sans-serif';
     // The legend goes after the title and wraps onto rows above the plot, never over the lines.
     const legend = layoutLegend(ctx, [...this.#series.keys()], L + ctx.measureText(this.#title).width + 14, L, W - R);
     const T = 20 + legend.rows * 13;
-    let xMax = 1e-9, yMax = 1e-9;
-    for (const p of this.#series.values()) for (let i = 0; i < p.length; i += 2) (xMax = Math.max(xMax, p[i]!)), (yMax = Math.max(yMax, p[i + 1]!));
+    let xMax = 1e-9,
+      yMax = 1e-9;
+    for (const p of this.#series.values())
+      for (let i = 0; i < p.length; i += 2) (xMax = Math.max(xMax, p[i]!)), (yMax = Math.max(yMax, p[i + 1]!));
     const [y0, y1] = this.#yRange ?? [0, yMax * 1.05];
     ctx.clearRect(0, 0, W, H);
     ctx.font = '11px system-ui, sans-serif';
@@ -67,12 +71,14 @@ export class LineChart {
     ctx.fillText(label(y0), L - 4, H - B);
     ctx.fillText(`${xMax.toFixed(0)} s`, W - R, H - 4);
     ctx.textAlign = 'left';
-    let drawn = 0, colour = 0;
+    let drawn = 0,
+      colour = 0;
     for (const [name, p] of this.#series) {
       ctx.strokeStyle = ctx.fillStyle = COLOURS[colour++ % COLOURS.length]!;
       ctx.beginPath();
       for (let i = 0; i < p.length; i += 2) {
-        const x = L + (p[i]! / xMax) * (W - L - R), y = T + (1 - (p[i + 1]! - y0) / (y1 - y0 || 1)) * (H - T - B);
+        const x = L + (p[i]! / xMax) * (W - L - R),
+          y = T + (1 - (p[i + 1]! - y0) / (y1 - y0 || 1)) * (H - T - B);
         if (i === 0) ctx.moveTo(x, y);
         else ctx.lineTo(x, y);
       }
@@ -86,7 +92,13 @@ export class LineChart {
 }
 
 /** Places legend labels left to right from `x`, wrapping to `left` on new rows of 13 px. */
-function layoutLegend(ctx: CanvasRenderingContext2D, names: readonly string[], x: number, left: number, right: number): { at: Map<string, [number, number]>; rows: number } {
+function layoutLegend(
+  ctx: CanvasRenderingContext2D,
+  names: readonly string[],
+  x: number,
+  left: number,
+  right: number,
+): { at: Map<string, [number, number]>; rows: number } {
   const at = new Map<string, [number, number]>();
   let row = 0;
   for (const name of names) {
@@ -146,14 +158,16 @@ export class SplitBars {
     const ctx = this.#canvas.getContext('2d');
     if (!ctx) return;
     const { width: W, height: H } = this.#canvas;
-    const labelW = 92, R = 8;
+    const labelW = 92,
+      R = 8;
     ctx.clearRect(0, 0, W, H);
     ctx.font = '11px system-ui, sans-serif';
     ctx.textAlign = 'left';
     ctx.fillStyle = '#222';
     ctx.fillText(this.#title, 8, 13);
     // Legend: colour swatches on their own row(s) under the title.
-    let x = 8, y = 28;
+    let x = 8,
+      y = 28;
     for (const p of PARTS) {
       const w = 14 + ctx.measureText(p.label).width + 10;
       if (x + w > W - R) (x = 8), (y += 14);
@@ -163,10 +177,12 @@ export class SplitBars {
       ctx.fillText(p.label, x + 14, y);
       x += w;
     }
-    const top = y + 8, bottom = H - 16;
+    const top = y + 8,
+      bottom = H - 16;
     const n = Math.max(1, this.#rows.length);
     const bar = Math.max(6, Math.min(16, (bottom - top) / n - 4));
-    const x0 = labelW, x1 = W - R;
+    const x0 = labelW,
+      x1 = W - R;
     this.#rows.forEach((r, i) => {
       const yy = top + i * (bar + 4);
       ctx.fillStyle = '#222';
@@ -181,7 +197,11 @@ export class SplitBars {
         if (w > 30 && bar >= 12) {
           ctx.fillStyle = p.key === 'starved' ? '#222' : '#fff';
           ctx.textAlign = 'center';
-          ctx.fillText(`${p.key === 'resource' && r.resourceName ? `${r.resourceName} ` : ''}${Math.round(r.time[p.key] * 100)}%`, xx + w / 2, yy + bar - 3);
+          ctx.fillText(
+            `${p.key === 'resource' && r.resourceName ? `${r.resourceName} ` : ''}${Math.round(r.time[p.key] * 100)}%`,
+            xx + w / 2,
+            yy + bar - 3,
+          );
         }
         xx += w;
       }

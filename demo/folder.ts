@@ -2,7 +2,14 @@
 // the library's picked-folder source (src/sources/picked.ts): showDirectoryPicker where the browser
 // has it, else <input webkitdirectory>, or a folder dropped on the page. Files stay lazy Blobs; the
 // training worker reads each when the loader asks for it. Files outside a class folder are left out.
-import { listDroppedItems, listFileList, listPickedDirectory, type DataTransferItemLike, type DirectoryHandleLike, type PickedFolder } from '../src/sources/index.ts';
+import {
+  listDroppedItems,
+  listFileList,
+  listPickedDirectory,
+  type DataTransferItemLike,
+  type DirectoryHandleLike,
+  type PickedFolder,
+} from '../src/sources/index.ts';
 
 export interface PickedImages {
   images: { key: string; label: number; file: Blob }[];

@@ -13,7 +13,7 @@ const charts = {
   accuracy: new LineChart($('accuracy'), 'accuracy (train, held-out)', [0, 1]),
   throughput: new LineChart($('throughput'), 'images/s'),
   occupancy: new LineChart($('occupancy'), 'stage working (per interval)', [0, 1]),
-  split: new SplitBars($('split'), 'where each stage\'s time went (last interval)'),
+  split: new SplitBars($('split'), "where each stage's time went (last interval)"),
   queues: new LineChart($('queues'), 'input queue fill (mean so far)', [0, 1]),
   waited: new LineChart($('waited'), 'share of time the GPU waited for data', [0, 1]),
 };
@@ -39,7 +39,8 @@ function showMode(decodeMode?: string): void {
     el.textContent = `Cross-origin isolated: images decode on wasm pthreads sharing one memory${decodeMode ? ` (decode mode: ${decodeMode})` : ''}.`;
   } else {
     el.className = 'banner fallback';
-    el.textContent = 'Fallback mode: this page is not cross-origin isolated (no COOP/COEP headers), so SharedArrayBuffer and wasm pthreads are unavailable. ' +
+    el.textContent =
+      'Fallback mode: this page is not cross-origin isolated (no COOP/COEP headers), so SharedArrayBuffer and wasm pthreads are unavailable. ' +
       `Decoding falls back to single-threaded wasm instances in workers${decodeMode ? ` (decode mode: ${decodeMode})` : ''}; expect lower throughput.`;
   }
 }
@@ -55,7 +56,13 @@ const classes: string[] = [];
 
 function settings(): DemoSettings {
   const num = (id: string, fallback: number) => Math.max(1, Number($<HTMLInputElement>(id).value) || fallback);
-  return { epochs: num('epochs', 4), images: num('images', 256), batchSize: num('batch', 32), threads: Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2)), augment: $<HTMLInputElement>('augment').checked };
+  return {
+    epochs: num('epochs', 4),
+    images: num('images', 256),
+    batchSize: num('batch', 32),
+    threads: Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2)),
+    augment: $<HTMLInputElement>('augment').checked,
+  };
 }
 
 function start(picked?: PickedImages): void {
@@ -69,7 +76,9 @@ function start(picked?: PickedImages): void {
   worker = new Worker(new URL('./train-worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (e: MessageEvent<FromWorker>) => onEvent(e.data);
   worker.onerror = (e) => fail(`worker: ${e.message}`);
-  const message: ToWorker = picked ? { type: 'start', settings: settings(), picked: { images: picked.images, classes: picked.classes } } : { type: 'start', settings: settings() };
+  const message: ToWorker = picked
+    ? { type: 'start', settings: settings(), picked: { images: picked.images, classes: picked.classes } }
+    : { type: 'start', settings: settings() };
   worker.postMessage(message);
 }
 
@@ -107,18 +116,28 @@ function onEvent(e: FromWorker): void {
       charts.accuracy.add('train', e.seconds, e.accuracy);
       charts.throughput.add('images/s', e.seconds, e.imagesPerSecond);
       charts.waited.add('waited', e.seconds, e.waitedForData);
-      setStatus(`step ${e.step}/${e.steps} · epoch ${e.epoch.toFixed(2)} · loss ${e.loss.toFixed(3)} · acc ${(e.accuracy * 100).toFixed(0)}% · ${e.imagesPerSecond.toFixed(0)} img/s · ${e.secondsLeft.toFixed(0)} s left`);
+      setStatus(
+        `step ${e.step}/${e.steps} · epoch ${e.epoch.toFixed(2)} · loss ${e.loss.toFixed(3)} · acc ${(e.accuracy * 100).toFixed(0)}% · ${e.imagesPerSecond.toFixed(0)} img/s · ${e.secondsLeft.toFixed(0)} s left`,
+      );
       return;
     case 'stats':
       for (const s of e.stages) {
         charts.occupancy.add(s.name, e.seconds, s.busy);
         if (s.kind !== 'source' && s.kind !== 'consumer') charts.queues.add(s.name, e.seconds, s.queueFill);
       }
-      charts.split.set(e.stages.map((s) => ({ name: s.kind === 'source' || s.kind === 'consumer' ? s.name : `${s.name}[${s.concurrency}]`, time: s.time, ...(s.resourceName ? { resourceName: s.resourceName } : {}) })));
+      charts.split.set(
+        e.stages.map((s) => ({
+          name: s.kind === 'source' || s.kind === 'consumer' ? s.name : `${s.name}[${s.concurrency}]`,
+          time: s.time,
+          ...(s.resourceName ? { resourceName: s.resourceName } : {}),
+        })),
+      );
       return;
     case 'epoch':
       charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
-      setStatus(`epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`);
+      setStatus(
+        `epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`,
+      );
       return;
     case 'preview':
       drawBatch(e);
@@ -131,7 +150,9 @@ function onEvent(e: FromWorker): void {
       $<HTMLButtonElement>('stop').disabled = true;
       worker?.terminate();
       worker = undefined;
-      setStatus(`${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`);
+      setStatus(
+        `${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`,
+      );
       return;
   }
 }
@@ -151,12 +172,15 @@ function drawBatch(e: PreviewEvent): void {
   strip.getContext('2d')!.putImageData(new ImageData(e.rgba, e.count * e.size, e.size), 0, 0);
   const grid = $<HTMLCanvasElement>('grid');
   const ctx = grid.getContext('2d')!;
-  const perRow = 8, scale = Math.floor(grid.width / perRow / e.size), cell = e.size * scale;
+  const perRow = 8,
+    scale = Math.floor(grid.width / perRow / e.size),
+    cell = e.size * scale;
   ctx.clearRect(0, 0, grid.width, grid.height);
   ctx.imageSmoothingEnabled = false;
   ctx.font = '10px system-ui, sans-serif';
   for (let i = 0; i < e.count; i++) {
-    const x = (i % perRow) * cell, y = Math.floor(i / perRow) * (cell + 12);
+    const x = (i % perRow) * cell,
+      y = Math.floor(i / perRow) * (cell + 12);
     ctx.drawImage(strip, i * e.size, 0, e.size, e.size, x, y, cell - 2, cell - 2);
     ctx.fillText(classes[e.labels[i]!] ?? String(e.labels[i]), x, y + cell + 9);
   }
@@ -192,7 +216,8 @@ const meter = new FrameMeter();
 meter.start((m) => {
   if (m.frames % 30 !== 0) return;
   state.frameGaps = m.gaps();
-  $('frames').textContent = `frame gaps over the last ~5 s: max ${state.frameGaps.max.toFixed(0)} ms, p95 ${state.frameGaps.p95.toFixed(0)} ms`;
+  $('frames').textContent =
+    `frame gaps over the last ~5 s: max ${state.frameGaps.max.toFixed(0)} ms, p95 ${state.frameGaps.p95.toFixed(0)} ms`;
 });
 
 const params = new URLSearchParams(location.search);

@@ -19,5 +19,13 @@ export type FromWorker =
   | { type: 'status'; text: string }
   /** The trained weights and optimizer state (ViTTrainer.saveCheckpoint), for a download. */
   | { type: 'checkpoint'; bytes: Uint8Array<ArrayBuffer> }
-  | { type: 'done'; steps: number; seconds: number; cancelled: boolean; failures: number; bottleneck: string | undefined; waitedForData: number }
+  | {
+      type: 'done';
+      steps: number;
+      seconds: number;
+      cancelled: boolean;
+      failures: number;
+      bottleneck: string | undefined;
+      waitedForData: number;
+    }
   | { type: 'error'; message: string };

@@ -15,21 +15,49 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
   const s = m.settings;
   let data: LabelledData;
   if (m.picked) {
-    data = splitHeldOut(m.picked.images.map((p) => blobSource(p.key, p.label, p.file)), m.picked.classes, 5);
-    post({ type: 'status', text: `folder: ${data.train.length} training / ${data.held.length} held-out images, classes ${m.picked.classes.join(', ')}` });
+    data = splitHeldOut(
+      m.picked.images.map((p) => blobSource(p.key, p.label, p.file)),
+      m.picked.classes,
+      5,
+    );
+    post({
+      type: 'status',
+      text: `folder: ${data.train.length} training / ${data.held.length} held-out images, classes ${m.picked.classes.join(', ')}`,
+    });
   } else {
     post({ type: 'status', text: `generating ${s.images} labelled JPEGs…` });
-    data = await syntheticData({ count: s.images, onProgress: (done, total) => done % 64 === 0 && post({ type: 'status', text: `generated ${done}/${total} JPEGs` }) });
+    data = await syntheticData({
+      count: s.images,
+      onProgress: (done, total) => done % 64 === 0 && post({ type: 'status', text: `generated ${done}/${total} JPEGs` }),
+    });
     post({ type: 'status', text: `built-in dataset: ${data.train.length} training / ${data.held.length} held-out images` });
   }
-  const report = await runTraining(data, {
-    epochs: s.epochs, batchSize: s.batchSize, threads: s.threads, seed: 1, lr: 2e-3, augment: s.augment,
-    reportEvery: 2, statsIntervalMs: 500, previewEvery: 4, previewImages: 16, signal: abort.signal,
-    onTrained: async (trainer) => post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) }),
-  }, (e: TrainingEvent) => post(e));
+  const report = await runTraining(
+    data,
+    {
+      epochs: s.epochs,
+      batchSize: s.batchSize,
+      threads: s.threads,
+      seed: 1,
+      lr: 2e-3,
+      augment: s.augment,
+      reportEvery: 2,
+      statsIntervalMs: 500,
+      previewEvery: 4,
+      previewImages: 16,
+      signal: abort.signal,
+      onTrained: async (trainer) => post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) }),
+    },
+    (e: TrainingEvent) => post(e),
+  );
   post({
-    type: 'done', steps: report.steps, seconds: report.seconds, cancelled: report.cancelled, failures: report.failures,
-    bottleneck: report.bottleneck, waitedForData: report.waitedForDataSeconds / Math.max(report.seconds, 1e-9),
+    type: 'done',
+    steps: report.steps,
+    seconds: report.seconds,
+    cancelled: report.cancelled,
+    failures: report.failures,
+    bottleneck: report.bottleneck,
+    waitedForData: report.waitedForDataSeconds / Math.max(report.seconds, 1e-9),
   });
 }
 

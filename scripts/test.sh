@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test tier and says which ran: typecheck, unit (Node), node-gpu (dawn on lavapipe), consumer
+# Runs every test tier and says which ran: typecheck, lint (Biome), unit (Node), node-gpu (dawn on lavapipe), consumer
 # (the npm tarball installed into throwaway Node, Deno, Vite and plain-page projects),
 # browser (headless Chromium with WebGPU, cross-origin isolated), deno, e2e (Playwright drives the
 # demo page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
@@ -32,6 +32,10 @@ bash scripts/make-fixtures.sh || echo "media fixtures could not be made; the med
 echo "=== tier: typecheck (tsc --noEmit, strict) ==="
 npx tsc -p tsconfig.json --noEmit; rc=$?
 record typecheck $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
+
+echo "=== tier: lint (Biome: lint rules and the formatter's check, biome.json) ==="
+npx biome ci . --max-diagnostics=20; rc=$?
+record lint $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 
 for tier in unit node-gpu browser consumer; do
   echo "=== tier: $tier ==="

@@ -4,19 +4,51 @@
 
 // The pipeline engine: sources → stages with their own concurrency → batches.
 export {
-  PipelineBuilder, Pipeline, workerTask, customTask, FILTERED, isEpochEnd,
-  formatStats, bottleneck, profilePipeline, PipelineFailureBudgetError, PipelineStallError,
+  PipelineBuilder,
+  Pipeline,
+  workerTask,
+  customTask,
+  FILTERED,
+  isEpochEnd,
+  formatStats,
+  bottleneck,
+  profilePipeline,
+  PipelineFailureBudgetError,
+  PipelineStallError,
 } from './pipeline/index.ts';
 export type {
-  PipeOptions, SourceOptions, BuildOptions, StageContext, StageFn, Aggregator, FailureBudget, FailureRecord,
-  PipelineStats, StageStats, ProfileOptions, StageProfile,
+  PipeOptions,
+  SourceOptions,
+  BuildOptions,
+  StageContext,
+  StageFn,
+  Aggregator,
+  FailureBudget,
+  FailureRecord,
+  PipelineStats,
+  StageStats,
+  ProfileOptions,
+  StageProfile,
 } from './pipeline/index.ts';
 
 // Decoding on wasm threads, straight into batch buffers.
 export { DecodePool, PoolBuffer, ImageBatcher, DecodeError, audioClips, fileByteSource, memoryByteSource } from './decode/index.ts';
 export type {
-  DecodePoolOptions, DecodePoolStats, DecodeMode, DecodeErrorCode, DecodedImageInfo, ImageDecodeOptions, EncodedImage, ImageBatch,
-  ImageBatcherOptions, AudioDecodeOptions, DecodedAudioInfo, VideoDecodeOptions, DecodedVideoInfo, FrameSelection, ByteSource,
+  DecodePoolOptions,
+  DecodePoolStats,
+  DecodeMode,
+  DecodeErrorCode,
+  DecodedImageInfo,
+  ImageDecodeOptions,
+  EncodedImage,
+  ImageBatch,
+  ImageBatcherOptions,
+  AudioDecodeOptions,
+  DecodedAudioInfo,
+  VideoDecodeOptions,
+  DecodedVideoInfo,
+  FrameSelection,
+  ByteSource,
 } from './decode/index.ts';
 
 // Batches onto the GPU and into tensors.
@@ -25,10 +57,36 @@ export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOpti
 
 // Where the bytes come from.
 export {
-  listImageFolder, ensureSyntheticFolder, loadFiles, loadUrls, urlStage, isLoadFailure, fetchBytes, FetchError, httpByteSource,
-  ShardStream, isShardFailure, webDatasetSamples, DistributedSampler, mixSources, DirectoryCache, CacheStorageCache, SourceError,
+  listImageFolder,
+  ensureSyntheticFolder,
+  loadFiles,
+  loadUrls,
+  urlStage,
+  isLoadFailure,
+  fetchBytes,
+  FetchError,
+  httpByteSource,
+  ShardStream,
+  isShardFailure,
+  webDatasetSamples,
+  DistributedSampler,
+  mixSources,
+  DirectoryCache,
+  CacheStorageCache,
+  SourceError,
 } from './sources/index.ts';
 export type {
-  LabelledFile, Loaded, LoadFailure, LoadResult, UrlLoadOptions, FileLoadOptions, FetchOptions, ShardStreamOptions, ShardItem,
-  WebDatasetSample, SamplerOptions, MixOptions, ByteCache,
+  LabelledFile,
+  Loaded,
+  LoadFailure,
+  LoadResult,
+  UrlLoadOptions,
+  FileLoadOptions,
+  FetchOptions,
+  ShardStreamOptions,
+  ShardItem,
+  WebDatasetSample,
+  SamplerOptions,
+  MixOptions,
+  ByteCache,
 } from './sources/index.ts';

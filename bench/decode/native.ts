@@ -17,7 +17,9 @@ const LIBS = ['-lavcodec', '-lswscale', '-lavutil', '-lturbojpeg', '-lm'];
 
 function run(cmd: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(cmd, args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => resolve({ ok: !err, stdout, stderr: stderr || (err?.message ?? '') })),
+    execFile(cmd, args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) =>
+      resolve({ ok: !err, stdout, stderr: stderr || (err?.message ?? '') }),
+    ),
   );
 }
 
@@ -37,14 +39,32 @@ export async function buildNative(): Promise<{ binary: string; libav: string } |
   mkdirSync(dir, { recursive: true });
   const built = await run('gcc', [...FLAGS, '-o', `${binary}.tmp`, ...SOURCES.map((s) => root + s), ...LIBS]);
   if (!built.ok) {
-    return { skipped: `native column skipped: gcc failed (\`apt-get install ${NATIVE_PACKAGES}\`?): ${built.stderr.split('\n').filter((l) => /error/.test(l)).slice(0, 3).join(' | ')}` };
+    return {
+      skipped: `native column skipped: gcc failed (\`apt-get install ${NATIVE_PACKAGES}\`?): ${built.stderr
+        .split('\n')
+        .filter((l) => /error/.test(l))
+        .slice(0, 3)
+        .join(' | ')}`,
+    };
   }
   renameSync(`${binary}.tmp`, binary);
   return { binary, libav };
 }
 
-export async function nativePass(binary: string, paths: string[], threads: number, transform: Transform, reducedScale: boolean): Promise<Sample> {
-  const args = ['--threads', String(threads), ...(transform === 'decode' ? ['--native-size'] : []), ...(reducedScale ? ['--reduced'] : []), ...paths];
+export async function nativePass(
+  binary: string,
+  paths: string[],
+  threads: number,
+  transform: Transform,
+  reducedScale: boolean,
+): Promise<Sample> {
+  const args = [
+    '--threads',
+    String(threads),
+    ...(transform === 'decode' ? ['--native-size'] : []),
+    ...(reducedScale ? ['--reduced'] : []),
+    ...paths,
+  ];
   const r = await run(binary, args);
   if (!r.ok) throw new Error(`decode-native failed: ${r.stderr}`);
   const o = JSON.parse(r.stdout) as { seconds: number; cpu: number; maxrss_kb: number; failed: number };

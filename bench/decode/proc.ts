@@ -5,7 +5,12 @@ import process from 'node:process';
 
 const TICKS = 100; // USER_HZ on Linux
 
-interface ProcInfo { pid: number; ppid: number; cpu: number; rssKb: number }
+interface ProcInfo {
+  pid: number;
+  ppid: number;
+  cpu: number;
+  rssKb: number;
+}
 
 function readProc(pid: number): ProcInfo | undefined {
   try {
@@ -19,12 +24,15 @@ function readProc(pid: number): ProcInfo | undefined {
 }
 
 function tree(root: number): ProcInfo[] {
-  const all = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map((n) => readProc(Number(n))).filter((p): p is ProcInfo => !!p);
+  const all = readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map((n) => readProc(Number(n)))
+    .filter((p): p is ProcInfo => !!p);
   const children = new Map<number, ProcInfo[]>();
   for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
   const out: ProcInfo[] = [];
   const walk = (pid: number) => {
-    for (const c of children.get(pid) ?? []) (out.push(c), walk(c.pid));
+    for (const c of children.get(pid) ?? []) out.push(c), walk(c.pid);
   };
   const self = all.find((p) => p.pid === root);
   if (self) out.push(self);

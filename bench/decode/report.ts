@@ -50,5 +50,10 @@ export interface Goal {
 }
 
 export function goalRows(goals: Goal[]): string[][] {
-  return goals.map((g) => [g.what, fmt(g.ratio), `≥ ${g.target}`, g.ratio === undefined ? 'not measured' : g.ratio >= g.target ? 'met' : '**short**']);
+  return goals.map((g) => [
+    g.what,
+    fmt(g.ratio),
+    `≥ ${g.target}`,
+    g.ratio === undefined ? 'not measured' : g.ratio >= g.target ? 'met' : '**short**',
+  ]);
 }

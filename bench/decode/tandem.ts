@@ -12,12 +12,16 @@ export async function decodePass(
   const lanes = pool.threads * 2;
   const slot = transform === 'resize' ? OUT * OUT * 3 : Math.max(...images.map((m) => m.info.width * m.info.height * 3));
   const target = pool.allocate(slot * lanes);
-  let next = 0, failed = 0;
+  let next = 0,
+    failed = 0;
   const t0 = performance.now();
   const lane = async (k: number) => {
     for (let i = next++; i < images.length; i = next++) {
       const { bytes, info } = images[i]!;
-      const size = transform === 'resize' ? { width: OUT, height: OUT, fit: 'cover' as const } : { width: info.width, height: info.height, fit: 'stretch' as const };
+      const size =
+        transform === 'resize'
+          ? { width: OUT, height: OUT, fit: 'cover' as const }
+          : { width: info.width, height: info.height, fit: 'stretch' as const };
       try {
         await pool.decodeInto(bytes, target + k * slot, { ...size, reducedScale });
       } catch {

@@ -34,7 +34,8 @@ export const OUT = 224;
 /** torchvision Resize(224) (shorter side, rounded as PIL does) then CenterCrop(224). */
 export function coverGeometry(w: number, h: number): { rw: number; rh: number; left: number; top: number } {
   const s = OUT / Math.min(w, h);
-  const rw = Math.max(OUT, Math.round(w * s)), rh = Math.max(OUT, Math.round(h * s));
+  const rw = Math.max(OUT, Math.round(w * s)),
+    rh = Math.max(OUT, Math.round(h * s));
   return { rw, rh, left: Math.floor((rw - OUT) / 2), top: Math.floor((rh - OUT) / 2) };
 }
 

@@ -22,7 +22,13 @@ function readStat(pid: number): ProcStat | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // after the name: state(0) ppid(1) ... utime(11) stime(12) ... starttime(19) vsize(20) rss(21)
-    return { pid, ppid: Number(f[1]), key: `${pid}:${f[19]}`, cpu: (Number(f[11]) + Number(f[12])) / TICKS, rssKb: Number(f[21]) * PAGE_KB };
+    return {
+      pid,
+      ppid: Number(f[1]),
+      key: `${pid}:${f[19]}`,
+      cpu: (Number(f[11]) + Number(f[12])) / TICKS,
+      rssKb: Number(f[21]) * PAGE_KB,
+    };
   } catch {
     return undefined; // exited meanwhile
   }
@@ -38,7 +44,10 @@ function readPssKb(pid: number): number {
 
 /** The process `root` and its live descendants, now. */
 export function processTree(root: number): ProcStat[] {
-  const all = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map((n) => readStat(Number(n))).filter((p): p is ProcStat => p !== undefined);
+  const all = readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map((n) => readStat(Number(n)))
+    .filter((p): p is ProcStat => p !== undefined);
   const children = new Map<number, ProcStat[]>();
   for (const p of all) {
     const list = children.get(p.ppid);
@@ -107,7 +116,11 @@ export function watchTree(root: number, intervalMs = 50, pssEveryMs = 1000): { s
       rss += p.rssKb;
       lastCpu.set(p.key, p.cpu);
     }
-    if (usage.samples % pssEvery === 0) usage.peakPssKb = Math.max(usage.peakPssKb, tree.reduce((s, p) => s + readPssKb(p.pid), 0));
+    if (usage.samples % pssEvery === 0)
+      usage.peakPssKb = Math.max(
+        usage.peakPssKb,
+        tree.reduce((s, p) => s + readPssKb(p.pid), 0),
+      );
     usage.peakRssKb = Math.max(usage.peakRssKb, rss);
     usage.maxProcesses = Math.max(usage.maxProcesses, tree.length);
     usage.samples++;
@@ -138,7 +151,9 @@ function ownCpuSeconds(): number {
 
 /** Cores kept busy by the whole machine over the next `ms` milliseconds, this process excluded. */
 export async function busyCores(ms: number): Promise<number> {
-  const b0 = machineBusySeconds(), c0 = ownCpuSeconds(), t0 = performance.now();
+  const b0 = machineBusySeconds(),
+    c0 = ownCpuSeconds(),
+    t0 = performance.now();
   await new Promise((resolve) => setTimeout(resolve, ms));
   return (machineBusySeconds() - b0 - (ownCpuSeconds() - c0)) / ((performance.now() - t0) / 1000);
 }
@@ -160,12 +175,18 @@ export interface Watched {
 }
 
 /** Runs a command with its process tree under watch; resolves when it has exited. */
-export function runWatched(command: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; intervalMs?: number } = {}): Promise<Watched> {
+export function runWatched(
+  command: string,
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; intervalMs?: number } = {},
+): Promise<Watched> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const busy0 = machineBusySeconds(), own0 = ownCpuSeconds();
+    const busy0 = machineBusySeconds(),
+      own0 = ownCpuSeconds();
     const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
+    let stdout = '',
+      stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     child.on('error', reject);

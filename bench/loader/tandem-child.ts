@@ -71,7 +71,10 @@ async function loaderMode(): Promise<void> {
   const batcher = new lib.ImageBatcher(pool, { batchSize, height: size, width: size, channels: 3, buffers: 4, decode: { fit: 'cover' } });
   const pipeline = new lib.PipelineBuilder()
     .addSource(items)
-    .pipe(async (f: { path: string; label: number }) => ({ bytes: await runtime.readFile(f.path), label: f.label, key: f.path }), { name: 'read', concurrency: readConcurrency })
+    .pipe(async (f: { path: string; label: number }) => ({ bytes: await runtime.readFile(f.path), label: f.label, key: f.path }), {
+      name: 'read',
+      concurrency: readConcurrency,
+    })
     .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2 })
     .aggregate(() => batcher.aggregator(), { name: 'batch' })
     .addSink(2)
@@ -94,16 +97,31 @@ async function loaderMode(): Promise<void> {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds() - cpu0;
   const failures = pipeline.failures();
-  for (const f of failures.slice(0, 5)) log(`failed: ${f.stage} ${f.input}: ${f.error instanceof Error ? f.error.message : String(f.error)}`);
+  for (const f of failures.slice(0, 5))
+    log(`failed: ${f.stage} ${f.input}: ${f.error instanceof Error ? f.error.message : String(f.error)}`);
   await pipeline.stop();
   batcher.close();
   const mode = pool.stats().mode;
   await pool.close();
-  if (images + failures.length !== items.length) log(`unaccounted items: ${items.length} listed, ${images} delivered, ${failures.length} failed`);
-  console.log(JSON.stringify({
-    runtime: runtimeName, mode, threads, listed: items.length, images, failures: failures.length, batches, checksum,
-    seconds, firstBatchSeconds: (firstBatch ?? 0) / 1000, cpuSeconds: cpu, cpuTotalSeconds: cpuSeconds(), peakRssKb: peakRssKb(),
-  }));
+  if (images + failures.length !== items.length)
+    log(`unaccounted items: ${items.length} listed, ${images} delivered, ${failures.length} failed`);
+  console.log(
+    JSON.stringify({
+      runtime: runtimeName,
+      mode,
+      threads,
+      listed: items.length,
+      images,
+      failures: failures.length,
+      batches,
+      checksum,
+      seconds,
+      firstBatchSeconds: (firstBatch ?? 0) / 1000,
+      cpuSeconds: cpu,
+      cpuTotalSeconds: cpuSeconds(),
+      peakRssKb: peakRssKb(),
+    }),
+  );
 }
 
 async function referenceMode(list: string, seconds: number): Promise<void> {
@@ -122,7 +140,8 @@ async function referenceMode(list: string, seconds: number): Promise<void> {
     const bytes = await runtime.readFile(f.path);
     const options = { width: f.width, height: f.height, fit: 'stretch' as const, reducedScale: false, applyOrientation: false };
     const info = await pool.decodeInto(bytes, target, options);
-    if (info.sourceWidth !== f.width || info.sourceHeight !== f.height) throw new Error(`${f.path}: decoded ${info.sourceWidth}x${info.sourceHeight}, expected ${f.width}x${f.height}`);
+    if (info.sourceWidth !== f.width || info.sourceHeight !== f.height)
+      throw new Error(`${f.path}: decoded ${info.sourceWidth}x${info.sourceHeight}, expected ${f.width}x${f.height}`);
     const run = async (ms: number): Promise<{ n: number; ms: number }> => {
       let n = 0;
       const t0 = performance.now();

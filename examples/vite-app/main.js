@@ -35,6 +35,6 @@ try {
   out.textContent = JSON.stringify(result);
   out.dataset.done = 'true';
 } catch (error) {
-  out.textContent = `error: ${error instanceof Error ? error.stack ?? error.message : String(error)}`;
+  out.textContent = `error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
   out.dataset.done = 'error';
 }

@@ -14,13 +14,32 @@ type Kind = 'string' | 'boolean';
 /** The options each command takes (besides --help and --verbose, which all take). */
 export const COMMAND_OPTIONS: Record<string, Record<string, Kind>> = {
   train: {
-    data: 'string', shards: 'string', images: 'string', epochs: 'string', batch: 'string', threads: 'string', seed: 'string',
-    lr: 'string', augment: 'boolean', 'no-augment': 'boolean', report: 'string', checkpoint: 'string', progress: 'string',
+    data: 'string',
+    shards: 'string',
+    images: 'string',
+    epochs: 'string',
+    batch: 'string',
+    threads: 'string',
+    seed: 'string',
+    lr: 'string',
+    augment: 'boolean',
+    'no-augment': 'boolean',
+    report: 'string',
+    checkpoint: 'string',
+    progress: 'string',
   },
   bench: { data: 'string', images: 'string', epochs: 'string', batch: 'string', size: 'string', threads: 'string' },
   smoke: { data: 'string', images: 'string', epochs: 'string', batch: 'string', size: 'string', threads: 'string' },
   profile: { data: 'string', images: 'string', batch: 'string', size: 'string', threads: 'string', concurrency: 'string' },
-  shards: { data: 'string', out: 'string', 'shard-size': 'string', 'per-shard': 'string', seed: 'string', 'no-shuffle': 'boolean', prefix: 'string' },
+  shards: {
+    data: 'string',
+    out: 'string',
+    'shard-size': 'string',
+    'per-shard': 'string',
+    seed: 'string',
+    'no-shuffle': 'boolean',
+    prefix: 'string',
+  },
 };
 
 export interface ParsedArgs {
@@ -39,7 +58,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   for (const [name, type] of Object.entries(kinds)) options[name] = { type };
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: argv.slice(command ? 1 : 0) as string[], options, strict: true, allowPositionals: false }) as { values: Record<string, string | boolean | undefined> });
+    ({ values } = parseArgs({ args: argv.slice(command ? 1 : 0) as string[], options, strict: true, allowPositionals: false }) as {
+      values: Record<string, string | boolean | undefined>;
+    });
   } catch (error) {
     // parseArgs' messages name the option ("Unknown option '--bogus'"); keep only that line.
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);

@@ -87,17 +87,25 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
     o.threads = numberFlag(flags, 'threads', o.threads);
     o.data = flags.get('data');
     const r = await runSmoke(o);
-    log(`bench: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`);
+    log(
+      `bench: ${r.images} images in ${r.batches} batches, ${r.imagesPerSecond.toFixed(0)} images/s, first batch after ${r.firstBatchSeconds.toFixed(2)} s, ${r.failures} failed items`,
+    );
     return r.images > 0 ? 0 : 1;
   }
   if (name === 'shards') return runShards(flags, log);
   if (name === 'profile') {
     const concurrencies = (flags.get('concurrency') ?? '1,2,4').split(',').map(Number);
-    if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new UsageError(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
+    if (!concurrencies.every((c) => Number.isInteger(c) && c > 0))
+      throw new UsageError(`--concurrency takes positive integers: ${flags.get('concurrency')}`);
     const defaults = defaultSmokeOptions(log);
     await runProfile({
-      data: flags.get('data'), images: numberFlag(flags, 'images', 256), batchSize: numberFlag(flags, 'batch', defaults.batchSize),
-      imageSize: numberFlag(flags, 'size', defaults.imageSize), threads: numberFlag(flags, 'threads', defaults.threads), concurrencies, log,
+      data: flags.get('data'),
+      images: numberFlag(flags, 'images', 256),
+      batchSize: numberFlag(flags, 'batch', defaults.batchSize),
+      imageSize: numberFlag(flags, 'size', defaults.imageSize),
+      threads: numberFlag(flags, 'threads', defaults.threads),
+      concurrencies,
+      log,
     });
     return 0;
   }
@@ -116,15 +124,18 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   o.checkpoint = flags.get('checkpoint');
   if (flags.has('augment') && flags.has('no-augment')) throw new UsageError('--augment and --no-augment contradict each other');
   o.augment = flags.has('augment') ? true : flags.has('no-augment') ? false : o.augment;
-  if (progress !== undefined && progress !== 'bar' && progress !== 'lines') throw new UsageError(`--progress takes bar or lines, got ${JSON.stringify(progress)}`);
+  if (progress !== undefined && progress !== 'bar' && progress !== 'lines')
+    throw new UsageError(`--progress takes bar or lines, got ${JSON.stringify(progress)}`);
   const report = await runTrain(o);
   const path = flags.get('report') ?? 'tandem-report.json';
   const htmlPath = `${path.replace(/\.json$/i, '')}.html`;
   await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(report, null, 2)));
   await writeFileAtomic(htmlPath, new TextEncoder().encode(reportHtml(report)));
   const last = report.epochs.at(-1);
-  log(`train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last && !Number.isNaN(last.valAccuracy) ? `${(last.valAccuracy * 100).toFixed(1)}%` : 'n/a'} ` +
-    `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
-    `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; bottleneck: ${report.bottleneck ?? 'n/a'}; ${report.failures} failed items; report: ${path}, ${htmlPath}`);
+  log(
+    `train: ${report.steps} steps in ${report.seconds.toFixed(0)} s; held-out accuracy ${last && !Number.isNaN(last.valAccuracy) ? `${(last.valAccuracy * 100).toFixed(1)}%` : 'n/a'} ` +
+      `(chance ${(100 / report.images.classes.length).toFixed(0)}%); waited for data ${pct(report.waitedForDataSeconds, report.seconds)}, ` +
+      `for the GPU ${pct(report.waitedForGpuSeconds, report.seconds)}; bottleneck: ${report.bottleneck ?? 'n/a'}; ${report.failures} failed items; report: ${path}, ${htmlPath}`,
+  );
   return 0;
 }

@@ -16,8 +16,15 @@ export async function resolveDataFolder(data: string | undefined, images: number
   if (data) return data;
   const root = `${cacheDir()}/datasets/synthetic-s0-n${images}`;
   const t0 = performance.now();
-  const { created } = await ensureSyntheticFolder(root, { count: images, onProgress: (d, t) => d % 128 === 0 && log(`  generated ${d}/${t} JPEGs`) });
-  log(created ? `generated ${images} labelled JPEGs (500×375) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${root}` : `dataset: ${root} (reused)`);
+  const { created } = await ensureSyntheticFolder(root, {
+    count: images,
+    onProgress: (d, t) => d % 128 === 0 && log(`  generated ${d}/${t} JPEGs`),
+  });
+  log(
+    created
+      ? `generated ${images} labelled JPEGs (500×375) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${root}`
+      : `dataset: ${root} (reused)`,
+  );
   return root;
 }
 
@@ -34,6 +41,8 @@ export async function folderData(root: string): Promise<LabelledData & { root: s
 export async function shardsData(where: string): Promise<LabelledData & { root: string }> {
   const root = where.replace(/\/+$/, '').replace(/\/shards\.json$/, '');
   const url = /^https?:\/\//.test(root);
-  const text = new TextDecoder().decode(url ? await fetchBytes(`${root}/shards.json`, { maxBytes: MAX_MANIFEST_BYTES }) : await readFile(`${root}/shards.json`));
+  const text = new TextDecoder().decode(
+    url ? await fetchBytes(`${root}/shards.json`, { maxBytes: MAX_MANIFEST_BYTES }) : await readFile(`${root}/shards.json`),
+  );
   return { ...shardData(JSON.parse(text) as ShardManifest, root), root };
 }

@@ -11,10 +11,11 @@ const args = commandLineArgs();
 const ADAPTER_WARNING = /^Warning: \w+ artificially reduced from \d+ to \d+/;
 const filtered = args.includes('--verbose') || args.includes('--help') ? undefined : await rerunWithFilteredStderr(ADAPTER_WARNING);
 if (filtered !== undefined) finishProcess(filtered);
-else runCommand(args).then(finishProcess, (error: unknown) => {
-  const verbose = args.includes('--verbose');
-  const usage = error instanceof UsageError;
-  const text = error instanceof Error ? (verbose ? (error.stack ?? error.message) : error.message) : String(error);
-  console.error(`tandem: ${usage ? '' : 'error: '}${text}`);
-  finishProcess(usage ? 2 : 1);
-});
+else
+  runCommand(args).then(finishProcess, (error: unknown) => {
+    const verbose = args.includes('--verbose');
+    const usage = error instanceof UsageError;
+    const text = error instanceof Error ? (verbose ? (error.stack ?? error.message) : error.message) : String(error);
+    console.error(`tandem: ${usage ? '' : 'error: '}${text}`);
+    finishProcess(usage ? 2 : 1);
+  });

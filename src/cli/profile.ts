@@ -32,8 +32,18 @@ export interface StageProfileResult {
   recommended: number;
 }
 
-async function timeStage<I, O>(inputs: readonly I[], task: (x: I, ctx: StageContext) => Promise<O> | AsyncGenerator<O>, concurrency: number, sink: (out: O) => void, name: string): Promise<{ seconds: number; time: TimeSplit }> {
-  const p = new PipelineBuilder<I>().addSource(inputs).pipe(task as (x: I, ctx: StageContext) => Promise<O>, { name, concurrency }).addSink(4).build();
+async function timeStage<I, O>(
+  inputs: readonly I[],
+  task: (x: I, ctx: StageContext) => Promise<O> | AsyncGenerator<O>,
+  concurrency: number,
+  sink: (out: O) => void,
+  name: string,
+): Promise<{ seconds: number; time: TimeSplit }> {
+  const p = new PipelineBuilder<I>()
+    .addSource(inputs)
+    .pipe(task as (x: I, ctx: StageContext) => Promise<O>, { name, concurrency })
+    .addSink(4)
+    .build();
   const t0 = performance.now();
   for await (const out of p) sink(out);
   const seconds = (performance.now() - t0) / 1000;
@@ -55,7 +65,9 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
   const results: StageProfileResult[] = [];
   const B = o.batchSize;
   try {
-    o.log(`profile: ${sample.length} images, batch ${B} × ${o.imageSize}², ${pool.threads} decode threads (${pool.stats().mode}); ${gpu.runtime}`);
+    o.log(
+      `profile: ${sample.length} images, batch ${B} × ${o.imageSize}², ${pool.threads} decode threads (${pool.stats().mode}); ${gpu.runtime}`,
+    );
     let runs: StageRun[] = [];
     let encoded: { bytes: Uint8Array; label: number; key: string }[] = [];
     for (const c of o.concurrencies) {
@@ -69,7 +81,13 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     for (const c of o.concurrencies.map((k) => k * pool.threads)) {
       const aggregator = stages.batcher.aggregator();
       const release = (b: ImageBatch | undefined) => b?.release();
-      const { seconds: s, time } = await timeStage(encoded, stages.batcher.decodeStage, c, (t: SlotToken) => release(aggregator.push(t)), 'decode');
+      const { seconds: s, time } = await timeStage(
+        encoded,
+        stages.batcher.decodeStage,
+        c,
+        (t: SlotToken) => release(aggregator.push(t)),
+        'decode',
+      );
       release(aggregator.flush());
       runs.push({ concurrency: c, itemsPerSecond: encoded.length / s, imagesPerSecond: encoded.length / s, time });
     }
@@ -77,16 +95,31 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     runs = [];
     const host = hostBatches(Math.ceil(sample.length / B), B, stages.batcher.batchBytes, o.imageSize);
     for (const c of o.concurrencies) {
-      const { seconds: s, time } = await timeStage(host, (b: HostBatch, ctx) => stages.uploader.upload(b, ctx.signal, ctx), c, (g: GpuBatch) => g.release(), 'upload');
+      const { seconds: s, time } = await timeStage(
+        host,
+        (b: HostBatch, ctx) => stages.uploader.upload(b, ctx.signal, ctx),
+        c,
+        (g: GpuBatch) => g.release(),
+        'upload',
+      );
       await gpu.device.queue.onSubmittedWorkDone();
       runs.push({ concurrency: c, itemsPerSecond: host.length / s, imagesPerSecond: (host.length * B) / s, time });
     }
     results.push(summarize('upload', runs));
     for (const r of results) {
-      o.log(`  ${r.stage.padEnd(16)} ${r.runs.map((x) => `c=${x.concurrency}: ${x.imagesPerSecond.toFixed(0)} img/s`).join('  ')}  → recommended concurrency ${r.recommended}`);
+      o.log(
+        `  ${r.stage.padEnd(16)} ${r.runs.map((x) => `c=${x.concurrency}: ${x.imagesPerSecond.toFixed(0)} img/s`).join('  ')}  → recommended concurrency ${r.recommended}`,
+      );
       for (const x of r.runs) if (x.time) o.log(`  ${''.padEnd(16)}   c=${x.concurrency}: ${formatSplit(x.time)}`);
     }
-    const loader = await createLoader({ source: sample, device: gpu.device, pool, threads: o.threads, batchSize: B, imageSize: o.imageSize });
+    const loader = await createLoader({
+      source: sample,
+      device: gpu.device,
+      pool,
+      threads: o.threads,
+      batchSize: B,
+      imageSize: o.imageSize,
+    });
     const t0 = performance.now();
     let images = 0;
     for await (const batch of loader.pipeline) {
@@ -95,7 +128,9 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     }
     await gpu.device.queue.onSubmittedWorkDone();
     const whole = images / ((performance.now() - t0) / 1000);
-    o.log(`  whole loader     ${whole.toFixed(0)} img/s (each stage: work, starved = waiting for input, blocked = on output, resource = waiting for a batch buffer or GPU slot)`);
+    o.log(
+      `  whole loader     ${whole.toFixed(0)} img/s (each stage: work, starved = waiting for input, blocked = on output, resource = waiting for a batch buffer or GPU slot)`,
+    );
     o.log(`  ${formatStats(loader.pipeline.stats())}`);
     await loader.close();
     results.push({ stage: 'whole loader', runs: [{ concurrency: 0, itemsPerSecond: whole, imagesPerSecond: whole }], recommended: 0 });
@@ -111,5 +146,12 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
 function hostBatches(n: number, batchSize: number, bytes: number, size: number): HostBatch[] {
   const data = new Uint8Array(bytes).map((_, i) => i & 255);
   const labels = new Int32Array(batchSize);
-  return Array.from({ length: n }, (_, sequence) => ({ sequence, count: batchSize, shape: [batchSize, size, size, 3] as const, data, labels, release() {} }));
+  return Array.from({ length: n }, (_, sequence) => ({
+    sequence,
+    count: batchSize,
+    shape: [batchSize, size, size, 3] as const,
+    data,
+    labels,
+    release() {},
+  }));
 }

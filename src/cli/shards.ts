@@ -18,13 +18,19 @@ export function parseBytes(text: string): number {
   return Math.floor(Number(match[1]) * scale);
 }
 
-const human = (bytes: number) => (bytes < 1024 ** 2 ? `${(bytes / 1024).toFixed(1)} KiB` : bytes < 1024 ** 3 ? `${(bytes / 1024 ** 2).toFixed(1)} MiB` : `${(bytes / 1024 ** 3).toFixed(2)} GiB`);
+const human = (bytes: number) =>
+  bytes < 1024 ** 2
+    ? `${(bytes / 1024).toFixed(1)} KiB`
+    : bytes < 1024 ** 3
+      ? `${(bytes / 1024 ** 2).toFixed(1)} MiB`
+      : `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
 function positiveInt(flags: Map<string, string>, name: string): number | undefined {
   const raw = flags.get(name);
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < (name === 'seed' ? 0 : 1)) throw new UsageError(`--${name} must be a ${name === 'seed' ? 'non-negative' : 'positive'} integer, got ${raw}`);
+  if (!Number.isInteger(value) || value < (name === 'seed' ? 0 : 1))
+    throw new UsageError(`--${name} must be a ${name === 'seed' ? 'non-negative' : 'positive'} integer, got ${raw}`);
   return value;
 }
 
@@ -60,6 +66,8 @@ export async function runShards(flags: Map<string, string>, log: (line: string) 
     onShard: (s) => log(`${out}/${s.name}: ${s.samples} samples, ${human(s.bytes)}`),
   });
   const total = manifest.shards.reduce((n, s) => n + s.bytes, 0);
-  log(`${manifest.samples} samples in ${manifest.classes.length} classes → ${manifest.shards.length} shards (${human(total)}) in ${((performance.now() - started) / 1000).toFixed(1)} s; manifest ${out}/shards.json`);
+  log(
+    `${manifest.samples} samples in ${manifest.classes.length} classes → ${manifest.shards.length} shards (${human(total)}) in ${((performance.now() - started) / 1000).toFixed(1)} s; manifest ${out}/shards.json`,
+  );
   return 0;
 }

@@ -37,7 +37,9 @@ export async function runSmoke(o: SmokeOptions): Promise<SmokeResult> {
   const { files, classes } = await listImageFolder(root);
   const gpu = await acquireGpu();
   o.log(`GPU: ${gpu.runtime}`);
-  o.log(`loader: ${files.length} files × ${o.epochs} epochs, ${classes.length} classes, ${o.threads} decode threads, batch ${o.batchSize} × ${o.imageSize}²`);
+  o.log(
+    `loader: ${files.length} files × ${o.epochs} epochs, ${classes.length} classes, ${o.threads} decode threads, batch ${o.batchSize} × ${o.imageSize}²`,
+  );
   const shape = { images: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3 };
   const kernel = await NormalizeKernel.create(gpu.device, shape);
   const normalized = gpu.device.createBuffer({ size: kernel.outputBytes, usage: GPUBufferUsage.STORAGE });

@@ -43,31 +43,49 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
       epochs = e.epochs;
       const m = e.model;
       o.log(`GPU: ${e.adapter}; decode: ${e.decodeMode}, ${o.threads} threads`);
-      o.log(`data: ${e.train} train / ${e.validation} held-out images, ${e.classes.length} classes (${e.classes.join(', ')}); ${data.root}`);
-      o.log(`model: ViT ${m.imageSize}px patch ${m.patchSize} width ${m.width} depth ${m.depth} heads ${m.heads}; ${e.epochs} epochs, ${e.steps} steps of ${e.batchSize}`);
+      o.log(
+        `data: ${e.train} train / ${e.validation} held-out images, ${e.classes.length} classes (${e.classes.join(', ')}); ${data.root}`,
+      );
+      o.log(
+        `model: ViT ${m.imageSize}px patch ${m.patchSize} width ${m.width} depth ${m.depth} heads ${m.heads}; ${e.epochs} epochs, ${e.steps} steps of ${e.batchSize}`,
+      );
     } else if (e.type === 'step') o.terminal?.status(stepLine(e, epochs));
     else if (e.type === 'epoch') o.log(epochLine(e));
   };
-  const report = await runTraining(data, {
-    epochs: o.epochs, batchSize: o.batchSize, threads: o.threads, seed: o.seed, lr: o.lr, augment: o.augment, reportEvery: 2,
-    onTrained: async (trainer) => {
-      if (!o.checkpoint) return;
-      await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
-      o.log(`checkpoint: ${o.checkpoint}`);
+  const report = await runTraining(
+    data,
+    {
+      epochs: o.epochs,
+      batchSize: o.batchSize,
+      threads: o.threads,
+      seed: o.seed,
+      lr: o.lr,
+      augment: o.augment,
+      reportEvery: 2,
+      onTrained: async (trainer) => {
+        if (!o.checkpoint) return;
+        await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
+        o.log(`checkpoint: ${o.checkpoint}`);
+      },
     },
-  }, onEvent);
+    onEvent,
+  );
   o.terminal?.done();
   if (report.loaderStats) o.log(formatStats(report.loaderStats));
   return report;
 }
 
 function stepLine(e: StepEvent, epochs: number): string {
-  return `${bar(e.step / e.steps)} epoch ${Math.min(epochs, Math.floor(e.epoch) + 1)}/${epochs} step ${e.step}/${e.steps} ` +
-    `${e.imagesPerSecond.toFixed(0)} img/s loss ${e.loss.toFixed(3)} acc ${(e.accuracy * 100).toFixed(1)}% ${duration(e.secondsLeft)} left`;
+  return (
+    `${bar(e.step / e.steps)} epoch ${Math.min(epochs, Math.floor(e.epoch) + 1)}/${epochs} step ${e.step}/${e.steps} ` +
+    `${e.imagesPerSecond.toFixed(0)} img/s loss ${e.loss.toFixed(3)} acc ${(e.accuracy * 100).toFixed(1)}% ${duration(e.secondsLeft)} left`
+  );
 }
 
 function epochLine(e: EpochEvent): string {
-  return `${bar(e.step / e.steps)} epoch ${e.epoch}/${e.epochs} step ${e.step}/${e.steps} ` +
+  return (
+    `${bar(e.step / e.steps)} epoch ${e.epoch}/${e.epochs} step ${e.step}/${e.steps} ` +
     `loss ${e.trainLoss.toFixed(3)} acc ${(e.trainAccuracy * 100).toFixed(1)}% ${Number.isNaN(e.valAccuracy) ? 'no held-out split' : `val ${(e.valAccuracy * 100).toFixed(1)}%`} ` +
-    `${e.imagesPerSecond.toFixed(0)} img/s, ${duration(e.secondsLeft)} left`;
+    `${e.imagesPerSecond.toFixed(0)} img/s, ${duration(e.secondsLeft)} left`
+  );
 }

@@ -8,32 +8,105 @@ export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 export const INPUT_PADDING = 64;
 
 export const enum Field {
-  State = 0, Status, Src, SrcLen, Dst, DstW, DstH, Channels, Fit, Filter, MaxPixels, AllowReduced,
-  ApplyOrientation, CropX, CropY, CropW, CropH, PadValue,
-  SrcW, SrcH, Format, ReducedEighths, Orientation, AvError, OnPoolThread, Next,
+  State = 0,
+  Status,
+  Src,
+  SrcLen,
+  Dst,
+  DstW,
+  DstH,
+  Channels,
+  Fit,
+  Filter,
+  MaxPixels,
+  AllowReduced,
+  ApplyOrientation,
+  CropX,
+  CropY,
+  CropW,
+  CropH,
+  PadValue,
+  SrcW,
+  SrcH,
+  Format,
+  ReducedEighths,
+  Orientation,
+  AvError,
+  OnPoolThread,
+  Next,
   // audio and video jobs
-  Kind, SampleRate, MaxFrames, StartMs, MaxDurationMs, SelectMode, Select, FpsMilli, PtsOut,
-  FramesOut, SrcRate, SrcChannels, DurationMs, Codec,
+  Kind,
+  SampleRate,
+  MaxFrames,
+  StartMs,
+  MaxDurationMs,
+  SelectMode,
+  Select,
+  FpsMilli,
+  PtsOut,
+  FramesOut,
+  SrcRate,
+  SrcChannels,
+  DurationMs,
+  Codec,
   // audio and video request: wall-clock limit in ms (0: none)
   TimeLimitMs,
 }
 
-export const enum JobKind { Image = 0, Audio = 1, Video = 2, VideoStream = 3 }
-export const enum SelectMode { Indices = 0, TimesMs = 1, Rate = 2 }
+export const enum JobKind {
+  Image = 0,
+  Audio = 1,
+  Video = 2,
+  VideoStream = 3,
+}
+export const enum SelectMode {
+  Indices = 0,
+  TimesMs = 1,
+  Rate = 2,
+}
 /** Most frames one video job may write (wasm/src/tandem_decode.h TD_MAX_CLIP_FRAMES). */
 export const MAX_CLIP_FRAMES = 65536;
 export const MAX_AUDIO_CHANNELS = 8;
 
 /** Running: a pool thread has taken the job; the pool's watchdog times it from then on. */
-export const enum JobState { Idle = 0, Queued = 1, Done = 2, Running = 3 }
+export const enum JobState {
+  Idle = 0,
+  Queued = 1,
+  Done = 2,
+  Running = 3,
+}
 
 /** The td_stream record of a streamed video job (wasm/src/tandem_decode.h). */
 export const STREAM_WORDS = 9;
-export const enum StreamField { State = 0, WantLo, WantHi, WantLen, GotLen, SizeLo, SizeHi, Buffer, Capacity }
-export const enum StreamState { Idle = 0, Want = 1, Filled = 2, Closed = 3 }
+export const enum StreamField {
+  State = 0,
+  WantLo,
+  WantHi,
+  WantLen,
+  GotLen,
+  SizeLo,
+  SizeHi,
+  Buffer,
+  Capacity,
+}
+export const enum StreamState {
+  Idle = 0,
+  Want = 1,
+  Filled = 2,
+  Closed = 3,
+}
 
 export const STATUS_CODES = [
-  'ok', 'empty', 'unknown-format', 'too-large', 'truncated', 'corrupt', 'out-of-memory', 'bad-request', 'over-budget', 'cancelled',
+  'ok',
+  'empty',
+  'unknown-format',
+  'too-large',
+  'truncated',
+  'corrupt',
+  'out-of-memory',
+  'bad-request',
+  'over-budget',
+  'cancelled',
 ] as const;
 
 export const FIT_CODES = { stretch: 0, cover: 1, contain: 2 } as const;

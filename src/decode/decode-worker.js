@@ -68,7 +68,8 @@ function fail(record, status, message) {
 /** @param {{ id: number, record: Uint8Array, input: Uint8Array, select: Int32Array | null, outputBytes: number }} job */
 function run(job) {
   const { record, input, select, outputBytes } = job;
-  if (!wasm) return { record: fail(record, layout.noMemory, 'the decode instance could not be reloaded'), output: new Uint8Array(0), pts: null };
+  if (!wasm)
+    return { record: fail(record, layout.noMemory, 'the decode instance could not be reloaded'), output: new Uint8Array(0), pts: null };
   const request = new Int32Array(record.buffer, record.byteOffset, layout.words);
   const isVideo = request[layout.kind] === layout.videoKind;
   const frames = isVideo ? request[layout.maxFrames] : 0;
@@ -79,7 +80,11 @@ function run(job) {
     outputPtr = reserve('output', Math.max(outputBytes, 4));
     auxPtr = reserve('aux', Math.max(8 * frames, 8));
   } catch (error) {
-    return { record: fail(record, layout.noMemory, String(/** @type {Error} */ (error).message ?? error)), output: new Uint8Array(0), pts: null };
+    return {
+      record: fail(record, layout.noMemory, String(/** @type {Error} */ (error).message ?? error)),
+      output: new Uint8Array(0),
+      pts: null,
+    };
   }
   let heap = wasm.HEAPU8;
   heap.set(input, inputPtr);
@@ -124,7 +129,11 @@ globalThis.onmessage = (event) => {
       result = run(message);
     } catch (error) {
       // A trap may leave the instance's heap inconsistent: report it for this item, start afresh.
-      result = { record: fail(message.record, layout.corrupt, `decoder trapped: ${String(/** @type {Error} */ (error)?.message ?? error)}`), output: new Uint8Array(0), pts: null };
+      result = {
+        record: fail(message.record, layout.corrupt, `decoder trapped: ${String(/** @type {Error} */ (error)?.message ?? error)}`),
+        output: new Uint8Array(0),
+        pts: null,
+      };
       wasm = undefined;
       await load().catch(() => {});
     }

@@ -1,8 +1,25 @@
-export { DecodePool, PoolBuffer, type DecodedImageInfo, type DecodePoolOptions, type DecodePoolStats, type DecodeMode, type ImageDecodeOptions, type VideoStreamOptions } from './pool.ts';
+export {
+  DecodePool,
+  PoolBuffer,
+  type DecodedImageInfo,
+  type DecodePoolOptions,
+  type DecodePoolStats,
+  type DecodeMode,
+  type ImageDecodeOptions,
+  type VideoStreamOptions,
+} from './pool.ts';
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';
 export {
-  audioClips, frameCount, type AudioDecodeOptions, type ClipOptions, type DecodedAudioInfo, type DecodedVideoInfo,
-  type FrameSelection, type MediaCodec, type MediaFormat, type VideoDecodeOptions,
+  audioClips,
+  frameCount,
+  type AudioDecodeOptions,
+  type ClipOptions,
+  type DecodedAudioInfo,
+  type DecodedVideoInfo,
+  type FrameSelection,
+  type MediaCodec,
+  type MediaFormat,
+  type VideoDecodeOptions,
 } from './media.ts';

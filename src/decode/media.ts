@@ -1,8 +1,6 @@
 // Audio and video jobs: the request and result halves of the job record for DecodePool.decodeAudio
 // and DecodePool.decodeVideo, plus helpers that need no pool (clip cutting, frame counts).
-import {
-  CODEC_NAMES, MAX_AUDIO_CHANNELS, MAX_CLIP_FRAMES, MEDIA_FORMAT_NAMES, Field, JobKind, SelectMode,
-} from './abi.ts';
+import { CODEC_NAMES, MAX_AUDIO_CHANNELS, MAX_CLIP_FRAMES, MEDIA_FORMAT_NAMES, Field, JobKind, SelectMode } from './abi.ts';
 import { DecodeError } from './errors.ts';
 import { writeResize, type ResizeOptions } from './options.ts';
 
@@ -102,9 +100,12 @@ export function frameCount(frames: FrameSelection): number {
 
 /** @internal Writes an audio request into a cleared job record. */
 export function fillAudio(w: Int32Array, targetPtr: number, o: AudioDecodeOptions): void {
-  if (!Number.isInteger(o.channels) || o.channels < 1 || o.channels > MAX_AUDIO_CHANNELS) badRequest(`channels must be 1..${MAX_AUDIO_CHANNELS}`);
-  if (!Number.isInteger(o.sampleRate) || o.sampleRate < 1 || o.sampleRate > 384000) badRequest('sampleRate must be an integer in 1..384000');
-  if (!Number.isInteger(o.maxFrames) || o.maxFrames < 1 || o.maxFrames * o.channels * 4 > 0x7fffffff) badRequest('maxFrames must be a positive integer fitting 2 GiB of f32');
+  if (!Number.isInteger(o.channels) || o.channels < 1 || o.channels > MAX_AUDIO_CHANNELS)
+    badRequest(`channels must be 1..${MAX_AUDIO_CHANNELS}`);
+  if (!Number.isInteger(o.sampleRate) || o.sampleRate < 1 || o.sampleRate > 384000)
+    badRequest('sampleRate must be an integer in 1..384000');
+  if (!Number.isInteger(o.maxFrames) || o.maxFrames < 1 || o.maxFrames * o.channels * 4 > 0x7fffffff)
+    badRequest('maxFrames must be a positive integer fitting 2 GiB of f32');
   w[Field.Kind] = JobKind.Audio;
   w[Field.Dst] = targetPtr;
   w[Field.Channels] = o.channels;
@@ -194,10 +195,18 @@ export interface ClipOptions {
  * Cuts interleaved samples (`frames` × `channels`) into fixed-length clips of `clipFrames` sample
  * frames: views into `samples`, no copies. Use it on a decodeAudio target with framesWritten.
  */
-export function audioClips(samples: Float32Array, channels: number, frames: number, clipFrames: number, options: ClipOptions = {}): Float32Array[] {
+export function audioClips(
+  samples: Float32Array,
+  channels: number,
+  frames: number,
+  clipFrames: number,
+  options: ClipOptions = {},
+): Float32Array[] {
   const hop = options.hopFrames ?? clipFrames;
-  if (!Number.isInteger(clipFrames) || clipFrames < 1 || !Number.isInteger(hop) || hop < 1) badRequest('clipFrames and hopFrames must be positive integers');
-  if (!Number.isInteger(channels) || channels < 1 || frames * channels > samples.length) badRequest('frames × channels exceeds the samples');
+  if (!Number.isInteger(clipFrames) || clipFrames < 1 || !Number.isInteger(hop) || hop < 1)
+    badRequest('clipFrames and hopFrames must be positive integers');
+  if (!Number.isInteger(channels) || channels < 1 || frames * channels > samples.length)
+    badRequest('frames × channels exceeds the samples');
   const out: Float32Array[] = [];
   for (let start = 0; start < frames; start += hop) {
     const end = start + clipFrames;

@@ -14,7 +14,6 @@ export interface DecodeModule {
   liveWorkers(): number;
 }
 
-
 // Taken before any factory call, so that overlapping loads cannot save each other's replacement.
 const runtimeWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
 

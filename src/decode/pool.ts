@@ -2,8 +2,15 @@ import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, ST
 import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
 import {
-  fillAudio, fillVideo, frameCount, readAudio, readVideo,
-  type AudioDecodeOptions, type DecodedAudioInfo, type DecodedVideoInfo, type VideoDecodeOptions,
+  fillAudio,
+  fillVideo,
+  frameCount,
+  readAudio,
+  readVideo,
+  type AudioDecodeOptions,
+  type DecodedAudioInfo,
+  type DecodedVideoInfo,
+  type VideoDecodeOptions,
 } from './media.ts';
 import { writeResize, type ImageDecodeOptions } from './options.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
@@ -80,7 +87,6 @@ export interface DecodePoolOptions {
   mode?: DecodeMode | 'auto';
 }
 
-
 /**
  * Decodes images, audio and video on a pool of wasm threads. The event loop only fills a job
  * record and awaits its completion; decoding, resizing and colour conversion run on the pool's
@@ -109,7 +115,14 @@ export class DecodePool {
     this.mode = backend.mode;
     for (let i = 0; i < maxInFlight; i++) {
       const ptr = backend.malloc(JOB_BYTES);
-      this.#free.push({ ptr, words: new Int32Array(backend.memory.buffer, ptr, JOB_WORDS), input: 0, inputCapacity: 0, aux: 0, auxWords: 0 });
+      this.#free.push({
+        ptr,
+        words: new Int32Array(backend.memory.buffer, ptr, JOB_WORDS),
+        input: 0,
+        inputCapacity: 0,
+        aux: 0,
+        auxWords: 0,
+      });
     }
   }
 
@@ -155,7 +168,12 @@ export class DecodePool {
    * Resolves with what the decoder saw, or rejects with a DecodeError for this item only.
    */
   async decodeInto(bytes: Uint8Array, targetPtr: number, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
-    return this.#run(bytes, signal, (w) => fillImage(w, targetPtr, options), (slot) => this.#result(slot));
+    return this.#run(
+      bytes,
+      signal,
+      (w) => fillImage(w, targetPtr, options),
+      (slot) => this.#result(slot),
+    );
   }
 
   /**
@@ -163,7 +181,11 @@ export class DecodePool {
    * `height × width × channels` bytes (RGB unless `options.channels` says otherwise), copied out of
    * the pool's memory, so they stay valid whatever the pool does next.
    */
-  async decode(bytes: Uint8Array, options: ImageDecodeOptions, signal?: AbortSignal): Promise<{ pixels: Uint8Array; info: DecodedImageInfo }> {
+  async decode(
+    bytes: Uint8Array,
+    options: ImageDecodeOptions,
+    signal?: AbortSignal,
+  ): Promise<{ pixels: Uint8Array; info: DecodedImageInfo }> {
     const size = options.width * options.height * (options.channels ?? 3);
     if (!(Number.isInteger(size) && size > 0)) throw new DecodeError('bad-request', 'width, height and channels must be positive integers');
     const target = this.allocate(size);
@@ -181,7 +203,12 @@ export class DecodePool {
    * resampled to `sampleRate` and mixed to `channels`. Samples past the end are zero.
    */
   async decodeAudio(bytes: Uint8Array, targetPtr: number, options: AudioDecodeOptions, signal?: AbortSignal): Promise<DecodedAudioInfo> {
-    return this.#run(bytes, signal, (w) => fillAudio(w, targetPtr, options), (slot) => this.#media(slot, readAudio));
+    return this.#run(
+      bytes,
+      signal,
+      (w) => fillAudio(w, targetPtr, options),
+      (slot) => this.#media(slot, readAudio),
+    );
   }
 
   /**
@@ -198,8 +225,17 @@ export class DecodePool {
    * default 1 MiB) while it decodes, so the file is never held whole. Needs the pthreads mode.
    * A failing or slow source (`readTimeoutMs`, default 30 s) fails this item with a DecodeError.
    */
-  async decodeVideoStream(source: ByteSource, targetPtr: number, options: VideoStreamOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
-    if (this.mode !== 'pthreads') throw new DecodeError('bad-request', 'streamed decoding needs the pthreads mode (SharedArrayBuffer); decode the whole file with decodeVideo');
+  async decodeVideoStream(
+    source: ByteSource,
+    targetPtr: number,
+    options: VideoStreamOptions,
+    signal?: AbortSignal,
+  ): Promise<DecodedVideoInfo> {
+    if (this.mode !== 'pthreads')
+      throw new DecodeError(
+        'bad-request',
+        'streamed decoding needs the pthreads mode (SharedArrayBuffer); decode the whole file with decodeVideo',
+      );
     const capacity = Math.floor(options.windowBytes ?? 1 << 20);
     if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
     const record = this.allocate(STREAM_WORDS * 4 + capacity);
@@ -214,7 +250,10 @@ export class DecodePool {
       });
     } catch (error) {
       if (server.failure === undefined || signal?.aborted) throw error;
-      throw new DecodeError('corrupt', `the byte source failed: ${server.failure instanceof Error ? server.failure.message : String(server.failure)}`);
+      throw new DecodeError(
+        'corrupt',
+        `the byte source failed: ${server.failure instanceof Error ? server.failure.message : String(server.failure)}`,
+      );
     } finally {
       server.close();
       await serving;
@@ -222,7 +261,13 @@ export class DecodePool {
     }
   }
 
-  #video(bytes: Uint8Array, targetPtr: number, options: VideoDecodeOptions, signal?: AbortSignal, stream?: (words: Int32Array) => void): Promise<DecodedVideoInfo> {
+  #video(
+    bytes: Uint8Array,
+    targetPtr: number,
+    options: VideoDecodeOptions,
+    signal?: AbortSignal,
+    stream?: (words: Int32Array) => void,
+  ): Promise<DecodedVideoInfo> {
     const count = frameCount(options.frames);
     return this.#run(
       bytes,
@@ -236,7 +281,12 @@ export class DecodePool {
     );
   }
 
-  async #run<T>(bytes: Uint8Array, signal: AbortSignal | undefined, fill: (words: Int32Array, slot: JobSlot) => void, read: (slot: JobSlot) => T): Promise<T> {
+  async #run<T>(
+    bytes: Uint8Array,
+    signal: AbortSignal | undefined,
+    fill: (words: Int32Array, slot: JobSlot) => void,
+    read: (slot: JobSlot) => T,
+  ): Promise<T> {
     if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
     signal?.throwIfAborted();
     this.#throwIfStalled();
@@ -309,7 +359,8 @@ export class DecodePool {
   #watch(): void {
     const now = performance.now();
     for (const job of this.#watched) {
-      const words = job.slot.words.buffer === this.memory.buffer ? job.slot.words : new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
+      const words =
+        job.slot.words.buffer === this.memory.buffer ? job.slot.words : new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
       if (job.runningSince === undefined) {
         if (Atomics.load(words, Field.State) === JobState.Running) job.runningSince = now;
         continue;
@@ -319,20 +370,34 @@ export class DecodePool {
       // A backend that can stop the job completes it as 'over-budget' through the normal path.
       if (this.#backend.abandon(job.slot)) continue;
       this.#stuck++;
-      job.overdue(new DecodeError('over-budget', `the job ran ${Math.round((now - job.runningSince) / 1000)} s, past its limit of ${job.limitMs / 1000} s; its pool thread stays held until it returns`));
+      job.overdue(
+        new DecodeError(
+          'over-budget',
+          `the job ran ${Math.round((now - job.runningSince) / 1000)} s, past its limit of ${job.limitMs / 1000} s; its pool thread stays held until it returns`,
+        ),
+      );
     }
   }
 
   #throwIfStalled(): void {
     if (this.#stuck >= this.threads) {
-      throw new DecodeError('stalled', `every one of the ${this.threads} pool threads is held by a job that ran past its time limit; close this pool and create a new one`);
+      throw new DecodeError(
+        'stalled',
+        `every one of the ${this.threads} pool threads is held by a job that ran past its time limit; close this pool and create a new one`,
+      );
     }
   }
 
   stats(): DecodePoolStats {
     return {
-      mode: this.mode, threads: this.threads, inFlight: this.#inFlight, queued: this.#waiters.length,
-      completed: this.#completed, failed: this.#failed, stuckThreads: this.#stuck, liveWorkers: this.#backend.liveWorkers(),
+      mode: this.mode,
+      threads: this.threads,
+      inFlight: this.#inFlight,
+      queued: this.#waiters.length,
+      completed: this.#completed,
+      failed: this.#failed,
+      stuckThreads: this.#stuck,
+      liveWorkers: this.#backend.liveWorkers(),
     };
   }
 
@@ -404,7 +469,11 @@ export class PoolBuffer {
   #view: Uint8Array | undefined;
   #freed = false;
 
-  constructor(pool: DecodePool, readonly ptr: number, readonly length: number) {
+  constructor(
+    pool: DecodePool,
+    readonly ptr: number,
+    readonly length: number,
+  ) {
     this.#pool = pool;
   }
 

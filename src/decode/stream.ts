@@ -87,7 +87,13 @@ export class StreamServer {
 }
 
 /** Writes a fresh td_stream record at `record` with its window at `buffer`. */
-export function initStreamRecord(memory: ArrayBufferLike, record: number, buffer: number, capacity: number, size: number | undefined): void {
+export function initStreamRecord(
+  memory: ArrayBufferLike,
+  record: number,
+  buffer: number,
+  capacity: number,
+  size: number | undefined,
+): void {
   const w = new Int32Array(memory, record, STREAM_WORDS);
   w.fill(0);
   w[StreamField.Buffer] = buffer;
@@ -96,7 +102,7 @@ export function initStreamRecord(memory: ArrayBufferLike, record: number, buffer
     w[StreamField.SizeLo] = -1;
     w[StreamField.SizeHi] = -1;
   } else {
-    w[StreamField.SizeLo] = size % 2 ** 32 | 0;
+    w[StreamField.SizeLo] = (size % 2 ** 32) | 0;
     w[StreamField.SizeHi] = Math.floor(size / 2 ** 32);
   }
 }

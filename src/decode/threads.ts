@@ -11,7 +11,10 @@ export class PthreadBackend implements DecodeBackend {
   readonly mode = 'pthreads';
   #module: DecodeModule;
 
-  private constructor(module: DecodeModule, readonly threads: number) {
+  private constructor(
+    module: DecodeModule,
+    readonly threads: number,
+  ) {
     this.#module = module;
   }
 

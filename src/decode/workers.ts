@@ -47,7 +47,10 @@ export class WorkerBackend implements DecodeBackend {
   #nextId = 1;
   #closed = false;
 
-  private constructor(local: SingleModule, readonly threads: number) {
+  private constructor(
+    local: SingleModule,
+    readonly threads: number,
+  ) {
     this.#local = local;
   }
 
@@ -113,12 +116,15 @@ export class WorkerBackend implements DecodeBackend {
         if (reply.type === 'loaded') {
           // Both URLs literal, so that bundlers emit both files (the .wasm is not found next to a
           // module a bundler copied as an asset).
-          port.postMessage({
-            type: 'init',
-            moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href,
-            wasmUrl: new URL('../../wasm/dist/tandem-decode-st.wasm', import.meta.url).href,
-            layout: LAYOUT,
-          }, []);
+          port.postMessage(
+            {
+              type: 'init',
+              moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href,
+              wasmUrl: new URL('../../wasm/dist/tandem-decode-st.wasm', import.meta.url).href,
+              layout: LAYOUT,
+            },
+            [],
+          );
         } else if (reply.type === 'ready') {
           ready = true;
           resolve();
@@ -189,7 +195,8 @@ export class WorkerBackend implements DecodeBackend {
     this.#idle = this.#idle.filter((w) => w !== worker);
     void worker.port.terminate();
     if (job) this.#complete(job, status, message);
-    if (!this.#closed) this.#startWorker().catch((e: unknown) => console.warn(`[tandem decode] could not replace a decode worker: ${String(e)}`));
+    if (!this.#closed)
+      this.#startWorker().catch((e: unknown) => console.warn(`[tandem decode] could not replace a decode worker: ${String(e)}`));
   }
 
   #complete(job: Job, status: number, message: string): void {
@@ -214,8 +221,19 @@ function outputSize(w: Int32Array): number {
 
 /** The record fields the worker touches, from the one definition in abi.ts. */
 const LAYOUT = {
-  words: JOB_WORDS, jobBytes: JOB_BYTES, padding: INPUT_PADDING, status: Field.Status, src: Field.Src,
-  srcLen: Field.SrcLen, dst: Field.Dst, maxFrames: Field.MaxFrames, select: Field.Select, ptsOut: Field.PtsOut,
-  onPoolThread: Field.OnPoolThread, kind: Field.Kind, videoKind: JobKind.Video, corrupt: STATUS_CORRUPT,
+  words: JOB_WORDS,
+  jobBytes: JOB_BYTES,
+  padding: INPUT_PADDING,
+  status: Field.Status,
+  src: Field.Src,
+  srcLen: Field.SrcLen,
+  dst: Field.Dst,
+  maxFrames: Field.MaxFrames,
+  select: Field.Select,
+  ptsOut: Field.PtsOut,
+  onPoolThread: Field.OnPoolThread,
+  kind: Field.Kind,
+  videoKind: JobKind.Video,
+  corrupt: STATUS_CORRUPT,
   noMemory: STATUS_NO_MEMORY,
 };

@@ -33,7 +33,13 @@ export const SAMPLE_FLOATS = 8;
  * Per-sample augmentation parameters from a seeded stream: sample `id` gets the same crop, flip and
  * jitter for the same seed, whatever the batch it lands in. Written into `out` (no allocation).
  */
-export function sampleAugmentations(seed: number, ids: ArrayLike<number>, shape: AugmentShape, options: AugmentOptions, out: Float32Array): Float32Array {
+export function sampleAugmentations(
+  seed: number,
+  ids: ArrayLike<number>,
+  shape: AugmentShape,
+  options: AugmentOptions,
+  out: Float32Array,
+): Float32Array {
   const [minScale, maxScale] = options.scale ?? [0.08, 1];
   const [minRatio, maxRatio] = options.ratio ?? [3 / 4, 4 / 3];
   const { srcWidth: w, srcHeight: h } = shape;
@@ -81,7 +87,16 @@ export class AugmentKernel {
     const grid = dispatchGrid(shape.images * shape.outHeight * shape.outWidth);
     this.#groups = grid.groups;
     const params = new ArrayBuffer(64);
-    new Uint32Array(params, 0, 8).set([shape.srcWidth, shape.srcHeight, shape.outWidth, shape.outHeight, shape.images, shape.channels, grid.rowPitch, 0]);
+    new Uint32Array(params, 0, 8).set([
+      shape.srcWidth,
+      shape.srcHeight,
+      shape.outWidth,
+      shape.outHeight,
+      shape.images,
+      shape.channels,
+      grid.rowPitch,
+      0,
+    ]);
     new Float32Array(params, 32, 8).set(meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD));
     this.#params = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(this.#params, 0, params);
@@ -92,7 +107,11 @@ export class AugmentKernel {
   static async create(device: GPUDevice, shape: AugmentShape, options: AugmentOptions = {}): Promise<AugmentKernel> {
     const code = await readText(new URL('./augment.wgsl', import.meta.url));
     const module = device.createShaderModule({ code, label: 'tandem augment' });
-    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: 'tandem augment' });
+    const pipeline = await device.createComputePipelineAsync({
+      layout: 'auto',
+      compute: { module, entryPoint: 'main' },
+      label: 'tandem augment',
+    });
     return new AugmentKernel(device, pipeline, shape, options);
   }
 
@@ -131,7 +150,13 @@ export class AugmentKernel {
 }
 
 /** CPU reference of AugmentKernel for `count` images with the given per-sample parameters. */
-export function augmentReference(input: Uint8Array, count: number, shape: AugmentShape, samples: Float32Array, options: NormalizeOptions = {}): Float32Array {
+export function augmentReference(
+  input: Uint8Array,
+  count: number,
+  shape: AugmentShape,
+  samples: Float32Array,
+  options: NormalizeOptions = {},
+): Float32Array {
   const { srcWidth: sw, srcHeight: sh, outWidth: ow, outHeight: oh, channels: ch } = shape;
   const norm = meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD);
   const f = Math.fround;
@@ -144,9 +169,12 @@ export function augmentReference(input: Uint8Array, count: number, shape: Augmen
         const x = flip! > 0.5 ? ow - 1 - x0 : x0;
         const fx = Math.min(Math.max(f(cx! + f(f((x + 0.5) * cw!) / ow) - 0.5), 0), sw - 1);
         const fy = Math.min(Math.max(f(cy! + f(f((y + 0.5) * chh!) / oh) - 0.5), 0), sh - 1);
-        const xa = Math.floor(fx), ya = Math.floor(fy);
-        const xb = Math.min(xa + 1, sw - 1), yb = Math.min(ya + 1, sh - 1);
-        const ax = fx - xa, ay = fy - ya;
+        const xa = Math.floor(fx),
+          ya = Math.floor(fy);
+        const xb = Math.min(xa + 1, sw - 1),
+          yb = Math.min(ya + 1, sh - 1);
+        const ax = fx - xa,
+          ay = fy - ya;
         for (let c = 0; c < ch; c++) {
           const top = texel(n, xa, ya, c) * (1 - ax) + texel(n, xb, ya, c) * ax;
           const bottom = texel(n, xa, yb, c) * (1 - ax) + texel(n, xb, yb, c) * ax;

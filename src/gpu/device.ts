@@ -56,7 +56,10 @@ export async function acquireGpu(options: AcquireOptions = {}): Promise<GpuConte
 export function onCpuAdapter(device: GPUDevice): boolean {
   const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo & { isFallbackAdapter?: boolean } }).adapterInfo;
   if (!info) return false;
-  return info.isFallbackAdapter === true || /llvmpipe|lavapipe|swiftshader|microsoft basic render|\bcpu\b/i.test(`${info.description} ${info.device} ${info.architecture}`);
+  return (
+    info.isFallbackAdapter === true ||
+    /llvmpipe|lavapipe|swiftshader|microsoft basic render|\bcpu\b/i.test(`${info.description} ${info.device} ${info.architecture}`)
+  );
 }
 
 /** Copies a GPU buffer back to the CPU (tests and checks; never on the training hot path). */

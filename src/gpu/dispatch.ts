@@ -39,7 +39,13 @@ export class BindGroupPairs {
 }
 
 /** Records one compute pass of `pipeline` over a 2-D grid of workgroups. */
-export function encodePass(encoder: GPUCommandEncoder, label: string, pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, groups: readonly [number, number]): void {
+export function encodePass(
+  encoder: GPUCommandEncoder,
+  label: string,
+  pipeline: GPUComputePipeline,
+  bindGroup: GPUBindGroup,
+  groups: readonly [number, number],
+): void {
   const pass = encoder.beginComputePass({ label });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bindGroup);

@@ -1,6 +1,11 @@
 export { acquireGpu, onCpuAdapter, readBuffer, type AcquireOptions, type GpuContext } from './device.ts';
 export {
-  IMAGENET_MEAN, IMAGENET_STD, NormalizeKernel, normalizeReference, type BatchShape, type NormalizeOptions,
+  IMAGENET_MEAN,
+  IMAGENET_STD,
+  NormalizeKernel,
+  normalizeReference,
+  type BatchShape,
+  type NormalizeOptions,
 } from './normalize.ts';
 export { BatchUploader, type GpuBatch, type HostBatch, type UploaderOptions, type UploadMethod } from './uploader.ts';
 export { align4 } from './dispatch.ts';

@@ -44,7 +44,11 @@ export class NormalizeKernel {
     if (shape.channels < 1 || shape.channels > 4) throw new RangeError(`normalize: channels must be 1..4, got ${shape.channels}`);
     const code = await readText(new URL('./normalize.wgsl', import.meta.url));
     const module = device.createShaderModule({ code, label: 'tandem normalize' });
-    const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: 'tandem normalize' });
+    const pipeline = await device.createComputePipelineAsync({
+      layout: 'auto',
+      compute: { module, entryPoint: 'main' },
+      label: 'tandem normalize',
+    });
     return new NormalizeKernel(device, pipeline, shape, options);
   }
 

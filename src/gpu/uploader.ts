@@ -91,7 +91,12 @@ export class BatchUploader {
         }),
         staging:
           this.method === 'staging'
-            ? device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true, label: `tandem staging ${i}` })
+            ? device.createBuffer({
+                size,
+                usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+                mappedAtCreation: true,
+                label: `tandem staging ${i}`,
+              })
             : undefined,
         stagingReady: Promise.resolve(),
       };
@@ -108,7 +113,8 @@ export class BatchUploader {
     try {
       if (this.#closed) throw new Error('uploader is closed');
       // The wait for a free slot goes to the stage's statistics as a resource wait (pass the stage's context as `waits`).
-      const slot = this.#free.pop() ?? (await (waits ? waits.waitFor(waitInLine(this.#waiters, signal)) : waitInLine(this.#waiters, signal)));
+      const slot =
+        this.#free.pop() ?? (await (waits ? waits.waitFor(waitInLine(this.#waiters, signal)) : waitInLine(this.#waiters, signal)));
       try {
         const bytes = align4(batch.data.byteLength);
         if (bytes > slot.device.size) throw new RangeError(`batch of ${bytes} bytes exceeds the slot size ${slot.device.size}`);

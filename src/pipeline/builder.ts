@@ -37,11 +37,7 @@ export interface SourceOptions {
 }
 
 /** Runs `exportName` of the ES module at `module` on a pool of workers. */
-export function workerTask(
-  module: string | URL,
-  exportName: string,
-  opts: { workers?: number; transfer?: boolean } = {},
-): WorkerTask {
+export function workerTask(module: string | URL, exportName: string, opts: { workers?: number; transfer?: boolean } = {}): WorkerTask {
   return { kind: 'worker', module: String(module), export: exportName, ...opts };
 }
 

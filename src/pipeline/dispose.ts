@@ -16,5 +16,8 @@ export function discard(value: unknown): void {
     return;
   }
   const later = (value as { [Symbol.asyncDispose]?: unknown })[Symbol.asyncDispose];
-  if (typeof later === 'function') void Promise.resolve().then(() => later.call(value)).catch(() => {});
+  if (typeof later === 'function')
+    void Promise.resolve()
+      .then(() => later.call(value))
+      .catch(() => {});
 }

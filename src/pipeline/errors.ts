@@ -9,9 +9,7 @@ export class PipelineFailureBudgetError extends Error {
   readonly stages: readonly StageFailureSummary[];
 
   constructor(budget: string, stages: readonly StageFailureSummary[]) {
-    const causes = stages
-      .map((s) => `${s.stage}: ${s.failures} failed, first: ${errorText(s.firstError)}`)
-      .join('; ');
+    const causes = stages.map((s) => `${s.stage}: ${s.failures} failed, first: ${errorText(s.firstError)}`).join('; ');
     super(`failure budget exceeded (${budget}) — ${causes}`, { cause: stages[0]?.firstError });
     this.stages = stages;
   }
@@ -31,8 +29,7 @@ export class PipelineStallError extends Error {
     const busy = stalled.filter((s) => s.inflight > 0).map((s) => `${s.stage} (${s.inflight} in flight)`);
     const empty = stalled.filter((s) => s.inputQueued === 0).map((s) => s.stage);
     super(
-      `no item for ${timeoutMs} ms; tasks in flight: ${busy.join(', ') || 'none'}; ` +
-        `empty input queue: ${empty.join(', ') || 'none'}`,
+      `no item for ${timeoutMs} ms; tasks in flight: ${busy.join(', ') || 'none'}; ` + `empty input queue: ${empty.join(', ') || 'none'}`,
     );
     this.stalled = stalled;
   }

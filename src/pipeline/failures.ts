@@ -5,7 +5,6 @@ import type { FailureBudget, FailureRecord } from './types.ts';
 
 export type { FailureRecord } from './types.ts';
 
-
 /** Fields that name an item, tried in this order: a failure record leads with the first found. */
 const NAMING_FIELDS = ['key', 'path', 'url', 'name', 'id'] as const;
 
@@ -105,7 +104,5 @@ export class FailureLog {
 }
 
 function summaries(stages: readonly StageCounters[]) {
-  return stages
-    .filter((s) => s.failed > 0)
-    .map((s) => ({ stage: s.name, failures: s.failed, firstError: s.firstError }));
+  return stages.filter((s) => s.failed > 0).map((s) => ({ stage: s.name, failures: s.failed, firstError: s.firstError }));
 }

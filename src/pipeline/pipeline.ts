@@ -198,7 +198,6 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     return this.#children.reduce((n, c) => n + c.failureCount(), this.#failures.total);
   }
 
-
   stats(): PipelineStats {
     const now = this.#t1 ?? performance.now();
     const elapsedMs = this.#t0 === 0 ? 0 : now - this.#t0;

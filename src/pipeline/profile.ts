@@ -39,7 +39,10 @@ export async function profilePipeline(
   inputs: Iterable<unknown>,
   opts: ProfileOptions = {},
 ): Promise<StageProfile[]> {
-  const cfg = 'config' in builderOrConfig && typeof builderOrConfig.config === 'function' ? builderOrConfig.config() : (builderOrConfig as PipelineConfig);
+  const cfg =
+    'config' in builderOrConfig && typeof builderOrConfig.config === 'function'
+      ? builderOrConfig.config()
+      : (builderOrConfig as PipelineConfig);
   const concurrencies = opts.concurrencies ?? [1, 2, 4, 8];
   let sample = [...inputs];
   const report: StageProfile[] = [];

@@ -45,7 +45,8 @@ export async function runAggregate(
   run: RunContext,
   s: StageCounters,
 ): Promise<void> {
-  const agg: Aggregator<unknown, unknown> = cfg.create !== undefined ? cfg.create() : new SizeAggregator<unknown>(cfg.size ?? 1, cfg.dropLast);
+  const agg: Aggregator<unknown, unknown> =
+    cfg.create !== undefined ? cfg.create() : new SizeAggregator<unknown>(cfg.size ?? 1, cfg.dropLast);
   const emit = async (g: unknown): Promise<boolean> => {
     if (g === undefined) return true;
     if (!output.tryPut(g) && !(await output.put(g, s.loopWhileBlocked))) return false;

@@ -48,7 +48,6 @@ export interface MergeInput {
   stop(): Promise<void>;
 }
 
-
 /**
  * Always waits for the input it picked (never for "whichever is ready first"), so the order
  * depends only on the seed and on each input's own order.

@@ -361,12 +361,26 @@ export function bottleneck(stats: PipelineStats): Bottleneck | undefined {
   const wins = consumerShare > best.time.working;
   if (wins || heldBack) {
     if (c.resource !== undefined && c.time.resource > c.time.working) {
-      return { name: c.resource, kind: 'consumer-wait', stage: undefined, share: consumerShare, reason: `${c.name} waited for it ${pct(c.time.resource)} of the time` };
+      return {
+        name: c.resource,
+        kind: 'consumer-wait',
+        stage: undefined,
+        share: consumerShare,
+        reason: `${c.name} waited for it ${pct(c.time.resource)} of the time`,
+      };
     }
-    const reason = wins ? `busy ${pct(consumerShare)} of the time` : 'every stage mostly blocked on output or waiting for a pooled resource';
+    const reason = wins
+      ? `busy ${pct(consumerShare)} of the time`
+      : 'every stage mostly blocked on output or waiting for a pooled resource';
     return { name: c.name, kind: 'consumer', stage: undefined, share: consumerShare, reason };
   }
-  return { name: best.name, kind: best.kind === 'source' ? 'source' : 'stage', stage: best, share: best.time.working, reason: `working ${pct(best.time.working)}` };
+  return {
+    name: best.name,
+    kind: best.kind === 'source' ? 'source' : 'stage',
+    stage: best,
+    share: best.time.working,
+    reason: `working ${pct(best.time.working)}`,
+  };
 }
 
 /** "work 12% starved 3% blocked 80% resource 5%", leaving out parts under 0.5% (work is always shown). */

@@ -66,12 +66,7 @@ export interface ConsumerContext {
 export type StageFn<I, O> = (
   input: I,
   ctx: StageContext,
-) =>
-  | O
-  | Filtered
-  | PromiseLike<O | Filtered>
-  | Iterator<O, unknown, undefined>
-  | AsyncIterator<O, unknown, undefined>;
+) => O | Filtered | PromiseLike<O | Filtered> | Iterator<O, unknown, undefined> | AsyncIterator<O, unknown, undefined>;
 
 /** Runs a stage's work somewhere other than the event loop (worker pool, wasm thread pool). */
 export interface ExecutorFactory {

@@ -15,4 +15,3 @@ export const denoGlobal = (globalThis as unknown as { Deno?: DenoLike }).Deno;
 const processGlobal = (globalThis as { process?: ProcessLike }).process;
 
 export const runtimeName: RuntimeName = denoGlobal ? 'deno' : processGlobal?.versions?.node ? 'node' : 'browser';
-

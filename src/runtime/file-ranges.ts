@@ -42,7 +42,10 @@ export async function openFileRange(path: string): Promise<FileRange> {
           }
           return out.subarray(0, filled);
         });
-        queue = result.then(() => undefined, () => undefined);
+        queue = result.then(
+          () => undefined,
+          () => undefined,
+        );
         return result;
       },
       close: async () => file.close(),

@@ -73,7 +73,9 @@ export const writeBufferTakesSharedMemory = runtimeName !== 'node';
 export function allowManyListeners(signal: AbortSignal): void {
   if (runtimeName !== 'node') return;
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const events = proc?.getBuiltinModule?.('node:events') as { setMaxListeners?: (n: number, ...targets: EventTarget[]) => void } | undefined;
+  const events = proc?.getBuiltinModule?.('node:events') as
+    | { setMaxListeners?: (n: number, ...targets: EventTarget[]) => void }
+    | undefined;
   events?.setMaxListeners?.(0, signal);
 }
 

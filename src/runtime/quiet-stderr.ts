@@ -6,7 +6,11 @@ import { runtimeName } from './detect.ts';
 const CHILD_MARK = 'TANDEM_STDERR_FILTERED';
 
 interface NodeChildProcess {
-  spawn(command: string, args: string[], options: { stdio: ['inherit', 'inherit', 'pipe']; env: Record<string, string | undefined> }): {
+  spawn(
+    command: string,
+    args: string[],
+    options: { stdio: ['inherit', 'inherit', 'pipe']; env: Record<string, string | undefined> },
+  ): {
     stderr: { setEncoding(e: string): void; on(event: 'data', cb: (chunk: string) => void): void; on(event: 'end', cb: () => void): void };
     on(event: 'exit', cb: (code: number | null, signal: string | null) => void): void;
   };
@@ -28,7 +32,10 @@ export async function rerunWithFilteredStderr(drop: RegExp): Promise<number | un
   const proc = (globalThis as { process?: NodeProcess }).process;
   if (runtimeName !== 'node' || !proc || proc.env[CHILD_MARK]) return undefined;
   const { spawn } = (await import(/* @vite-ignore */ 'node:child_process')) as NodeChildProcess;
-  const child = spawn(proc.execPath, [...proc.execArgv, ...proc.argv.slice(1)], { stdio: ['inherit', 'inherit', 'pipe'], env: { ...proc.env, [CHILD_MARK]: '1' } });
+  const child = spawn(proc.execPath, [...proc.execArgv, ...proc.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'pipe'],
+    env: { ...proc.env, [CHILD_MARK]: '1' },
+  });
   let pending = '';
   const pass = (line: string) => !drop.test(line) && proc.stderr.write(`${line}\n`);
   child.stderr.setEncoding('utf8');

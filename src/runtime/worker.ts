@@ -14,7 +14,6 @@ export interface WorkerPort {
   terminate(): Promise<void>;
 }
 
-
 export async function startModuleWorker(url: URL): Promise<WorkerPort> {
   return runtimeName === 'node' ? startNodeWorker(url) : startWebWorker(url);
 }

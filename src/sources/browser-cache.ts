@@ -53,7 +53,11 @@ export class CacheStorageCache implements ByteCache {
     if (bytes.length > this.index.maxBytes) return;
     this.index.remove(url);
     for (const old of this.index.makeRoom(bytes.length)) await this.cache.delete(old);
-    const headers = { [SIZE_HEADER]: String(bytes.length), [KEY_HEADER]: encodeURIComponent(key), 'content-type': 'application/octet-stream' };
+    const headers = {
+      [SIZE_HEADER]: String(bytes.length),
+      [KEY_HEADER]: encodeURIComponent(key),
+      'content-type': 'application/octet-stream',
+    };
     await this.cache.put(url, new Response(bytes.slice().buffer, { headers }));
     this.index.add(url, bytes.length);
   }

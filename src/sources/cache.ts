@@ -174,15 +174,16 @@ function stripKeyHeader(key: string): TransformStream<Uint8Array, Uint8Array> {
       joined.set(head);
       joined.set(chunk, head.length);
       if (joined.length < 4) {
-      head = joined;
-      return;
-    }
+        head = joined;
+        return;
+      }
       const end = 4 + new DataView(joined.buffer).getUint32(0);
       if (joined.length < end) {
-      head = joined;
-      return;
-    }
-      if (decoder.decode(joined.subarray(4, end)) !== key) return controller.error(new Error(`cache entry for ${key} holds another key (hash collision)`));
+        head = joined;
+        return;
+      }
+      if (decoder.decode(joined.subarray(4, end)) !== key)
+        return controller.error(new Error(`cache entry for ${key} holds another key (hash collision)`));
       head = undefined;
       if (end < joined.length) controller.enqueue(joined.subarray(end));
     },

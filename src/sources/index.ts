@@ -2,19 +2,71 @@ export { ensureSyntheticFolder, listImageFolder, type LabelledFile, type Synthet
 export { holdOut, shuffledEpoch, shuffledEpochs } from './sampling.ts';
 export * from '../synthetic/index.ts';
 export { readTar, SourceError, unsafeNameReason, type SourceErrorReason, type TarMember, type TarReadOptions } from './tar.ts';
-export { isSampleFailure, splitKey, webDatasetSamples, type WebDatasetFailure, type WebDatasetItem, type WebDatasetOptions, type WebDatasetSample } from './shards.ts';
+export {
+  isSampleFailure,
+  splitKey,
+  webDatasetSamples,
+  type WebDatasetFailure,
+  type WebDatasetItem,
+  type WebDatasetOptions,
+  type WebDatasetSample,
+} from './shards.ts';
 export { DEFAULT_MAX_FETCH_BYTES, fetchBytes, FetchError, fetchStream, httpByteSource, type FetchOptions } from './urls.ts';
-export { distributedEnv, partitionLength, partitionList, partitionPosition, resolvePartition, type Partition, type PartitionOptions, type UnevenMode } from './partition.ts';
+export {
+  distributedEnv,
+  partitionLength,
+  partitionList,
+  partitionPosition,
+  resolvePartition,
+  type Partition,
+  type PartitionOptions,
+  type UnevenMode,
+} from './partition.ts';
 export { DistributedSampler, type SamplerOptions, type SamplerState } from './sampler.ts';
 export { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
-export { isShardFailure, ShardStream, type ShardFailure, type ShardItem, type ShardSample, type ShardStreamOptions, type ShardStreamState } from './shard-stream.ts';
+export {
+  isShardFailure,
+  ShardStream,
+  type ShardFailure,
+  type ShardItem,
+  type ShardSample,
+  type ShardStreamOptions,
+  type ShardStreamState,
+} from './shard-stream.ts';
 export { StateLog } from './shard-state.ts';
 export { mixSources, WeightedMix, type Mixed, type MixInput, type MixOptions, type MixPosition, type MixState } from './mix.ts';
-export { DEFAULT_MAX_ITEM_BYTES, isLoadFailure, loadFiles, loadUrl, loadUrls, urlStage, type FileLoadOptions, type Loaded, type LoadFailure, type LoadOptions, type LoadResult, type LoadStage, type UrlLoadOptions } from './load.ts';
+export {
+  DEFAULT_MAX_ITEM_BYTES,
+  isLoadFailure,
+  loadFiles,
+  loadUrl,
+  loadUrls,
+  urlStage,
+  type FileLoadOptions,
+  type Loaded,
+  type LoadFailure,
+  type LoadOptions,
+  type LoadResult,
+  type LoadStage,
+  type UrlLoadOptions,
+} from './load.ts';
 export { DirectoryCache, keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
 export { LruIndex } from './lru.ts';
 export { cachingOpener } from './cache-opener.ts';
 export { CacheStorageCache } from './browser-cache.ts';
 export { TAR_END_BYTES, tarMemberBytes, TarWriter, type ChunkSink } from './tar-writer.ts';
 export { writeFolderShards, writeShards, type ShardInfo, type ShardManifest, type ShardWriteOptions } from './write-shards.ts';
-export { labelByFolder, listDroppedItems, listFileList, listPickedDirectory, readPicked, type DataTransferItemLike, type DirectoryEntryLike, type DirectoryHandleLike, type FileEntryLike, type FileHandleLike, type PickedFile, type PickedFolder } from './picked.ts';
+export {
+  labelByFolder,
+  listDroppedItems,
+  listFileList,
+  listPickedDirectory,
+  readPicked,
+  type DataTransferItemLike,
+  type DirectoryEntryLike,
+  type DirectoryHandleLike,
+  type FileEntryLike,
+  type FileHandleLike,
+  type PickedFile,
+  type PickedFolder,
+} from './picked.ts';

@@ -44,7 +44,8 @@ export interface FileLoadOptions<T> extends LoadOptions {
 
 function reasonOf(error: unknown): string {
   if (error instanceof FetchError && error.code) return error.code;
-  if (error instanceof FetchError) return error.status !== undefined ? `HTTP ${error.status}` : /timed out/.test(error.message) ? 'timeout' : 'network';
+  if (error instanceof FetchError)
+    return error.status !== undefined ? `HTTP ${error.status}` : /timed out/.test(error.message) ? 'timeout' : 'network';
   const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
   return typeof code === 'string' ? code : 'error';
 }
@@ -54,7 +55,11 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
  * Maps items through an async load with at most `concurrency` running, yielding in input order.
  * Only the window of in-flight items is held, so any number of inputs streams through.
  */
-async function* bounded<T>(items: Iterable<T> | AsyncIterable<T>, concurrency: number, load: (item: T) => Promise<LoadResult<T>>): AsyncGenerator<LoadResult<T>> {
+async function* bounded<T>(
+  items: Iterable<T> | AsyncIterable<T>,
+  concurrency: number,
+  load: (item: T) => Promise<LoadResult<T>>,
+): AsyncGenerator<LoadResult<T>> {
   if (!(concurrency >= 1)) throw new RangeError(`concurrency ${concurrency} must be ≥ 1`);
   const window: Array<Promise<LoadResult<T>>> = [];
   for await (const item of items) {
@@ -75,7 +80,12 @@ export async function loadUrl<T>(item: T, options: UrlLoadOptions<T> = {}): Prom
     const hit = await options.cache?.get(key);
     if (hit) return { item, key, bytes: hit, cached: true };
     stage = 'fetch';
-    const bytes = await fetchBytes(key, { timeoutMs: 30_000, maxBytes: DEFAULT_MAX_ITEM_BYTES, ...options.fetch, signal: options.signal ?? options.fetch?.signal });
+    const bytes = await fetchBytes(key, {
+      timeoutMs: 30_000,
+      maxBytes: DEFAULT_MAX_ITEM_BYTES,
+      ...options.fetch,
+      signal: options.signal ?? options.fetch?.signal,
+    });
     stage = 'cache';
     await options.cache?.put(key, bytes);
     return { item, key, bytes, cached: false };
@@ -106,7 +116,9 @@ export function loadFiles<T>(items: Iterable<T> | AsyncIterable<T>, options: Fil
  * For pipelines that prefer their own failure report: a stage function that returns the bytes and
  * throws the failure (the pipeline lists it with its stage name). Use `pipe(fn, { concurrency })`.
  */
-export function urlStage<T>(options: Omit<UrlLoadOptions<T>, 'concurrency'> = {}): (item: T, context: { signal: AbortSignal }) => Promise<Loaded<T>> {
+export function urlStage<T>(
+  options: Omit<UrlLoadOptions<T>, 'concurrency'> = {},
+): (item: T, context: { signal: AbortSignal }) => Promise<Loaded<T>> {
   return async (item, { signal }) => {
     const result = await loadUrl(item, { ...options, signal });
     if (isLoadFailure(result)) throw Object.assign(result.error, { stage: result.stage, reason: result.reason });

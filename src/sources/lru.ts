@@ -59,6 +59,13 @@ export class LruIndex {
     return out;
   }
   stats(): CacheStats {
-    return { hits: this.hits, misses: this.misses, evictions: this.evictions, bytes: this.bytes, maxBytes: this.maxBytes, entries: this.sizes.size };
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      evictions: this.evictions,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+      entries: this.sizes.size,
+    };
   }
 }

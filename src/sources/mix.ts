@@ -82,17 +82,29 @@ export class WeightedMix<T> implements AsyncIterable<Mixed<T>> {
     this.limit = options.limit ?? Infinity;
     this.keep = options.stateLag ?? 16_384;
     for (const [i, input] of inputs.entries()) {
-      if (!(input.weight >= 0) || !Number.isFinite(input.weight)) throw new RangeError(`input ${i}: weight ${input.weight} is not a finite non-negative number`);
-      if (this.exhausted === 'cycle' && typeof input.source !== 'function') throw new TypeError(`input ${i}: exhausted 'cycle' needs a source function that makes a fresh pass`);
+      if (!(input.weight >= 0) || !Number.isFinite(input.weight))
+        throw new RangeError(`input ${i}: weight ${input.weight} is not a finite non-negative number`);
+      if (this.exhausted === 'cycle' && typeof input.source !== 'function')
+        throw new TypeError(`input ${i}: exhausted 'cycle' needs a source function that makes a fresh pass`);
     }
     const n = inputs.length;
-    this.current = { kind: 'tandem.mix', version: 1, seed: this.seed, draws: 0, emitted: 0, taken: new Array<number>(n).fill(0), passes: new Array<number>(n).fill(0), dropped: new Array<boolean>(n).fill(false) };
+    this.current = {
+      kind: 'tandem.mix',
+      version: 1,
+      seed: this.seed,
+      draws: 0,
+      emitted: 0,
+      taken: new Array<number>(n).fill(0),
+      passes: new Array<number>(n).fill(0),
+      dropped: new Array<boolean>(n).fill(false),
+    };
     this.base = structuredClone(this.current);
   }
 
   /** A mix continuing from `state`; every input's source must be a function (see MixInput). */
   static fromState<T>(inputs: readonly MixInput<T>[], state: MixState, options: MixOptions = {}): WeightedMix<T> {
-    if (state.kind !== 'tandem.mix' || state.version !== 1 || state.taken.length !== inputs.length) throw new Error('not a tandem mix state for these inputs');
+    if (state.kind !== 'tandem.mix' || state.version !== 1 || state.taken.length !== inputs.length)
+      throw new Error('not a tandem mix state for these inputs');
     const mix = new WeightedMix(inputs, { ...options, seed: state.seed });
     mix.current = structuredClone(state);
     mix.base = structuredClone(state);
@@ -101,7 +113,8 @@ export class WeightedMix<T> implements AsyncIterable<Mixed<T>> {
 
   /** The state after `count` items of this mix object (item.index + 1). */
   stateAt(count: number): MixState {
-    if (count < this.base.emitted || count > this.current.emitted) throw new RangeError(`mix state after ${count} items is not available (${this.base.emitted}..${this.current.emitted})`);
+    if (count < this.base.emitted || count > this.current.emitted)
+      throw new RangeError(`mix state after ${count} items is not available (${this.base.emitted}..${this.current.emitted})`);
     return this.replayTo(count).state;
   }
 
@@ -138,7 +151,8 @@ export class WeightedMix<T> implements AsyncIterable<Mixed<T>> {
     let total = weights.reduce((a, b) => a + b, 0);
     try {
       // Inputs that cannot seek are brought to their position by reading.
-      for (const [i, it] of iterators.entries()) if (it && !this.inputs[i]!.seekable) for (let k = 0; k < this.current.taken[i]!; k++) await it.next();
+      for (const [i, it] of iterators.entries())
+        if (it && !this.inputs[i]!.seekable) for (let k = 0; k < this.current.taken[i]!; k++) await it.next();
       while (total > 0 && this.current.emitted < this.limit) {
         let r = (hash3(this.seed, this.current.draws, 0x31f) / 4294967296) * total;
         let i = 0;

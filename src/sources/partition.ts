@@ -60,8 +60,10 @@ export function resolvePartition(options: PartitionOptions = {}): Partition {
   const workerId = options.workerId ?? 0;
   const numWorkers = options.numWorkers ?? 1;
   const ok = (n: number) => Number.isInteger(n) && n >= 0;
-  if (!ok(worldSize) || worldSize < 1 || !ok(rank) || rank >= worldSize) throw new RangeError(`rank ${rank} is not in [0, worldSize ${worldSize})`);
-  if (!ok(numWorkers) || numWorkers < 1 || !ok(workerId) || workerId >= numWorkers) throw new RangeError(`workerId ${workerId} is not in [0, numWorkers ${numWorkers})`);
+  if (!ok(worldSize) || worldSize < 1 || !ok(rank) || rank >= worldSize)
+    throw new RangeError(`rank ${rank} is not in [0, worldSize ${worldSize})`);
+  if (!ok(numWorkers) || numWorkers < 1 || !ok(workerId) || workerId >= numWorkers)
+    throw new RangeError(`workerId ${workerId} is not in [0, numWorkers ${numWorkers})`);
   return { consumer: rank * numWorkers + workerId, consumers: worldSize * numWorkers, uneven: options.uneven ?? 'exact' };
 }
 

@@ -40,7 +40,9 @@ export interface DirectoryEntryLike {
   isFile: false;
   isDirectory: true;
   name: string;
-  createReader(): { readEntries(success: (entries: Array<FileEntryLike | DirectoryEntryLike>) => void, failure?: (error: unknown) => void): void };
+  createReader(): {
+    readEntries(success: (entries: Array<FileEntryLike | DirectoryEntryLike>) => void, failure?: (error: unknown) => void): void;
+  };
 }
 export interface DataTransferItemLike {
   kind: string;

@@ -70,7 +70,8 @@ export class DistributedSampler implements IterableIterator<number> {
 
   /** A sampler continuing from a saved state (the dataset size must still match). */
   static fromState(state: SamplerState): DistributedSampler {
-    if (state.kind !== 'tandem.sampler' || state.version !== 1) throw new Error(`not a tandem sampler state: ${JSON.stringify(state).slice(0, 80)}`);
+    if (state.kind !== 'tandem.sampler' || state.version !== 1)
+      throw new Error(`not a tandem sampler state: ${JSON.stringify(state).slice(0, 80)}`);
     // The saved consumer already flattens rank × worker, so it is restored as a rank of `consumers`.
     const sampler = new DistributedSampler({
       size: state.size,
@@ -98,7 +99,8 @@ export class DistributedSampler implements IterableIterator<number> {
 
   /** Starts `epoch` from its beginning (PyTorch's set_epoch), or continues mid-epoch with `offset`. */
   seek(epoch: number, offset = 0): void {
-    if (!Number.isInteger(epoch) || epoch < 0 || !Number.isInteger(offset) || offset < 0 || offset > this.perEpoch) throw new RangeError(`cannot seek to epoch ${epoch} offset ${offset} (${this.perEpoch} per epoch)`);
+    if (!Number.isInteger(epoch) || epoch < 0 || !Number.isInteger(offset) || offset < 0 || offset > this.perEpoch)
+      throw new RangeError(`cannot seek to epoch ${epoch} offset ${offset} (${this.perEpoch} per epoch)`);
     this.epochValue = epoch;
     this.offsetValue = offset;
   }

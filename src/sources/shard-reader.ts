@@ -10,7 +10,10 @@ const isUrl = (name: string) => /^(https?|blob|data|file):/i.test(name);
 
 /** The default opener: URLs through fetchStream (retries, timeouts), anything else as a local file. */
 export function defaultOpener(fetchOptions: FetchOptions = {}): ShardOpener {
-  return (shard, signal) => (isUrl(shard) ? fetchStream(shard, { timeoutMs: 30_000, ...fetchOptions, signal: signal ?? fetchOptions.signal }) : openFileStream(shard));
+  return (shard, signal) =>
+    isUrl(shard)
+      ? fetchStream(shard, { timeoutMs: 30_000, ...fetchOptions, signal: signal ?? fetchOptions.signal })
+      : openFileStream(shard);
 }
 
 /** Which step of reading a shard failed: opening it, or reading its bytes (cut, corrupt tar). */
@@ -26,7 +29,10 @@ export class ShardError extends Error {
     readonly attempts: number,
     options: { cause: unknown },
   ) {
-    super(`shard ${shard}: ${stage} failed after ${samplesRead} sample(s), ${attempts} attempt(s): ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+    super(
+      `shard ${shard}: ${stage} failed after ${samplesRead} sample(s), ${attempts} attempt(s): ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
   }
 }
 

@@ -56,7 +56,9 @@ export class StateLog {
   /** The state after `count` items (counted over the stream's life, as item.index + 1). */
   stateAt(count: number): ShardStreamState {
     if (!this.base || count < this.baseCount || count > this.count) {
-      throw new RangeError(`state after ${count} items is not available (only ${this.baseCount}..${this.count}; raise keep, or ask sooner)`);
+      throw new RangeError(
+        `state after ${count} items is not available (only ${this.baseCount}..${this.count}; raise keep, or ask sooner)`,
+      );
     }
     return this.replay(count).state;
   }

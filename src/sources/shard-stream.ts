@@ -81,14 +81,26 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.log = new StateLog(options.stateLag);
     // Only what one shard's reading needs: never a shared shardName, which would mislabel errors.
     const open = options.open ?? defaultOpener(options.fetch);
-    this.read = { open: options.cache ? cachingOpener(open, options.cache) : open, maxMemberBytes: options.maxMemberBytes, reopenRetries: options.reopenRetries, signal: options.signal };
+    this.read = {
+      open: options.cache ? cachingOpener(open, options.cache) : open,
+      maxMemberBytes: options.maxMemberBytes,
+      reopenRetries: options.reopenRetries,
+      signal: options.signal,
+    };
   }
 
   /** A stream continuing from `state`; `options` must describe the same shards and shuffle. */
   static fromState(shards: readonly string[], state: ShardStreamState, options: ShardStreamOptions = {}): ShardStream {
     if (state.kind !== 'tandem.shards' || state.version !== 1) throw new Error('not a tandem shard stream state');
     if (state.shardCount !== shards.length) throw new Error(`state is for ${state.shardCount} shards, got ${shards.length}`);
-    const stream = new ShardStream(shards, { ...options, seed: state.seed, rank: state.consumer, worldSize: state.consumers, workerId: 0, numWorkers: 1 });
+    const stream = new ShardStream(shards, {
+      ...options,
+      seed: state.seed,
+      rank: state.consumer,
+      worldSize: state.consumers,
+      workerId: 0,
+      numWorkers: 1,
+    });
     stream.restore(state);
     return stream;
   }
@@ -221,7 +233,9 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.log.reset(this.state(), 0);
     for (const slot of wanted.values()) {
       const name = mine[slot.shard] ?? `#${slot.shard}`;
-      const error = new ShardError(name, 'read', slot.sample, 1, { cause: new Error(`buffered sample ${slot.sample} could not be re-read on restore`) });
+      const error = new ShardError(name, 'read', slot.sample, 1, {
+        cause: new Error(`buffered sample ${slot.sample} could not be re-read on restore`),
+      });
       yield this.fail(`${name}#${slot.sample}`, name, 'read', error);
     }
   }

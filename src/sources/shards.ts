@@ -43,7 +43,10 @@ export interface WebDatasetOptions extends TarReadOptions {
  * sample is dropped then, since a sample missing its image or label is not usable. A truncated or
  * corrupt shard throws a SourceError after the complete samples before it have been yielded.
  */
-export async function* webDatasetSamples(stream: ReadableStream<Uint8Array>, options: WebDatasetOptions = {}): AsyncGenerator<WebDatasetItem> {
+export async function* webDatasetSamples(
+  stream: ReadableStream<Uint8Array>,
+  options: WebDatasetOptions = {},
+): AsyncGenerator<WebDatasetItem> {
   const where = options.shardName ? ` in ${options.shardName}` : '';
   let key: string | undefined;
   let files = emptyFiles();

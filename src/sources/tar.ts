@@ -172,7 +172,8 @@ export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarR
         // Meta members naming the next one: small by nature, so a huge one is corruption.
         if (size > 1 << 20) throw new SourceError('corrupt', lastName, `tar long-name record of ${size} bytes after ${lastName}`);
         const data = await bytes.read(size + padding(size));
-        if (data.length < size + padding(size)) throw new SourceError('truncated', lastName, `tar truncated inside a long-name record after ${lastName}`);
+        if (data.length < size + padding(size))
+          throw new SourceError('truncated', lastName, `tar truncated inside a long-name record after ${lastName}`);
         longName = flag === 'L' ? text(data, 0, size) : (paxPath(data.subarray(0, size)) ?? longName);
         continue;
       }
@@ -183,14 +184,18 @@ export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarR
       const unsafe = unsafeNameReason(name);
       let error: SourceError | undefined;
       if (unsafe !== undefined) error = new SourceError('unsafe-name', name, `tar member "${name}" refused: ${unsafe}`);
-      else if (type === 'other') error = new SourceError('unsupported-type', name, `tar member "${name}" has type '${flag}' (only files and directories are read)`);
-      else if (size > maxMemberBytes) error = new SourceError('too-large', name, `tar member "${name}" is ${size} bytes, over maxMemberBytes ${maxMemberBytes}`);
+      else if (type === 'other')
+        error = new SourceError('unsupported-type', name, `tar member "${name}" has type '${flag}' (only files and directories are read)`);
+      else if (size > maxMemberBytes)
+        error = new SourceError('too-large', name, `tar member "${name}" is ${size} bytes, over maxMemberBytes ${maxMemberBytes}`);
 
       let data: Uint8Array | undefined;
       if (error === undefined && type === 'file') {
         data = await bytes.read(size);
-        if (data.length < size) throw new SourceError('truncated', name, `tar truncated: member "${name}" has ${data.length} of ${size} bytes`);
-        if ((await bytes.skip(padding(size))) < padding(size)) throw new SourceError('truncated', name, `tar truncated in the padding of "${name}"`);
+        if (data.length < size)
+          throw new SourceError('truncated', name, `tar truncated: member "${name}" has ${data.length} of ${size} bytes`);
+        if ((await bytes.skip(padding(size))) < padding(size))
+          throw new SourceError('truncated', name, `tar truncated in the padding of "${name}"`);
       } else if ((await bytes.skip(size + padding(size))) < size + padding(size)) {
         throw new SourceError('truncated', name, `tar truncated: skipped member "${name}" is incomplete`);
       }

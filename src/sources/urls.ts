@@ -99,7 +99,8 @@ function attemptSignal(timeoutMs: number | undefined, outer: AbortSignal | undef
 
 function rangeHeader(range: FetchOptions['range']): string | undefined {
   if (!range) return undefined;
-  if (!(range.start >= 0) || (range.end !== undefined && range.end < range.start)) throw new RangeError(`bad range ${JSON.stringify(range)}`);
+  if (!(range.start >= 0) || (range.end !== undefined && range.end < range.start))
+    throw new RangeError(`bad range ${JSON.stringify(range)}`);
   return `bytes=${range.start}-${range.end ?? ''}`;
 }
 
@@ -107,7 +108,12 @@ function rangeHeader(range: FetchOptions['range']): string | undefined {
  * Runs attempts until one succeeds, a failure is not worth retrying, or retries run out.
  * `streaming`: on success only the timer is disarmed, so the caller's signal still cancels the body.
  */
-async function withRetries<T>(url: string, options: FetchOptions, attempt: (signal: AbortSignal) => Promise<T>, streaming: boolean): Promise<T> {
+async function withRetries<T>(
+  url: string,
+  options: FetchOptions,
+  attempt: (signal: AbortSignal) => Promise<T>,
+  streaming: boolean,
+): Promise<T> {
   const { timeoutMs, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
   let last: AttemptError | undefined;
   let attempts = 0;
@@ -132,7 +138,10 @@ async function withRetries<T>(url: string, options: FetchOptions, attempt: (sign
       guard.disarm(streaming && ok ? 'timer' : 'all');
     }
   }
-  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, { cause: last, code: last?.tooLarge ? 'too-large' : undefined });
+  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, {
+    cause: last,
+    code: last?.tooLarge ? 'too-large' : undefined,
+  });
 }
 
 async function request(url: string, options: FetchOptions, signal: AbortSignal): Promise<Response> {
@@ -195,7 +204,8 @@ export async function fetchBytes(url: string, options: FetchOptions = {}): Promi
       const bytes = await readBody(response, options.maxBytes ?? DEFAULT_MAX_FETCH_BYTES);
       const declared = response.headers.get('content-length');
       // With Content-Encoding the header counts compressed bytes, so it can only be checked without.
-      if (declared !== null && !response.headers.has('content-encoding') && Number(declared) !== bytes.length) throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, response.status);
+      if (declared !== null && !response.headers.has('content-encoding') && Number(declared) !== bytes.length)
+        throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, response.status);
       const { range } = options;
       if (range?.end !== undefined && bytes.length !== range.end - range.start + 1) {
         throw new AttemptError(`range ${range.start}-${range.end} returned ${bytes.length} bytes`, false, response.status);
@@ -224,7 +234,10 @@ export async function fetchStream(url: string, options: FetchOptions = {}): Prom
  * go through fetchBytes (retries, backoff, timeouts, exact lengths) when the size is known; without
  * it, through fetchStream, where the last range may come back short and one past the end is empty.
  */
-export async function httpByteSource(url: string | URL, options: FetchOptions = {}): Promise<{ size?: number; read(offset: number, length: number): Promise<Uint8Array> }> {
+export async function httpByteSource(
+  url: string | URL,
+  options: FetchOptions = {},
+): Promise<{ size?: number; read(offset: number, length: number): Promise<Uint8Array> }> {
   const href = String(url);
   const head = await fetch(href, { method: 'HEAD', signal: options.signal, headers: options.headers });
   if (!head.ok) throw new FetchError(href, head.status, 1, `HEAD ${href}: HTTP ${head.status}`);

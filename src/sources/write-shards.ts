@@ -36,7 +36,10 @@ const extensionOf = (path: string) => /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLow
  * Writes `files` (in the order given) as shards: sample i is `${key}.${ext}` (the file's bytes)
  * and `${key}.cls` (its label as decimal text), with key = i zero-padded to 9 digits.
  */
-export async function writeShards(files: Iterable<LabelledFile> | AsyncIterable<LabelledFile>, options: ShardWriteOptions): Promise<ShardInfo[]> {
+export async function writeShards(
+  files: Iterable<LabelledFile> | AsyncIterable<LabelledFile>,
+  options: ShardWriteOptions,
+): Promise<ShardInfo[]> {
   const { out, prefix = 'shard', shardBytes = Infinity, perShard = Infinity } = options;
   if (!(shardBytes > 0) || !(perShard >= 1)) throw new RangeError('shardBytes must be positive and perShard at least 1');
   await makeDir(out);
@@ -84,7 +87,10 @@ export async function writeShards(files: Iterable<LabelledFile> | AsyncIterable<
  * An ImageNet-style folder (one subfolder per class) as shards, samples in a seeded shuffled order
  * so that each shard mixes the classes, plus `shards.json` (classes, sample count, shard list).
  */
-export async function writeFolderShards(data: string, options: ShardWriteOptions & { seed?: number; shuffle?: boolean }): Promise<ShardManifest> {
+export async function writeFolderShards(
+  data: string,
+  options: ShardWriteOptions & { seed?: number; shuffle?: boolean },
+): Promise<ShardManifest> {
   const { files, classes } = await listImageFolder(data);
   const order = options.shuffle === false ? files : shuffledEpoch(files, options.seed ?? 0, 0);
   const shards = await writeShards(order, options);

@@ -15,7 +15,8 @@ export function encodeBmp(rgb: Uint8Array, width: number, height: number, opts: 
   }
   if (rgb.length !== width * height * 3) throw new RangeError(`encodeBmp: expected ${width * height * 3} bytes, got ${rgb.length}`);
   const stride = (width * 3 + 3) & ~3;
-  const imageSize = stride * height, offset = 14 + 40;
+  const imageSize = stride * height,
+    offset = 14 + 40;
   const out = new ByteSink(offset + imageSize);
   out.bytes([0x42, 0x4d]); // "BM"
   out.u32le(offset + imageSize);

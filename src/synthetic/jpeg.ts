@@ -16,13 +16,43 @@ export interface JpegOptions {
 }
 
 const LUMA_Q = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
-  14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
-  49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22,
+  37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
 ];
 const CHROMA_Q = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99,
-  47, 66, 99, 99, 99, 99, 99, 99, ...new Array<number>(32).fill(99),
+  17,
+  18,
+  24,
+  47,
+  99,
+  99,
+  99,
+  99,
+  18,
+  21,
+  26,
+  66,
+  99,
+  99,
+  99,
+  99,
+  24,
+  26,
+  56,
+  99,
+  99,
+  99,
+  99,
+  99,
+  47,
+  66,
+  99,
+  99,
+  99,
+  99,
+  99,
+  99,
+  ...new Array<number>(32).fill(99),
 ];
 // Annex K.3 Huffman tables: code counts per length 1..16, then symbols.
 const DC_LUMA_BITS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
@@ -31,15 +61,17 @@ const DC_VALS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 const AC_LUMA_BITS = [0, 2, 1, 3, 3, 2, 4, 3, 5, 5, 4, 4, 0, 0, 1, 0x7d];
 const AC_LUMA_VALS = hex(
   '01020300041105122131410613516107227114328191a1082342b1c11552d1f02433627282090a161718191a25262728' +
-  '292a3435363738393a434445464748494a535455565758595a636465666768696a737475767778797a83848586878889' +
-  '8a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6c7c8c9cad2d3d4d5d6d7d8d9dae1e2' +
-  'e3e4e5e6e7e8e9eaf1f2f3f4f5f6f7f8f9fa');
+    '292a3435363738393a434445464748494a535455565758595a636465666768696a737475767778797a83848586878889' +
+    '8a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6c7c8c9cad2d3d4d5d6d7d8d9dae1e2' +
+    'e3e4e5e6e7e8e9eaf1f2f3f4f5f6f7f8f9fa',
+);
 const AC_CHROMA_BITS = [0, 2, 1, 2, 4, 4, 3, 4, 7, 5, 4, 4, 0, 1, 2, 0x77];
 const AC_CHROMA_VALS = hex(
   '000102031104052131061241510761711322328108144291a1b1c109233352f0156272d10a162434e125f11718191a26' +
-  '2728292a35363738393a434445464748494a535455565758595a636465666768696a737475767778797a828384858687' +
-  '88898a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6c7c8c9cad2d3d4d5d6d7d8d9da' +
-  'e2e3e4e5e6e7e8e9eaf2f3f4f5f6f7f8f9fa');
+    '2728292a35363738393a434445464748494a535455565758595a636465666768696a737475767778797a828384858687' +
+    '88898a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6c7c8c9cad2d3d4d5d6d7d8d9da' +
+    'e2e3e4e5e6e7e8e9eaf2f3f4f5f6f7f8f9fa',
+);
 
 function hex(s: string): number[] {
   const out: number[] = [];
@@ -52,7 +84,8 @@ export const ZIGZAG: Uint8Array = (() => {
   const z = new Uint8Array(64);
   let k = 0;
   for (let s = 0; s < 15; s++) {
-    const lo = Math.max(0, s - 7), hi = Math.min(s, 7);
+    const lo = Math.max(0, s - 7),
+      hi = Math.min(s, 7);
     if (s % 2 === 0) for (let r = hi; r >= lo; r--) z[k++] = r * 8 + s - r;
     else for (let r = lo; r <= hi; r++) z[k++] = r * 8 + s - r;
   }
@@ -66,12 +99,17 @@ export function scaleQuantTable(base: readonly number[], quality: number): Uint8
   return Uint8Array.from(base, (b) => Math.min(255, Math.max(1, Math.floor((b * scale + 50) / 100))));
 }
 
-interface Huffman { code: Uint16Array; size: Uint8Array }
+interface Huffman {
+  code: Uint16Array;
+  size: Uint8Array;
+}
 
 /** Canonical codes from counts per length (T.81 Annex C). */
 function buildHuffman(bits: readonly number[], vals: readonly number[]): Huffman {
-  const code = new Uint16Array(256), size = new Uint8Array(256);
-  let c = 0, k = 0;
+  const code = new Uint16Array(256),
+    size = new Uint8Array(256);
+  let c = 0,
+    k = 0;
   for (let len = 1; len <= 16; len++, c <<= 1) {
     for (let i = 0; i < (bits[len - 1] ?? 0); i++, k++, c++) {
       code[vals[k] ?? 0] = c;
@@ -82,8 +120,10 @@ function buildHuffman(bits: readonly number[], vals: readonly number[]): Huffman
 }
 
 const HUFF = {
-  dcL: buildHuffman(DC_LUMA_BITS, DC_VALS), acL: buildHuffman(AC_LUMA_BITS, AC_LUMA_VALS),
-  dcC: buildHuffman(DC_CHROMA_BITS, DC_VALS), acC: buildHuffman(AC_CHROMA_BITS, AC_CHROMA_VALS),
+  dcL: buildHuffman(DC_LUMA_BITS, DC_VALS),
+  acL: buildHuffman(AC_LUMA_BITS, AC_LUMA_VALS),
+  dcC: buildHuffman(DC_CHROMA_BITS, DC_VALS),
+  acC: buildHuffman(AC_CHROMA_BITS, AC_CHROMA_VALS),
 };
 
 /** Entropy-coded segment writer: MSB-first bits, a 0x00 stuffed after every 0xFF byte. */
@@ -120,24 +160,49 @@ function divisors(table: Uint8Array): Float32Array {
 function fdct8(b: Float32Array, stride: number, step: number): void {
   for (let p = 0; p < 8; p++) {
     const o = p * step;
-    const d0 = b[o]!, d1 = b[o + stride]!, d2 = b[o + 2 * stride]!, d3 = b[o + 3 * stride]!;
-    const d4 = b[o + 4 * stride]!, d5 = b[o + 5 * stride]!, d6 = b[o + 6 * stride]!, d7 = b[o + 7 * stride]!;
-    const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6, t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
-    const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+    const d0 = b[o]!,
+      d1 = b[o + stride]!,
+      d2 = b[o + 2 * stride]!,
+      d3 = b[o + 3 * stride]!;
+    const d4 = b[o + 4 * stride]!,
+      d5 = b[o + 5 * stride]!,
+      d6 = b[o + 6 * stride]!,
+      d7 = b[o + 7 * stride]!;
+    const t0 = d0 + d7,
+      t7 = d0 - d7,
+      t1 = d1 + d6,
+      t6 = d1 - d6,
+      t2 = d2 + d5,
+      t5 = d2 - d5,
+      t3 = d3 + d4,
+      t4 = d3 - d4;
+    const t10 = t0 + t3,
+      t13 = t0 - t3,
+      t11 = t1 + t2,
+      t12 = t1 - t2;
     const z1 = (t12 + t13) * 0.707106781;
-    b[o] = t10 + t11; b[o + 4 * stride] = t10 - t11; b[o + 2 * stride] = t13 + z1; b[o + 6 * stride] = t13 - z1;
-    const s10 = t4 + t5, s11 = t5 + t6, s12 = t6 + t7;
+    b[o] = t10 + t11;
+    b[o + 4 * stride] = t10 - t11;
+    b[o + 2 * stride] = t13 + z1;
+    b[o + 6 * stride] = t13 - z1;
+    const s10 = t4 + t5,
+      s11 = t5 + t6,
+      s12 = t6 + t7;
     const z5 = (s10 - s12) * 0.382683433;
-    const z2 = 0.5411961 * s10 + z5, z4 = 1.306562965 * s12 + z5, z3 = s11 * 0.707106781;
-    const z11 = t7 + z3, z13 = t7 - z3;
-    b[o + 5 * stride] = z13 + z2; b[o + 3 * stride] = z13 - z2; b[o + stride] = z11 + z4; b[o + 7 * stride] = z11 - z4;
+    const z2 = 0.5411961 * s10 + z5,
+      z4 = 1.306562965 * s12 + z5,
+      z3 = s11 * 0.707106781;
+    const z11 = t7 + z3,
+      z13 = t7 - z3;
+    b[o + 5 * stride] = z13 + z2;
+    b[o + 3 * stride] = z13 - z2;
+    b[o + stride] = z11 + z4;
+    b[o + 7 * stride] = z11 - z4;
   }
 }
 
 /** DCT, quantise and Huffman-code one level-shifted block; returns its DC for the next diff. */
-function encodeBlock(
-  blk: Float32Array, div: Float32Array, prevDc: number, dc: Huffman, ac: Huffman, bw: BitWriter,
-): number {
+function encodeBlock(blk: Float32Array, div: Float32Array, prevDc: number, dc: Huffman, ac: Huffman, bw: BitWriter): number {
   fdct8(blk, 1, 8);
   fdct8(blk, 8, 1);
   // Clamps keep categories within the tables' range (DC <= 11, AC <= 10 bits) despite rounding.
@@ -147,7 +212,10 @@ function encodeBlock(
   for (let k = 1; k < 64; k++) {
     const i = ZIGZAG[k]!;
     const v = Math.max(-1023, Math.min(1023, Math.round(blk[i]! / div[i]!)));
-    if (v === 0) { run++; continue; }
+    if (v === 0) {
+      run++;
+      continue;
+    }
     for (; run >= 16; run -= 16) bw.write(ac.code[0xf0]!, ac.size[0xf0]!); // ZRL
     putValue(bw, ac, run << 4, v);
     run = 0;
@@ -183,8 +251,40 @@ function segment(out: ByteSink, marker: number, body: readonly number[]): void {
 
 function exifApp1(orientation: number): number[] {
   // "Exif\0\0", big-endian TIFF header, IFD0 with one SHORT entry 0x0112, no next IFD.
-  return [0x45, 0x78, 0x69, 0x66, 0, 0, 0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1,
-    0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0];
+  return [
+    0x45,
+    0x78,
+    0x69,
+    0x66,
+    0,
+    0,
+    0x4d,
+    0x4d,
+    0,
+    0x2a,
+    0,
+    0,
+    0,
+    8,
+    0,
+    1,
+    0x01,
+    0x12,
+    0,
+    3,
+    0,
+    0,
+    0,
+    1,
+    0,
+    orientation,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ];
 }
 
 /** Encodes HWC pixels (1 or 3 channels, inferred from the length) as a baseline JFIF JPEG. */
@@ -195,10 +295,12 @@ export function encodeJpeg(pixels: Uint8Array, width: number, height: number, op
   const ch = pixels.length === width * height ? 1 : pixels.length === width * height * 3 ? 3 : 0;
   if (ch === 0) throw new RangeError(`encodeJpeg: ${pixels.length} bytes is neither 1 nor 3 channels of ${width}x${height}`);
   const eo = exifOrientation;
-  if (eo !== undefined && !(Number.isInteger(eo) && eo >= 1 && eo <= 8)) throw new RangeError(`encodeJpeg: exifOrientation ${eo} is not 1..8`);
+  if (eo !== undefined && !(Number.isInteger(eo) && eo >= 1 && eo <= 8))
+    throw new RangeError(`encodeJpeg: exifOrientation ${eo} is not 1..8`);
   const gray = opts.grayscale === true || ch === 1;
   const sub = !gray && subsampling === '420';
-  const qL = scaleQuantTable(LUMA_Q, quality), qC = scaleQuantTable(CHROMA_Q, quality);
+  const qL = scaleQuantTable(LUMA_Q, quality),
+    qC = scaleQuantTable(CHROMA_Q, quality);
   const out = new ByteSink(1024 + ((width * height) >> 1));
   out.bytes([0xff, 0xd8]); // SOI
   segment(out, 0xe0, [0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
@@ -212,12 +314,17 @@ export function encodeJpeg(pixels: Uint8Array, width: number, height: number, op
   segment(out, 0xc4, dht);
   segment(out, 0xda, gray ? [1, 1, 0x00, 0, 63, 0] : [3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
 
-  const dL = divisors(qL), dC = divisors(qC);
+  const dL = divisors(qL),
+    dC = divisors(qC);
   const bw = new BitWriter(out);
   const m = sub ? 16 : 8; // MCU side in pixels
-  const Y = new Float32Array(m * m), Cb = new Float32Array(m * m), Cr = new Float32Array(m * m);
+  const Y = new Float32Array(m * m),
+    Cb = new Float32Array(m * m),
+    Cr = new Float32Array(m * m);
   const blk = new Float32Array(64);
-  let pY = 0, pCb = 0, pCr = 0;
+  let pY = 0,
+    pCb = 0,
+    pCr = 0;
   for (let my = 0; my < height; my += m) {
     for (let mx = 0; mx < width; mx += m) {
       // Colour-convert the MCU, replicating the last row/column past the image edge.
@@ -225,7 +332,9 @@ export function encodeJpeg(pixels: Uint8Array, width: number, height: number, op
         const row = Math.min(my + y, height - 1) * width;
         for (let x = 0; x < m; x++) {
           const p = (row + Math.min(mx + x, width - 1)) * ch;
-          const r = pixels[p]!, g = ch === 3 ? pixels[p + 1]! : r, b = ch === 3 ? pixels[p + 2]! : r;
+          const r = pixels[p]!,
+            g = ch === 3 ? pixels[p + 1]! : r,
+            b = ch === 3 ? pixels[p + 2]! : r;
           Y[y * m + x] = 0.299 * r + 0.587 * g + 0.114 * b - 128;
           Cb[y * m + x] = -0.168736 * r - 0.331264 * g + 0.5 * b;
           Cr[y * m + x] = 0.5 * r - 0.418688 * g - 0.081312 * b;

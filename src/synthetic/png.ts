@@ -69,7 +69,8 @@ export function crc32(data: Uint8Array, crc = 0): number {
 
 /** Adler-32 (RFC 1950). Sums are reduced every 5552 bytes, the most that cannot overflow 2^53. */
 export function adler32(data: Uint8Array): number {
-  let a = 1, b = 0;
+  let a = 1,
+    b = 0;
   for (let i = 0; i < data.length; ) {
     const end = Math.min(data.length, i + 5552);
     for (; i < end; i++) {
@@ -107,8 +108,14 @@ function chunk(out: ByteSink, type: string, data: Uint8Array): void {
   out.u32be(crc32(out.view(start)));
 }
 
-function assemble(width: number, height: number, bitDepth: number, colorType: number, raw: Uint8Array,
-  extra: readonly [string, Uint8Array][] = []): Uint8Array {
+function assemble(
+  width: number,
+  height: number,
+  bitDepth: number,
+  colorType: number,
+  raw: Uint8Array,
+  extra: readonly [string, Uint8Array][] = [],
+): Uint8Array {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) {
     throw new RangeError(`png: bad size ${width}x${height}`);
   }
@@ -140,10 +147,11 @@ export function encodePng(pixels: Uint8Array | Uint16Array, width: number, heigh
   const { channels = 3, bitDepth = 8 } = opts;
   const n = width * height * channels;
   if (pixels.length !== n) throw new RangeError(`encodePng: expected ${n} samples, got ${pixels.length}`);
-  if ((bitDepth === 16) !== (pixels instanceof Uint16Array)) {
+  if ((bitDepth === 16) !== pixels instanceof Uint16Array) {
     throw new TypeError('encodePng: use a Uint16Array for bitDepth 16 and a Uint8Array for 8');
   }
-  const rowSamples = width * channels, rowBytes = rowSamples * (bitDepth / 8);
+  const rowSamples = width * channels,
+    rowBytes = rowSamples * (bitDepth / 8);
   const raw = new Uint8Array(height * (rowBytes + 1)); // filter byte 0 (None) is already there
   for (let y = 0; y < height; y++) {
     const o = y * (rowBytes + 1) + 1;
@@ -165,8 +173,13 @@ export interface PngPaletteOptions {
 }
 
 /** Encodes one palette index per pixel (row-major) with a PLTE (and tRNS if RGBA) chunk. */
-export function encodePngPalette(indices: Uint8Array, palette: Uint8Array, width: number, height: number,
-  opts: PngPaletteOptions = {}): Uint8Array {
+export function encodePngPalette(
+  indices: Uint8Array,
+  palette: Uint8Array,
+  width: number,
+  height: number,
+  opts: PngPaletteOptions = {},
+): Uint8Array {
   const { bitDepth = 8, paletteChannels = 3 } = opts;
   const entries = palette.length / paletteChannels;
   if (!Number.isInteger(entries) || entries < 1 || entries > Math.min(256, 1 << bitDepth)) {
@@ -185,7 +198,8 @@ export function encodePngPalette(indices: Uint8Array, palette: Uint8Array, width
       raw[o + Math.floor(x / perByte)]! |= v << shift;
     }
   }
-  const plte = new Uint8Array(entries * 3), trns = new Uint8Array(entries);
+  const plte = new Uint8Array(entries * 3),
+    trns = new Uint8Array(entries);
   for (let i = 0; i < entries; i++) {
     plte.set(palette.subarray(i * paletteChannels, i * paletteChannels + 3), i * 3);
     trns[i] = paletteChannels === 4 ? palette[i * paletteChannels + 3]! : 255;

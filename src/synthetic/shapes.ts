@@ -22,11 +22,13 @@ export interface SyntheticSample {
   label: number;
   className: ShapeName;
   rgb: Uint8Array; // HWC RGB, 8 bits per channel, no row padding
-  width: number; height: number;
+  width: number;
+  height: number;
 }
 
 // Salts keep the label and the pixels of one index on unrelated streams.
-const SALT_LABEL = 0x1abe1, SALT_PIXELS = 0x91c5;
+const SALT_LABEL = 0x1abe1,
+  SALT_PIXELS = 0x91c5;
 
 function resolve(opts: SyntheticSampleOptions): Required<SyntheticSampleOptions> {
   const { width = 500, height = 375, classes = 4 } = opts;
@@ -60,7 +62,8 @@ type Inside = (u: number, v: number) => boolean;
 
 const SQRT3 = Math.sqrt(3);
 // 5-point star: the edge from the outer vertex (1, 0) to the inner vertex at angle pi/5.
-const STAR_HALF = Math.PI / 5, STAR_INNER = 0.45;
+const STAR_HALF = Math.PI / 5,
+  STAR_INNER = 0.45;
 const STAR_DX = STAR_INNER * Math.cos(STAR_HALF) - 1;
 const STAR_DY = STAR_INNER * Math.sin(STAR_HALF);
 
@@ -69,7 +72,8 @@ const INSIDE: readonly Inside[] = [
   (u, v) => Math.abs(u) <= 0.7 && Math.abs(v) <= 0.7,
   (u, v) => v >= -0.5 && v <= 1 - SQRT3 * Math.abs(u),
   (u, v) => {
-    const au = Math.abs(u), av = Math.abs(v);
+    const au = Math.abs(u),
+      av = Math.abs(v);
     return (au <= 0.25 && av <= 0.95) || (av <= 0.25 && au <= 0.95);
   },
   (u, v) => u * u + v * v <= 1 && u * u + v * v >= 0.36,
@@ -92,10 +96,12 @@ const INSIDE: readonly Inside[] = [
 /** HSV (all in [0, 1], hue wraps) to RGB in [0, 255]. Called a few times per image only. */
 function hsv(h: number, s: number, v: number): [number, number, number] {
   const hh = (h - Math.floor(h)) * 6;
-  const i = Math.floor(hh), f = hh - i;
-  const p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
-  const [r, g, b] = i === 0 ? [v, t, p] : i === 1 ? [q, v, p] : i === 2 ? [p, v, t] :
-    i === 3 ? [p, q, v] : i === 4 ? [t, p, v] : [v, p, q];
+  const i = Math.floor(hh),
+    f = hh - i;
+  const p = v * (1 - s),
+    q = v * (1 - s * f),
+    t = v * (1 - s * (1 - f));
+  const [r, g, b] = i === 0 ? [v, t, p] : i === 1 ? [q, v, p] : i === 2 ? [p, v, t] : i === 3 ? [p, q, v] : i === 4 ? [t, p, v] : [v, p, q];
   return [r * 255, g * 255, b * 255];
 }
 
@@ -111,23 +117,34 @@ function draw(rng: Rng, label: number, w: number, h: number): Uint8Array {
   const bgB = hsv(hue + rng.range(-0.12, 0.12), rng.range(0.15, 0.6), bgV + rng.range(-0.12, 0.12));
   const fg = hsv(hue + rng.range(0.25, 0.75), rng.range(0.3, 0.9), fgV);
   const gAngle = rng.range(0, 2 * Math.PI);
-  const gx = Math.cos(gAngle) / Math.hypot(w, h), gy = Math.sin(gAngle) / Math.hypot(w, h);
-  const sAngle = rng.range(0, Math.PI), sPeriod = rng.range(5, 40);
-  const kx = (2 * Math.PI * Math.cos(sAngle)) / sPeriod, ky = (2 * Math.PI * Math.sin(sAngle)) / sPeriod;
-  const sPhase = rng.range(0, 2 * Math.PI), sAmp = rng.range(3, 12);
+  const gx = Math.cos(gAngle) / Math.hypot(w, h),
+    gy = Math.sin(gAngle) / Math.hypot(w, h);
+  const sAngle = rng.range(0, Math.PI),
+    sPeriod = rng.range(5, 40);
+  const kx = (2 * Math.PI * Math.cos(sAngle)) / sPeriod,
+    ky = (2 * Math.PI * Math.sin(sAngle)) / sPeriod;
+  const sPhase = rng.range(0, 2 * Math.PI),
+    sAmp = rng.range(3, 12);
   const noiseAmp = rng.range(2, 9) / 127.5;
   const short = Math.min(w, h);
   const r = short * rng.range(0.2, 0.36);
-  const cx = rng.range(r, w - r), cy = rng.range(r, h - r);
-  const rot = rng.range(0, 2 * Math.PI), cr = Math.cos(rot) / r, sr = Math.sin(rot) / r;
-  const shadeU = rng.range(-0.15, 0.15), shadeV = rng.range(-0.15, 0.15);
+  const cx = rng.range(r, w - r),
+    cy = rng.range(r, h - r);
+  const rot = rng.range(0, 2 * Math.PI),
+    cr = Math.cos(rot) / r,
+    sr = Math.sin(rot) / r;
+  const shadeU = rng.range(-0.15, 0.15),
+    shadeV = rng.range(-0.15, 0.15);
   const inside = INSIDE[label] ?? INSIDE[0]!;
-  const x0 = Math.max(0, Math.floor(cx - r) - 1), x1 = Math.min(w - 1, Math.ceil(cx + r) + 1);
-  const y0 = Math.max(0, Math.floor(cy - r) - 1), y1 = Math.min(h - 1, Math.ceil(cy + r) + 1);
+  const x0 = Math.max(0, Math.floor(cx - r) - 1),
+    x1 = Math.min(w - 1, Math.ceil(cx + r) + 1);
+  const y0 = Math.max(0, Math.floor(cy - r) - 1),
+    y1 = Math.min(h - 1, Math.ceil(cy + r) + 1);
   const noise = rng.fork(1);
   // sin(kx*x + ky*y + phase) split by the angle-sum identity: per-column tables and one sin/cos
   // per row instead of a Math.sin per pixel.
-  const colSin = new Float64Array(w), colCos = new Float64Array(w);
+  const colSin = new Float64Array(w),
+    colCos = new Float64Array(w);
   for (let x = 0; x < w; x++) {
     colSin[x] = sAmp * Math.sin(kx * x);
     colCos[x] = sAmp * Math.cos(kx * x);
@@ -135,7 +152,8 @@ function draw(rng: Rng, label: number, w: number, h: number): Uint8Array {
 
   let o = 0;
   for (let y = 0; y < h; y++) {
-    const rowSin = Math.sin(ky * y + sPhase), rowCos = Math.cos(ky * y + sPhase);
+    const rowSin = Math.sin(ky * y + sPhase),
+      rowCos = Math.cos(ky * y + sPhase);
     for (let x = 0; x < w; x++, o += 3) {
       const t = 0.5 + (x - w / 2) * gx + (y - h / 2) * gy;
       const stripe = colSin[x]! * rowCos + colCos[x]! * rowSin;
@@ -147,13 +165,15 @@ function draw(rng: Rng, label: number, w: number, h: number): Uint8Array {
         let hits = 0;
         for (let oy = 0.25; oy < 1; oy += 0.5) {
           for (let ox = 0.25; ox < 1; ox += 0.5) {
-            const dx = x + ox - cx, dy = y + oy - cy;
+            const dx = x + ox - cx,
+              dy = y + oy - cy;
             if (inside(dx * cr + dy * sr, dy * cr - dx * sr)) hits++;
           }
         }
         if (hits > 0) {
           const cov = hits / 4;
-          const dx = x + 0.5 - cx, dy = y + 0.5 - cy;
+          const dx = x + 0.5 - cx,
+            dy = y + 0.5 - cy;
           const shade = 1 + shadeU * (dx * cr + dy * sr) + shadeV * (dy * cr - dx * sr);
           R += (fg[0] * shade - R) * cov;
           G += (fg[1] * shade - G) * cov;
@@ -179,7 +199,10 @@ export function renderSample(seed: number, index: number, opts: SyntheticSampleO
 
 /** Items start..start+count-1 of dataset `seed`, rendered lazily. */
 export function* renderDataset(
-  seed: number, count: number, opts: SyntheticSampleOptions = {}, start = 0,
+  seed: number,
+  count: number,
+  opts: SyntheticSampleOptions = {},
+  start = 0,
 ): Generator<SyntheticSample, void, undefined> {
   for (let i = start; i < start + count; i++) yield renderSample(seed, i, opts);
 }
@@ -188,14 +211,29 @@ export function* renderDataset(
 
 /** 16 colours, pairwise far apart in RGB and in YCbCr, including saturated primaries. */
 const PATCH_COLOURS: readonly (readonly [number, number, number])[] = [
-  [0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0],
-  [0, 0, 255], [255, 255, 0], [0, 255, 255], [255, 0, 255],
-  [128, 128, 128], [255, 128, 0], [128, 0, 255], [0, 128, 64],
-  [64, 32, 16], [192, 224, 255], [96, 160, 32], [200, 64, 120],
+  [0, 0, 0],
+  [255, 255, 255],
+  [255, 0, 0],
+  [0, 255, 0],
+  [0, 0, 255],
+  [255, 255, 0],
+  [0, 255, 255],
+  [255, 0, 255],
+  [128, 128, 128],
+  [255, 128, 0],
+  [128, 0, 255],
+  [0, 128, 64],
+  [64, 32, 16],
+  [192, 224, 255],
+  [96, 160, 32],
+  [200, 64, 120],
 ];
 
 export interface PatchPattern {
-  width: number; height: number; cols: number; rows: number;
+  width: number;
+  height: number;
+  cols: number;
+  rows: number;
   rgb: Uint8Array; // HWC RGB
   /** Exact colour of pixel (x, y). */
   colorAt(x: number, y: number): readonly [number, number, number];
@@ -226,10 +264,13 @@ export function solidPatches(width: number, height: number, cols = 4, rows = 4):
   };
   const colorAt = (x: number, y: number) => patchColour(cell(y, rows, height) * cols + cell(x, cols, width));
   const edgeDistance = (x: number, y: number): number => {
-    const c = cell(x, cols, width), r = cell(y, rows, height);
+    const c = cell(x, cols, width),
+      r = cell(y, rows, height);
     return Math.min(
-      x - start(c, cols, width), start(c + 1, cols, width) - 1 - x,
-      y - start(r, rows, height), start(r + 1, rows, height) - 1 - y,
+      x - start(c, cols, width),
+      start(c + 1, cols, width) - 1 - x,
+      y - start(r, rows, height),
+      start(r + 1, rows, height) - 1 - y,
     );
   };
   const rgb = new Uint8Array(width * height * 3);

@@ -22,7 +22,14 @@ export interface EvaluationContext {
 
 export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy: number; loss: number }> {
   if (c.held.length === 0) return { accuracy: NaN, loss: NaN };
-  const loader = await createLoader({ source: c.held, device: c.device, pool: c.pool, threads: c.threads, batchSize: c.batchSize, imageSize: c.imageSize });
+  const loader = await createLoader({
+    source: c.held,
+    device: c.device,
+    pool: c.pool,
+    threads: c.threads,
+    batchSize: c.batchSize,
+    imageSize: c.imageSize,
+  });
   try {
     async function* batches() {
       for await (const batch of loader.pipeline) {

@@ -2,9 +2,26 @@
 // ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
 export { defaultTrainingOptions, runTraining, type TrainingOptions } from './session.ts';
 export type {
-  EpochEvent, EpochRecord, PreviewEvent, StageOccupancy, StartEvent, StatsEvent, StepEvent, TrainingEvent, TrainReport,
+  EpochEvent,
+  EpochRecord,
+  PreviewEvent,
+  StageOccupancy,
+  StartEvent,
+  StatsEvent,
+  StepEvent,
+  TrainingEvent,
+  TrainReport,
 } from './events.ts';
 export { createLoader, loaderStages, type Loader, type LoaderOptions, type LoaderStages } from './loader.ts';
-export { blobSource, memorySource, splitHeldOut, syntheticData, type LabelledSource, type LabelledData, type SyntheticDataOptions, type TrainStream } from './sources.ts';
+export {
+  blobSource,
+  memorySource,
+  splitHeldOut,
+  syntheticData,
+  type LabelledSource,
+  type LabelledData,
+  type SyntheticDataOptions,
+  type TrainStream,
+} from './sources.ts';
 export { shardData, type ShardDataOptions } from './shards.ts';
 export { toRgba } from './preview.ts';

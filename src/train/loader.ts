@@ -35,7 +35,11 @@ export interface LoaderStages {
   close(): Promise<void>;
 }
 
-export function loaderStages(pool: DecodePool, device: GPUDevice, o: Pick<LoaderOptions, 'batchSize' | 'imageSize' | 'uploadMethod'>): LoaderStages {
+export function loaderStages(
+  pool: DecodePool,
+  device: GPUDevice,
+  o: Pick<LoaderOptions, 'batchSize' | 'imageSize' | 'uploadMethod'>,
+): LoaderStages {
   const batcher = new ImageBatcher(pool, { batchSize: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3, buffers: 4 });
   const uploader = new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2, method: o.uploadMethod ?? 'write-buffer' });
   return {

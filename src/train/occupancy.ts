@@ -34,7 +34,16 @@ export class OccupancyMeter {
     });
     const c = stats.consumer;
     const time = split('consumer', c.timeMs, 1);
-    out.push({ name: c.name, kind: 'consumer', queueFill: 0, busy: time.working, time, ...(c.resource !== undefined ? { resourceName: c.resource } : {}), inflight: 0, concurrency: 1 });
+    out.push({
+      name: c.name,
+      kind: 'consumer',
+      queueFill: 0,
+      busy: time.working,
+      time,
+      ...(c.resource !== undefined ? { resourceName: c.resource } : {}),
+      inflight: 0,
+      concurrency: 1,
+    });
     return out;
   }
 }

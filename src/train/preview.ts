@@ -34,7 +34,14 @@ export class PreviewReader {
       .mapAsync(GPUMapMode.READ)
       .then(() => {
         const floats = new Float32Array(this.#staging.getMappedRange());
-        const event = { type: 'preview' as const, step, rgba: toRgba(floats, this.count, this.#size), count: this.count, size: this.#size, labels: this.#labels.slice() };
+        const event = {
+          type: 'preview' as const,
+          step,
+          rgba: toRgba(floats, this.count, this.#size),
+          count: this.count,
+          size: this.#size,
+          labels: this.#labels.slice(),
+        };
         this.#staging.unmap();
         emit(event);
       })
@@ -55,9 +62,11 @@ export function toRgba(nchw: Float32Array, count: number, size: number): Uint8Cl
   for (let n = 0; n < count; n++) {
     for (let c = 0; c < 3; c++) {
       const base = (n * 3 + c) * plane;
-      const mean = IMAGENET_MEAN[c]!, std = IMAGENET_STD[c]!;
+      const mean = IMAGENET_MEAN[c]!,
+        std = IMAGENET_STD[c]!;
       for (let p = 0; p < plane; p++) {
-        const y = (p / size) | 0, x = p - y * size;
+        const y = (p / size) | 0,
+          x = p - y * size;
         out[(y * width + n * size + x) * 4 + c] = (nchw[base + p]! * std + mean) * 255;
       }
     }

@@ -41,11 +41,16 @@ export interface TrainingOptions {
 
 export const defaultTrainingOptions: TrainingOptions = { epochs: 12, batchSize: 32, threads: 2, seed: 1, lr: 2e-3, augment: false };
 
-export async function runTraining(data: LabelledData, o: TrainingOptions, emit: (e: TrainingEvent) => void = () => {}): Promise<TrainReport> {
+export async function runTraining(
+  data: LabelledData,
+  o: TrainingOptions,
+  emit: (e: TrainingEvent) => void = () => {},
+): Promise<TrainReport> {
   const trainCount = data.stream?.count ?? data.train.length;
   if (trainCount === 0) throw new Error('tandem train: no training images');
   const model: ViTConfig = o.model ?? { ...presets.tiny, classes: data.classes.length };
-  const B = o.batchSize, size = model.imageSize;
+  const B = o.batchSize,
+    size = model.imageSize;
   const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
   const gpu = o.gpu ?? (await acquireGpu());
   const pool = await DecodePool.create({ threads: o.threads }).catch((e: unknown) => {
@@ -53,14 +58,39 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     throw e;
   });
   const report: TrainReport = {
-    adapter: gpu.runtime, decodeMode: pool.stats().mode, model, images: { train: trainCount, validation: data.held.length, classes: [...data.classes] },
-    epochs: [], steps: 0, failures: 0, loaderStats: undefined, bottleneck: undefined, waitedForDataSeconds: 0, waitedForGpuSeconds: 0,
-    seconds: 0, timeline: { steps: [], stats: [] }, cancelled: false, shutdown: { batchBuffersHeld: 0, gpuSlotsHeld: 0, workersAlive: 0 },
+    adapter: gpu.runtime,
+    decodeMode: pool.stats().mode,
+    model,
+    images: { train: trainCount, validation: data.held.length, classes: [...data.classes] },
+    epochs: [],
+    steps: 0,
+    failures: 0,
+    loaderStats: undefined,
+    bottleneck: undefined,
+    waitedForDataSeconds: 0,
+    waitedForGpuSeconds: 0,
+    seconds: 0,
+    timeline: { steps: [], stats: [] },
+    cancelled: false,
+    shutdown: { batchBuffersHeld: 0, gpuSlotsHeld: 0, workersAlive: 0 },
   };
-  emit({ type: 'start', adapter: report.adapter, decodeMode: report.decodeMode, model, train: trainCount, validation: data.held.length, classes: data.classes, epochs: o.epochs, steps, batchSize: B });
+  emit({
+    type: 'start',
+    adapter: report.adapter,
+    decodeMode: report.decodeMode,
+    model,
+    train: trainCount,
+    validation: data.held.length,
+    classes: data.classes,
+    epochs: o.epochs,
+    steps,
+    batchSize: B,
+  });
   const device = gpu.device;
   const trainer = await ViTTrainer.create(device, {
-    config: model, batchSize: B, seed: o.seed,
+    config: model,
+    batchSize: B,
+    seed: o.seed,
     train: { lr: o.lr, warmupSteps: Math.min(20, Math.floor(steps / 10)), totalSteps: steps, weightDecay: 0.05, clipNorm: 1 },
   });
   const shape = { images: B, srcHeight: size, srcWidth: size, channels: 3, outHeight: size, outWidth: size };
@@ -78,12 +108,20 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   };
   const start = performance.now();
   const elapsed = () => (performance.now() - start) / 1000;
-  const source = data.stream ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal) : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
+  const source = data.stream
+    ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
+    : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
   const loader = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: size });
   loader.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
   const meter = new OccupancyMeter();
   const stopStats = loader.pipeline.onStats((stats) => {
-    const event = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(stats), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
+    const event = {
+      type: 'stats' as const,
+      seconds: elapsed(),
+      stages: meter.sample(stats),
+      waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9),
+      pool: pool.stats(),
+    };
     report.timeline.stats.push(event);
     emit(event);
   }, o.statsIntervalMs ?? 1000);
@@ -91,7 +129,10 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
   const reportEvery = o.reportEvery ?? 4;
   let pendingLoss: Promise<void> | undefined;
   let epochLoss = { loss: 0, correct: 0, samples: 0 };
-  let step = 0, seen = 0, epochStart = performance.now(), epochImages = 0;
+  let step = 0,
+    seen = 0,
+    epochStart = performance.now(),
+    epochImages = 0;
   let window = { t: performance.now(), images: 0, waited: 0 };
   const secondsLeft = () => (elapsed() / Math.max(step, 1)) * (steps - step);
   // Loss is read back without awaiting it in the loop: the GPU keeps the next steps queued.
@@ -99,14 +140,34 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     const now = performance.now();
     const w = window;
     window = { t: now, images: 0, waited: 0 };
-    const at = step, epoch = seen / trainCount;
-    pendingLoss = trainer.readLoss().then((r) => {
-      if (r.samples) epochLoss = { loss: epochLoss.loss + r.loss * r.samples, correct: epochLoss.correct + r.accuracy * r.samples, samples: epochLoss.samples + r.samples };
-      const seconds = Math.max((now - w.t) / 1000, 1e-9);
-      const event: StepEvent = { type: 'step', step: at, steps, epoch, loss: r.loss, accuracy: r.accuracy, imagesPerSecond: w.images / seconds, waitedForData: w.waited / seconds, seconds: elapsed(), secondsLeft: secondsLeft() };
-      report.timeline.steps.push(event);
-      emit(event);
-    }).finally(() => (pendingLoss = undefined));
+    const at = step,
+      epoch = seen / trainCount;
+    pendingLoss = trainer
+      .readLoss()
+      .then((r) => {
+        if (r.samples)
+          epochLoss = {
+            loss: epochLoss.loss + r.loss * r.samples,
+            correct: epochLoss.correct + r.accuracy * r.samples,
+            samples: epochLoss.samples + r.samples,
+          };
+        const seconds = Math.max((now - w.t) / 1000, 1e-9);
+        const event: StepEvent = {
+          type: 'step',
+          step: at,
+          steps,
+          epoch,
+          loss: r.loss,
+          accuracy: r.accuracy,
+          imagesPerSecond: w.images / seconds,
+          waitedForData: w.waited / seconds,
+          seconds: elapsed(),
+          secondsLeft: secondsLeft(),
+        };
+        report.timeline.steps.push(event);
+        emit(event);
+      })
+      .finally(() => (pendingLoss = undefined));
   };
   try {
     const batches = loader.pipeline[Symbol.asyncIterator]();
@@ -152,9 +213,30 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
       } else if (step % reportEvery === 0 && pendingLoss === undefined) readLoss();
       if (epochEnds) {
         const seconds = (performance.now() - epochStart) / 1000;
-        const v = await evaluateHeldOut({ trainer, pool, device, normalize, held: data.held, threads: o.threads, batchSize: B, imageSize: size, images, labels, writeLabels });
+        const v = await evaluateHeldOut({
+          trainer,
+          pool,
+          device,
+          normalize,
+          held: data.held,
+          threads: o.threads,
+          batchSize: B,
+          imageSize: size,
+          images,
+          labels,
+          writeLabels,
+        });
         const e = epochLoss.samples ? epochLoss : { loss: NaN, correct: NaN, samples: 1 };
-        const record: EpochRecord = { epoch: report.epochs.length + 1, trainLoss: e.loss / e.samples, trainAccuracy: e.correct / e.samples, valAccuracy: v.accuracy, valLoss: v.loss, imagesPerSecond: epochImages / seconds, seconds, endedAt: elapsed() };
+        const record: EpochRecord = {
+          epoch: report.epochs.length + 1,
+          trainLoss: e.loss / e.samples,
+          trainAccuracy: e.correct / e.samples,
+          valAccuracy: v.accuracy,
+          valLoss: v.loss,
+          imagesPerSecond: epochImages / seconds,
+          seconds,
+          endedAt: elapsed(),
+        };
         report.epochs.push(record);
         emit({ type: 'epoch', ...record, epochs: o.epochs, step, steps, secondsLeft: secondsLeft() });
         epochLoss = { loss: 0, correct: 0, samples: 0 };
@@ -164,7 +246,13 @@ export async function runTraining(data: LabelledData, o: TrainingOptions, emit: 
     }
     report.cancelled = step < steps;
     stopStats();
-    const last = { type: 'stats' as const, seconds: elapsed(), stages: meter.sample(loader.pipeline.stats()), waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9), pool: pool.stats() };
+    const last = {
+      type: 'stats' as const,
+      seconds: elapsed(),
+      stages: meter.sample(loader.pipeline.stats()),
+      waitedForData: report.waitedForDataSeconds / Math.max(elapsed(), 1e-9),
+      pool: pool.stats(),
+    };
     report.timeline.stats.push(last); // short runs end before the first interval: keep one sample
     emit(last);
     await o.onTrained?.(trainer);

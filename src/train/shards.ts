@@ -16,7 +16,8 @@ export interface ShardDataOptions extends Omit<ShardStreamOptions, 'seed' | 'epo
  * relative to it). The shuffle buffer defaults to 256 samples.
  */
 export function shardData(manifest: ShardManifest, base: string, options: ShardDataOptions = {}): LabelledData {
-  if (manifest.format !== 'webdataset' || !Array.isArray(manifest.shards)) throw new Error(`${base}: not a shards.json written by tandem shards`);
+  if (manifest.format !== 'webdataset' || !Array.isArray(manifest.shards))
+    throw new Error(`${base}: not a shards.json written by tandem shards`);
   const root = base.replace(/\/+$/, '');
   const shards = manifest.shards.map((s) => `${root}/${s.name}`);
   const samplesOf = new Map(manifest.shards.map((s) => [`${root}/${s.name}`, s.samples]));

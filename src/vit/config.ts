@@ -150,7 +150,15 @@ export interface TrainConfig {
 }
 
 export const defaultTrain: TrainConfig = {
-  lr: 1e-3, minLr: 1e-5, warmupSteps: 20, totalSteps: 1000, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.05, clipNorm: 1,
+  lr: 1e-3,
+  minLr: 1e-5,
+  warmupSteps: 20,
+  totalSteps: 1000,
+  beta1: 0.9,
+  beta2: 0.999,
+  eps: 1e-8,
+  weightDecay: 0.05,
+  clipNorm: 1,
 };
 
 /** Learning rate of (1-based) step t: linear warmup, then cosine decay to minLr, flat after totalSteps. */

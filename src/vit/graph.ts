@@ -9,8 +9,16 @@ const USAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 
 export interface StepGraph {
   /** Buffers the trainer reads, clears or checkpoints. */
-  params: GPUBuffer; grads: GPUBuffer; m: GPUBuffer; v: GPUBuffer; state: GPUBuffer; partial: GPUBuffer;
-  patches: GPUBuffer; logits: GPUBuffer; dlogits: GPUBuffer; dx: GPUBuffer;
+  params: GPUBuffer;
+  grads: GPUBuffer;
+  m: GPUBuffer;
+  v: GPUBuffer;
+  state: GPUBuffer;
+  partial: GPUBuffer;
+  patches: GPUBuffer;
+  logits: GPUBuffer;
+  dlogits: GPUBuffer;
+  dx: GPUBuffer;
   /** After patchify, up to the logits. */
   forward: Dispatch[];
   /** From dlogits to every parameter gradient; `dx` must be cleared before it runs. */
@@ -32,7 +40,10 @@ export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: numbe
   // Checked up front, before anything is allocated: every tensor is bound whole.
   const limit = device.limits.maxStorageBufferBindingSize;
   const biggest = Math.max(L.size, B * H * T * T, R * Mh, R * 3 * D, NP * d.patchDim) * 4;
-  if (biggest > limit) throw new RangeError(`vit: a ${biggest}-byte tensor exceeds this device's ${limit}-byte storage binding limit (smaller batch or model)`);
+  if (biggest > limit)
+    throw new RangeError(
+      `vit: a ${biggest}-byte tensor exceeds this device's ${limit}-byte storage binding limit (smaller batch or model)`,
+    );
   const buf = (n: number) => {
     const b = device.createBuffer({ size: Math.max(16, n * 4), usage: USAGE });
     buffers.push(b);
@@ -50,21 +61,52 @@ export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: numbe
   const pe = buf(NP * D);
   const xs = Array.from({ length: c.depth + 1 }, () => buf(R * D));
   const blocks = Array.from({ length: c.depth }, () => ({
-    h1: buf(R * D), st1: buf(2 * R), qkv: buf(R * 3 * D), probs: buf(B * H * T * T), o: buf(R * D),
-    xmid: buf(R * D), h2: buf(R * D), st2: buf(2 * R), u: buf(R * Mh), a: buf(R * Mh),
+    h1: buf(R * D),
+    st1: buf(2 * R),
+    qkv: buf(R * 3 * D),
+    probs: buf(B * H * T * T),
+    o: buf(R * D),
+    xmid: buf(R * D),
+    h2: buf(R * D),
+    st2: buf(2 * R),
+    u: buf(R * Mh),
+    a: buf(R * Mh),
   }));
   const [y, stf, logits, dlogits] = [buf(B * D), buf(2 * B), buf(B * c.classes), buf(B * c.classes)];
-  const [dx, dh, dqkv, dP, dO, du, dpe] = [buf(R * D), buf(R * D), buf(R * 3 * D), buf(B * H * T * T), buf(R * D), buf(R * Mh), buf(NP * D)];
+  const [dx, dh, dqkv, dP, dO, du, dpe] = [
+    buf(R * D),
+    buf(R * D),
+    buf(R * 3 * D),
+    buf(B * H * T * T),
+    buf(R * D),
+    buf(R * Mh),
+    buf(NP * D),
+  ];
 
-  const ln = (prefix: string, rows: number, xStride: number): LayerNormSpec =>
-    ({ rows, D, xStride, yStride: D, gOff: off(`${prefix}.g`), bOff: off(`${prefix}.b`) });
+  const ln = (prefix: string, rows: number, xStride: number): LayerNormSpec => ({
+    rows,
+    D,
+    xStride,
+    yStride: D,
+    gOff: off(`${prefix}.g`),
+    bOff: off(`${prefix}.b`),
+  });
   // Attention is fused (attention.wgsl): the batched matmul path (Q·Kᵀ, softmax, P·V as strided
   // batches) is tested too, but its 64×64 tiles are mostly padding at T = 17 and cost ~20× more
   // on lavapipe.
   const attn = { B, H, T, hd };
 
   const forward: Dispatch[] = [
-    k.matmul({ a: patches, b: params, c: pe, M: NP, N: D, K: d.patchDim, offB: off('patch.w'), bias: { buffer: params, offset: off('patch.b') } }),
+    k.matmul({
+      a: patches,
+      b: params,
+      c: pe,
+      M: NP,
+      N: D,
+      K: d.patchDim,
+      offB: off('patch.w'),
+      bias: { buffer: params, offset: off('patch.b') },
+    }),
     k.tokens(pe, params, xs[0]!, B, T, D, off('cls'), off('pos')),
   ];
   const backward: Dispatch[] = [];
@@ -112,7 +154,16 @@ export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: numbe
   const last = xs[c.depth]!;
   forward.push(
     k.layerNorm(lnf, last, params, y, stf),
-    k.matmul({ a: y, b: params, c: logits, M: B, N: c.classes, K: D, offB: off('head.w'), bias: { buffer: params, offset: off('head.b') } }),
+    k.matmul({
+      a: y,
+      b: params,
+      c: logits,
+      M: B,
+      N: c.classes,
+      K: D,
+      offB: off('head.w'),
+      bias: { buffer: params, offset: off('head.b') },
+    }),
   );
   backward.unshift(
     k.matmul({ a: y, b: dlogits, c: grads, M: D, N: c.classes, K: B, transA: true, offC: off('head.w') }),

@@ -1,8 +1,18 @@
 // The ViT room's door: the GPU trainer, its configuration and presets, the kernels, and the CPU
 // reference used to check them.
 export {
-  defaultTrain, dims, initParams, learningRate, paramLayout, presets, rng,
-  type Dims, type ParamLayout, type TensorSpec, type TrainConfig, type ViTConfig,
+  defaultTrain,
+  dims,
+  initParams,
+  learningRate,
+  paramLayout,
+  presets,
+  rng,
+  type Dims,
+  type ParamLayout,
+  type TensorSpec,
+  type TrainConfig,
+  type ViTConfig,
 } from './config.ts';
 export { ViTTrainer, type Batch, type LossReport, type TrainerOptions } from './model.ts';
 export { Kernels, record, recordOne, type AttentionShape, type Dispatch, type LayerNormSpec, type MatmulSpec } from './kernels.ts';

@@ -23,11 +23,20 @@ export function recordOne(pass: GPUComputePassEncoder, d: Dispatch): void {
 }
 
 export interface MatmulSpec {
-  a: GPUBuffer; b: GPUBuffer; c: GPUBuffer;
-  M: number; N: number; K: number;
-  transA?: boolean; transB?: boolean;
-  lda?: number; ldb?: number; ldc?: number;
-  offA?: number; offB?: number; offC?: number;
+  a: GPUBuffer;
+  b: GPUBuffer;
+  c: GPUBuffer;
+  M: number;
+  N: number;
+  K: number;
+  transA?: boolean;
+  transB?: boolean;
+  lda?: number;
+  ldb?: number;
+  ldc?: number;
+  offA?: number;
+  offB?: number;
+  offC?: number;
   alpha?: number;
   /** Adds bias[biasOff + n] to every row. */
   bias?: { buffer: GPUBuffer; offset: number };
@@ -39,11 +48,19 @@ export interface MatmulSpec {
 }
 
 export interface LayerNormSpec {
-  rows: number; D: number; xStride: number; yStride: number; gOff: number; bOff: number;
+  rows: number;
+  D: number;
+  xStride: number;
+  yStride: number;
+  gOff: number;
+  bOff: number;
 }
 
 export interface AttentionShape {
-  B: number; H: number; T: number; hd: number;
+  B: number;
+  H: number;
+  T: number;
+  hd: number;
 }
 
 const MAX_GROUPS = 65535;
@@ -69,7 +86,12 @@ export class Kernels {
   readonly #owned: GPUBuffer[] = [];
   readonly #tile: number;
 
-  private constructor(device: GPUDevice, pipelines: Map<string, GPUComputePipeline>, readonly matmulKernel: MatmulKernel, tile: number) {
+  private constructor(
+    device: GPUDevice,
+    pipelines: Map<string, GPUComputePipeline>,
+    readonly matmulKernel: MatmulKernel,
+    tile: number,
+  ) {
     this.#tile = tile;
     this.#device = device;
     this.#pipelines = pipelines;
@@ -82,13 +104,18 @@ export class Kernels {
    * `matmulTile` shapes the tiled kernel: [threads per side, outputs per thread per side],
    * product ≤ 64 (benchmarks compare them).
    */
-  static async create(device: GPUDevice, options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number] } = {}): Promise<Kernels> {
+  static async create(
+    device: GPUDevice,
+    options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number] } = {},
+  ): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
-    const matmul = !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
+    const matmul =
+      !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
     const direct = matmul === 'direct';
     const source = (file: string) => readText(new URL(`./${file}`, import.meta.url));
-    const load = async (file: string, prefix = '') => device.createShaderModule({ code: prefix + (await source(file)), label: `vit ${file}` });
+    const load = async (file: string, prefix = '') =>
+      device.createShaderModule({ code: prefix + (await source(file)), label: `vit ${file}` });
     const common = await source('matmul-common.wgsl');
     const [mm, ln, ew, em, lo, op, at] = await Promise.all([
       load(direct ? 'matmul-direct.wgsl' : 'matmul.wgsl', common),
@@ -100,17 +127,31 @@ export class Kernels {
       ['mm.nn', mm!, 'main', tile(0, 0)],
       ['mm.tn', mm!, 'main', tile(1, 0)],
       ['mm.nt', mm!, 'main', tile(0, 1)],
-      ['ln.fwd', ln!, 'forward'], ['ln.bwd', ln!, 'backward'], ['ln.params', ln!, 'params_backward'],
-      ['gelu.fwd', ew!, 'gelu_forward'], ['gelu.bwd', ew!, 'gelu_backward'], ['colsum', ew!, 'col_sum'],
-      ['softmax.fwd', ew!, 'softmax_forward'], ['softmax.bwd', ew!, 'softmax_backward'],
-      ['patchify', em!, 'patchify'], ['tokens.fwd', em!, 'tokens_forward'], ['tokens.bwd', em!, 'tokens_backward'],
-      ['attn.fwd', at!, 'forward'], ['attn.rows', at!, 'backward_rows'], ['attn.cols', at!, 'backward_cols'],
-      ['ce', lo!, 'main'], ['sumsq', op!, 'sum_squares'], ['finalize', op!, 'finalize'], ['adamw', op!, 'adamw'],
+      ['ln.fwd', ln!, 'forward'],
+      ['ln.bwd', ln!, 'backward'],
+      ['ln.params', ln!, 'params_backward'],
+      ['gelu.fwd', ew!, 'gelu_forward'],
+      ['gelu.bwd', ew!, 'gelu_backward'],
+      ['colsum', ew!, 'col_sum'],
+      ['softmax.fwd', ew!, 'softmax_forward'],
+      ['softmax.bwd', ew!, 'softmax_backward'],
+      ['patchify', em!, 'patchify'],
+      ['tokens.fwd', em!, 'tokens_forward'],
+      ['tokens.bwd', em!, 'tokens_backward'],
+      ['attn.fwd', at!, 'forward'],
+      ['attn.rows', at!, 'backward_rows'],
+      ['attn.cols', at!, 'backward_cols'],
+      ['ce', lo!, 'main'],
+      ['sumsq', op!, 'sum_squares'],
+      ['finalize', op!, 'finalize'],
+      ['adamw', op!, 'adamw'],
     ];
-    const made = await Promise.all(specs.map(async ([name, module, entryPoint, constants]) => {
-      const compute: GPUProgrammableStage = constants ? { module, entryPoint, constants } : { module, entryPoint };
-      return [name, await device.createComputePipelineAsync({ layout: 'auto', compute, label: `vit ${name}` })] as const;
-    }));
+    const made = await Promise.all(
+      specs.map(async ([name, module, entryPoint, constants]) => {
+        const compute: GPUProgrammableStage = constants ? { module, entryPoint, constants } : { module, entryPoint };
+        return [name, await device.createComputePipelineAsync({ layout: 'auto', compute, label: `vit ${name}` })] as const;
+      }),
+    );
     return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb);
   }
 
@@ -140,7 +181,15 @@ export class Kernels {
   }
 
   /** dx (+)= the input gradient; `accumulate` adds it to dx's residual gradient in place. */
-  layerNormBackward(s: LayerNormSpec, dy: GPUBuffer, x: GPUBuffer, w: GPUBuffer, stats: GPUBuffer, dx: GPUBuffer, accumulate: boolean): Dispatch {
+  layerNormBackward(
+    s: LayerNormSpec,
+    dy: GPUBuffer,
+    x: GPUBuffer,
+    w: GPUBuffer,
+    stats: GPUBuffer,
+    dx: GPUBuffer,
+    accumulate: boolean,
+  ): Dispatch {
     return this.#make('ln.bwd', { 0: x, 1: w, 5: dy, 6: dx, 7: stats }, this.#lnParams(s, accumulate), [s.rows, 1, 1], 4);
   }
 
@@ -202,7 +251,16 @@ export class Kernels {
     return this.#make('tokens.fwd', { 0: pe, 1: w, 2: x }, u, f.groups, 4);
   }
 
-  tokensBackward(dx: GPUBuffer, dpe: GPUBuffer, grads: GPUBuffer, B: number, T: number, D: number, clsOff: number, posOff: number): Dispatch {
+  tokensBackward(
+    dx: GPUBuffer,
+    dpe: GPUBuffer,
+    grads: GPUBuffer,
+    B: number,
+    T: number,
+    D: number,
+    clsOff: number,
+    posOff: number,
+  ): Dispatch {
     const u = Uint32Array.of(B, 0, 0, 0, 0, T, D, 0, clsOff, posOff, 0, 0);
     return this.#make('tokens.bwd', { 0: dx, 2: dpe, 3: grads }, u, [Math.ceil((T * D) / 256), 1, 1], 4);
   }
@@ -212,7 +270,11 @@ export class Kernels {
   }
 
   /** Grad norm, schedule and AdamW: three dispatches sharing one hyper-parameter uniform. */
-  optimizer(hyper: ArrayBuffer, n: number, o: { grads: GPUBuffer; partial: GPUBuffer; state: GPUBuffer; w: GPUBuffer; m: GPUBuffer; v: GPUBuffer }): Dispatch[] {
+  optimizer(
+    hyper: ArrayBuffer,
+    n: number,
+    o: { grads: GPUBuffer; partial: GPUBuffer; state: GPUBuffer; w: GPUBuffer; m: GPUBuffer; v: GPUBuffer },
+  ): Dispatch[] {
     const f = fold(n, 256);
     new Uint32Array(hyper)[11] = f.stride;
     const uniform = this.#uniform(new Uint32Array(hyper));
@@ -245,13 +307,21 @@ export class Kernels {
   }
 
   #uniform(data: Uint32Array): GPUBuffer {
-    const buffer = this.#own(this.#device.createBuffer({ size: Math.max(16, data.byteLength), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true }));
+    const buffer = this.#own(
+      this.#device.createBuffer({ size: Math.max(16, data.byteLength), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true }),
+    );
     new Uint32Array(buffer.getMappedRange()).set(data);
     buffer.unmap();
     return buffer;
   }
 
-  #make(name: string, entries: Entries, params: Uint32Array | GPUBuffer, groups: [number, number, number], uniformBinding: number): Dispatch {
+  #make(
+    name: string,
+    entries: Entries,
+    params: Uint32Array | GPUBuffer,
+    groups: [number, number, number],
+    uniformBinding: number,
+  ): Dispatch {
     const pipeline = this.#pipelines.get(name);
     if (!pipeline) throw new Error(`vit: no pipeline ${name}`);
     const uniform = params instanceof Uint32Array ? this.#uniform(params) : params;

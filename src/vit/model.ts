@@ -82,7 +82,11 @@ export class ViTTrainer {
     dims(options.config);
     if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`vit: batch size ${options.batchSize}`);
     const { matmul, matmulTile } = options;
-    return new ViTTrainer(device, await Kernels.create(device, { ...(matmul ? { matmul } : {}), ...(matmulTile ? { matmulTile } : {}) }), options);
+    return new ViTTrainer(
+      device,
+      await Kernels.create(device, { ...(matmul ? { matmul } : {}), ...(matmulTile ? { matmulTile } : {}) }),
+      options,
+    );
   }
 
   /** Input sizes: images f32 [B, C, S, S] (NCHW, normalised) and labels i32 [B]. */
@@ -93,7 +97,8 @@ export class ViTTrainer {
 
   /** Records one training step (forward, backward, AdamW) on `encoder`. */
   step(encoder: GPUCommandEncoder, images: GPUBuffer, labels: GPUBuffer, batchSize = this.batchSize): void {
-    if (batchSize !== this.batchSize) throw new RangeError(`vit: trainer built for batches of ${this.batchSize}, got ${batchSize} (pad with label -1)`);
+    if (batchSize !== this.batchSize)
+      throw new RangeError(`vit: trainer built for batches of ${this.batchSize}, got ${batchSize} (pad with label -1)`);
     encoder.clearBuffer(this.#g.dx);
     const pass = encoder.beginComputePass({ label: 'vit step' });
     recordOne(pass, this.#patchDispatch(images));
@@ -111,8 +116,13 @@ export class ViTTrainer {
     const [stats, state] = await this.#readSmall(this.#stats, true);
     const samples = stats[1]!;
     return {
-      loss: samples ? stats[0]! / samples : NaN, accuracy: samples ? stats[2]! / samples : NaN, samples, steps: stats[3]!,
-      step: state[0]!, lr: state[1]!, gradNorm: state[5]!,
+      loss: samples ? stats[0]! / samples : NaN,
+      accuracy: samples ? stats[2]! / samples : NaN,
+      samples,
+      steps: stats[3]!,
+      step: state[0]!,
+      lr: state[1]!,
+      gradNorm: state[5]!,
     };
   }
 
@@ -147,7 +157,9 @@ export class ViTTrainer {
   /** Weights, AdamW moments and step/schedule state in one self-describing byte array. */
   async saveCheckpoint(): Promise<Uint8Array> {
     const parts = await Promise.all([this.#g.params, this.#g.m, this.#g.v, this.#g.state].map((b) => readBuffer(this.#device, b)));
-    const header = new TextEncoder().encode(JSON.stringify({ format: 'tandem-vit', version: 1, config: this.config, train: this.train, size: this.layout.size }));
+    const header = new TextEncoder().encode(
+      JSON.stringify({ format: 'tandem-vit', version: 1, config: this.config, train: this.train, size: this.layout.size }),
+    );
     const headerBytes = Math.ceil(header.length / 4) * 4;
     const body = parts.reduce((n, p) => n + p.byteLength, 0);
     const out = new Uint8Array(8 + headerBytes + body);
@@ -186,7 +198,8 @@ export class ViTTrainer {
   #patchDispatch(images: GPUBuffer): Dispatch {
     let d = this.#patchify.get(images);
     if (!d) {
-      if (images.size < this.imageBytes) throw new RangeError(`vit: images buffer holds ${images.size} bytes, a batch needs ${this.imageBytes}`);
+      if (images.size < this.imageBytes)
+        throw new RangeError(`vit: images buffer holds ${images.size} bytes, a batch needs ${this.imageBytes}`);
       const c = this.config;
       d = this.#kernels.patchify(images, this.#g.patches, this.batchSize, c.channels, c.imageSize, c.patchSize);
       this.#patchify.set(images, d);
@@ -197,7 +210,8 @@ export class ViTTrainer {
   #lossDispatch(labels: GPUBuffer, cache: WeakMap<GPUBuffer, Dispatch>, stats: GPUBuffer): Dispatch {
     let d = cache.get(labels);
     if (!d) {
-      if (labels.size < this.batchSize * 4) throw new RangeError(`vit: labels buffer holds ${labels.size} bytes, needs ${this.batchSize * 4}`);
+      if (labels.size < this.batchSize * 4)
+        throw new RangeError(`vit: labels buffer holds ${labels.size} bytes, needs ${this.batchSize * 4}`);
       d = this.#kernels.crossEntropy(this.#g.logits, labels, this.#g.dlogits, stats, this.batchSize, this.config.classes);
       cache.set(labels, d);
     }
@@ -206,7 +220,8 @@ export class ViTTrainer {
 
   /** Copies stats (then clears them when asked) and the optimizer state via a reused staging buffer. */
   async #readSmall(stats: GPUBuffer, reset: boolean): Promise<[Float32Array, Float32Array]> {
-    const staging = this.#staging.pop() ?? this.#device.createBuffer({ size: 48, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging =
+      this.#staging.pop() ?? this.#device.createBuffer({ size: 48, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = this.#device.createCommandEncoder();
     encoder.copyBufferToBuffer(stats, 0, staging, 0, 16);
     encoder.copyBufferToBuffer(this.#g.state, 0, staging, 16, 32);

@@ -4,7 +4,18 @@
 export type F64 = Float64Array;
 
 /** out[M,N] (+)= a[M,K] · b[K,N]; `ta`: a is stored [K,M]; `tb`: b is stored [N,K]. */
-export function matmul(a: ArrayLike<number>, b: ArrayLike<number>, M: number, K: number, N: number, ta = false, tb = false, out = new Float64Array(M * N), accumulate = false, alpha = 1): F64 {
+export function matmul(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  M: number,
+  K: number,
+  N: number,
+  ta = false,
+  tb = false,
+  out = new Float64Array(M * N),
+  accumulate = false,
+  alpha = 1,
+): F64 {
   for (let m = 0; m < M; m++) {
     for (let n = 0; n < N; n++) {
       let s = 0;
@@ -59,7 +70,17 @@ export function layerNorm(x: ArrayLike<number>, g: ArrayLike<number>, b: ArrayLi
 }
 
 /** Adds the input gradient to dx and writes the gain and bias gradients to dg, db. */
-export function layerNormBackward(dy: ArrayLike<number>, x: ArrayLike<number>, g: ArrayLike<number>, c: LnCache, rows: number, D: number, dx: F64, dg: F64, db: F64): void {
+export function layerNormBackward(
+  dy: ArrayLike<number>,
+  x: ArrayLike<number>,
+  g: ArrayLike<number>,
+  c: LnCache,
+  rows: number,
+  D: number,
+  dx: F64,
+  dg: F64,
+  db: F64,
+): void {
   dg.fill(0);
   db.fill(0);
   for (let r = 0; r < rows; r++) {
@@ -101,7 +122,7 @@ export function softmaxRows(x: F64, rows: number, n: number, scale = 1): void {
     let max = -Infinity;
     for (let i = 0; i < n; i++) max = Math.max(max, x[r * n + i]! * scale);
     let s = 0;
-    for (let i = 0; i < n; i++) s += (x[r * n + i] = Math.exp(x[r * n + i]! * scale - max));
+    for (let i = 0; i < n; i++) s += x[r * n + i] = Math.exp(x[r * n + i]! * scale - max);
     for (let i = 0; i < n; i++) x[r * n + i]! /= s;
   }
 }

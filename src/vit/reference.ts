@@ -3,8 +3,18 @@
 // they compare element for element with the GPU trainer's buffers.
 import { dims, learningRate, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import {
-  addBias, colSum, crossEntropy, gelu, geluGrad, layerNorm, layerNormBackward, matmul, softmaxBackward, softmaxRows,
-  type F64, type LnCache,
+  addBias,
+  colSum,
+  crossEntropy,
+  gelu,
+  geluGrad,
+  layerNorm,
+  layerNormBackward,
+  matmul,
+  softmaxBackward,
+  softmaxRows,
+  type F64,
+  type LnCache,
 } from './reference-ops.ts';
 
 /** Images [B, C, H, W] → patch rows [B·patches, C·p·p], each row ordered (channel, y, x). */
@@ -26,7 +36,17 @@ export function patchify(images: ArrayLike<number>, c: ViTConfig, B: number): F6
 }
 
 interface BlockCache {
-  xin: F64; h1: F64; ln1: LnCache; qkv: F64; probs: F64; o: F64; xmid: F64; h2: F64; ln2: LnCache; u: F64; a: F64;
+  xin: F64;
+  h1: F64;
+  ln1: LnCache;
+  qkv: F64;
+  probs: F64;
+  o: F64;
+  xmid: F64;
+  h2: F64;
+  ln2: LnCache;
+  u: F64;
+  a: F64;
 }
 
 export interface ForwardResult {
@@ -63,8 +83,7 @@ export class ReferenceViT {
     const pos = P('pos');
     for (let b = 0; b < B; b++)
       for (let t = 0; t < T; t++)
-        for (let i = 0; i < D; i++)
-          x[(b * T + t) * D + i] = pos[t * D + i]! + (t === 0 ? cls[i]! : pe[(b * d.patches + t - 1) * D + i]!);
+        for (let i = 0; i < D; i++) x[(b * T + t) * D + i] = pos[t * D + i]! + (t === 0 ? cls[i]! : pe[(b * d.patches + t - 1) * D + i]!);
     const blocks: BlockCache[] = [];
     const H = c.heads;
     const hd = d.headDim;

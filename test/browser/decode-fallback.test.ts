@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import { brokenInputsGetTypedErrors, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs } from '../shared/decode-scenarios.ts';
+import {
+  brokenInputsGetTypedErrors,
+  formatsAndModes,
+  jpegDecodesToPattern,
+  oversubscribedPoolNeverHangs,
+} from '../shared/decode-scenarios.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
 
 // This page is cross-origin isolated, so the fallback is forced here; the demo's end-to-end test

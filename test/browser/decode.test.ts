@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, pngDecodesExactly,
+  brokenInputsGetTypedErrors,
+  exifOrientationApplied,
+  formatsAndModes,
+  jpegDecodesToPattern,
+  oversubscribedPoolNeverHangs,
+  pngDecodesExactly,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Chromium, cross-origin isolated)', () => {

@@ -14,5 +14,9 @@ describe('decoder robustness (Chromium)', () => {
   it('videos that used to hang a thread end with a result or a typed error', () => withPool(2, (p) => hangingVideosEnd(p, load)), 120_000);
   it('a job over its time limit fails alone as over-budget', () => withPool(2, (p) => timeLimitFailsTheItem(p, load)), 60_000);
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
-  it('a seeded mutational fuzz pass over every fixture kind ends every case', () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })), 300_000);
+  it(
+    'a seeded mutational fuzz pass over every fixture kind ends every case',
+    () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })),
+    300_000,
+  );
 });

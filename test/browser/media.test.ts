@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import {
-  brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
-  wavSineDecodes, type FixtureLoader,
+  brokenAudioGetsTypedErrors,
+  brokenVideoGetsTypedErrors,
+  clipsCut,
+  compressedAudioDecodes,
+  movingPatternClips,
+  solidColourClips,
+  wavSineDecodes,
+  type FixtureLoader,
 } from '../shared/media-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 
@@ -32,7 +38,7 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
 });
 
 describe('image formats against PIL (Chromium)', () => {
-  it('progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame, torchvision\'s Resize + CenterCrop, in both pool modes', async () => {
+  it("progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame, torchvision's Resize + CenterCrop, in both pool modes", async () => {
     for (const mode of ['pthreads', 'workers'] as const) {
       const pool = await DecodePool.create({ threads: 1, mode });
       try {

@@ -23,12 +23,21 @@ describe('sources (Chromium)', () => {
       const cache = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
       const first: LoadResult<string>[] = [];
       for await (const r of loadUrls(urls, { cache, concurrency: 2 })) first.push(r);
-      check(first.every((r) => !isLoadFailure(r) && !r.cached && r.bytes.length > 0), 'first epoch fetched');
+      check(
+        first.every((r) => !isLoadFailure(r) && !r.cached && r.bytes.length > 0),
+        'first epoch fetched',
+      );
       const before = urls.map(requests);
-      check(before.every((n) => n >= 1), `first epoch requests ${before}`);
+      check(
+        before.every((n) => n >= 1),
+        `first epoch requests ${before}`,
+      );
       const second: LoadResult<string>[] = [];
       for await (const r of loadUrls(urls, { cache, concurrency: 2 })) second.push(r);
-      check(second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)), 'second epoch from the cache');
+      check(
+        second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
+        'second epoch from the cache',
+      );
       check(urls.map(requests).join() === before.join(), `no new requests: ${before} → ${urls.map(requests)}`);
       const reopened = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
       check(reopened.stats().entries === 3 && (await reopened.get(urls[1]!)) !== undefined, 'persisted');
@@ -54,12 +63,15 @@ describe('sources (Chromium)', () => {
       const { names, open, opens } = memoryShards(4, 6);
       for await (const item of new ShardStream([names[0]!], { open, cache })) if (item) break;
       check(cache.stats().entries === 0 && (await caches.open(name).then((c) => c.keys())).length === 0, 'abandoned shard not kept');
-      const keys = async () => (await collectKeys(new ShardStream(names, { open, cache, seed: 1, bufferSize: 4 })));
+      const keys = async () => await collectKeys(new ShardStream(names, { open, cache, seed: 1, bufferSize: 4 }));
       const first = await keys();
       const opened = [...opens.values()].reduce((a, b) => a + b, 0);
       const second = await keys();
       check(first.length === 24 && second.join() === first.join(), `${first.length} samples, same order`);
-      check([...opens.values()].reduce((a, b) => a + b, 0) === opened && cache.stats().entries === 4, `opens ${opened} → ${[...opens.values()]}; ${JSON.stringify(cache.stats())}`);
+      check(
+        [...opens.values()].reduce((a, b) => a + b, 0) === opened && cache.stats().entries === 4,
+        `opens ${opened} → ${[...opens.values()]}; ${JSON.stringify(cache.stats())}`,
+      );
       const reopened = await CacheStorageCache.open(name, { maxBytes: 1 << 22 });
       check(reopened.stats().entries === 4 && reopened.stats().bytes === cache.stats().bytes, 'streamed entries are sized on open');
     } finally {

@@ -55,7 +55,7 @@ function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string;
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour escapes (ESC [ … m)
-    const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
+        const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
         if (match) {
           clearTimeout(timer);
           resolve({ url: match[0].replace('localhost', '127.0.0.1'), stop: () => child.kill() });
@@ -68,7 +68,14 @@ function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string;
   });
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.jpg': 'image/jpeg', '.json': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.jpg': 'image/jpeg',
+  '.json': 'application/json',
+};
 
 /** A plain static server for the no-bundler page, with or without cross-origin isolation. */
 function staticServer(root: string, isolated: boolean): Promise<{ url: string; server: Server }> {
@@ -81,7 +88,9 @@ function staticServer(root: string, isolated: boolean): Promise<{ url: string; s
     res.writeHead(200, headers);
     createReadStream(file).pipe(res);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })),
+  );
 }
 
 describe('Tandem installed from its tarball', () => {
@@ -91,7 +100,9 @@ describe('Tandem installed from its tarball', () => {
     expect(files).toContain('dist/vite/index.d.ts');
     expect(files).toContain('wasm/dist/tandem-decode.wasm');
     expect(files).toContain('wasm/dist/tandem-decode-st.mjs');
-    expect(files.filter((f) => /^(test|src|bench|demo|scripts|examples)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    expect(files.filter((f) => /^(test|src|bench|demo|scripts|examples)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual(
+      [],
+    );
   });
 
   it('a Node 20 script in plain JavaScript decodes a JPEG and loads two batches', async () => {
@@ -113,7 +124,10 @@ describe('Tandem installed from its tarball', () => {
     beforeAll(async () => {
       dir = await project('vite-app', 'vite-app', { vite: true });
       // The same app without cross-origin isolation: the pool must fall back to workers.
-      writeFileSync(join(dir, 'vite.open.config.js'), "import { defineConfig } from 'vite';\nimport { tandem } from 'tandem/vite';\nexport default defineConfig({ plugins: [tandem({ crossOriginIsolation: false })] });\n");
+      writeFileSync(
+        join(dir, 'vite.open.config.js'),
+        "import { defineConfig } from 'vite';\nimport { tandem } from 'tandem/vite';\nexport default defineConfig({ plugins: [tandem({ crossOriginIsolation: false })] });\n",
+      );
     }, 300_000);
     const vite = () => join(dir, 'node_modules', '.bin', 'vite');
 
@@ -123,7 +137,14 @@ describe('Tandem installed from its tarball', () => {
       it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes, loads two batches, trains the tiny ViT (${mode})`, async () => {
         const server = await serve(vite(), ['--config', config, '--host', '127.0.0.1', '--port', '0'], dir);
         try {
-          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0, trained: { steps: 3, lossFinite: true } });
+          expect(await openPage(server.url)).toEqual({
+            mode,
+            format: 'jpeg',
+            pixels: 150528,
+            batches: [4, 4],
+            failed: 0,
+            trained: { steps: 3, lossFinite: true },
+          });
         } finally {
           server.stop();
         }
@@ -134,7 +155,14 @@ describe('Tandem installed from its tarball', () => {
         expect(built.stdout + built.stderr).not.toMatch(/externalized for browser compatibility|unable to parse the worker options/);
         const server = await serve(vite(), ['preview', '--config', config, '--outDir', outDir, '--host', '127.0.0.1', '--port', '0'], dir);
         try {
-          expect(await openPage(server.url)).toEqual({ mode, format: 'jpeg', pixels: 150528, batches: [4, 4], failed: 0, trained: { steps: 3, lossFinite: true } });
+          expect(await openPage(server.url)).toEqual({
+            mode,
+            format: 'jpeg',
+            pixels: 150528,
+            batches: [4, 4],
+            failed: 0,
+            trained: { steps: 3, lossFinite: true },
+          });
         } finally {
           server.stop();
         }

@@ -9,12 +9,15 @@ import { join } from 'node:path';
 import { encodeJpeg, renderSample } from '../../src/sources/index.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
-const VITE_VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.vite!;
+const VITE_VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
+  .devDependencies.vite!;
 
 export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) =>
     execFile(cmd, args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 << 20, timeout: 300_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${error.message}\n${stdout}\n${stderr}`)) : resolve({ stdout, stderr }),
+      error
+        ? reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${error.message}\n${stdout}\n${stderr}`))
+        : resolve({ stdout, stderr }),
     ),
   );
 }

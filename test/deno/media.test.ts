@@ -4,24 +4,42 @@ import { DecodePool } from '../../src/decode/index.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
-  brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
-  wavSineDecodes, type FixtureLoader,
+  brokenAudioGetsTypedErrors,
+  brokenVideoGetsTypedErrors,
+  clipsCut,
+  compressedAudioDecodes,
+  movingPatternClips,
+  solidColourClips,
+  wavSineDecodes,
+  type FixtureLoader,
 } from '../shared/media-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
 
-Deno.test({ name: 'decodes a generated WAV sine: count, resampling, level, frequency, offset', ...opts, fn: () => withPool(2, wavSineDecodes) });
-Deno.test({ name: 'decodes MP3, AAC, FLAC and Opus sines mixed to mono', ...opts, fn: () => withPool(2, (p) => compressedAudioDecodes(p, load)).then(() => {}) });
+Deno.test({
+  name: 'decodes a generated WAV sine: count, resampling, level, frequency, offset',
+  ...opts,
+  fn: () => withPool(2, wavSineDecodes),
+});
+Deno.test({
+  name: 'decodes MP3, AAC, FLAC and Opus sines mixed to mono',
+  ...opts,
+  fn: () => withPool(2, (p) => compressedAudioDecodes(p, load)).then(() => {}),
+});
 Deno.test({ name: 'cuts audio into fixed-length clips', ...opts, fn: () => clipsCut() });
 Deno.test({ name: 'broken audio gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenAudioGetsTypedErrors(p, load)) });
 Deno.test({ name: 'solid-colour H.264 and VP9 by time, index and rate', ...opts, fn: () => withPool(2, (p) => solidColourClips(p, load)) });
-Deno.test({ name: 'moving pattern in MP4, WebM, MKV; time and index agree', ...opts, fn: () => withPool(2, (p) => movingPatternClips(p, load)) });
+Deno.test({
+  name: 'moving pattern in MP4, WebM, MKV; time and index agree',
+  ...opts,
+  fn: () => withPool(2, (p) => movingPatternClips(p, load)),
+});
 Deno.test({ name: 'broken video gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenVideoGetsTypedErrors(p, load)) });
 
 // Image formats our encoders do not write, made by Debian's PIL, against PIL's decode.
 Deno.test({
-  name: 'progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, torchvision\'s Resize + CenterCrop, in both pool modes',
+  name: "progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, torchvision's Resize + CenterCrop, in both pool modes",
   ...opts,
   fn: async () => {
     for (const mode of ['pthreads', 'workers'] as const) {

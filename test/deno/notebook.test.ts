@@ -19,7 +19,8 @@ Deno.test('demo/notebook.ipynb: its cells run as a script and train', async () =
   const notebook = JSON.parse(await Deno.readTextFile(new URL('../../demo/notebook.ipynb', import.meta.url))) as { cells: Cell[] };
   const code = notebook.cells.filter((c) => c.cell_type === 'code');
   if (!code.some((c) => c.metadata.tags?.includes('parameters'))) throw new Error('the notebook has no parameters cell');
-  const script = code.map((c) => (c.metadata.tags?.includes('parameters') ? SMALL : c.source.join(''))).join('\n\n') + '\n\nexport { report };\n';
+  const script =
+    code.map((c) => (c.metadata.tags?.includes('parameters') ? SMALL : c.source.join(''))).join('\n\n') + '\n\nexport { report };\n';
   const path = new URL(`../../demo/.notebook-run-${Date.now()}.ts`, import.meta.url);
   await Deno.writeTextFile(path, script);
   try {

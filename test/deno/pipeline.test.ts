@@ -6,6 +6,5 @@ declare const Deno: { test(name: string, fn: () => Promise<void>): void };
 
 for (const [name, body] of Object.entries(scenarios)) Deno.test(`pipeline: ${name}`, body);
 
-
 Deno.test('pipeline: every item made is delivered or disposed, at random stop points', () => stoppedItemsAreDisposed());
 Deno.test('pipeline: stop() returns while the consumer holds every batch buffer', () => stopWhileBatchBuffersAreHeld());

@@ -25,9 +25,9 @@ Deno.test({
       check(found.rank === 5 && found.worldSize === 8 && found.localRank === 1, JSON.stringify(found));
     } finally {
       names.forEach((n, i) => {
-      if (saved[i] === undefined) Deno.env.delete(n);
-      else Deno.env.set(n, saved[i]!);
-    });
+        if (saved[i] === undefined) Deno.env.delete(n);
+        else Deno.env.set(n, saved[i]!);
+      });
     }
   },
 });

@@ -4,7 +4,10 @@ declare const Deno: {
   makeTempDir(): Promise<string>;
   readFile(path: string): Promise<Uint8Array>;
   test(name: string, fn: () => Promise<void>): void;
-  serve(options: { hostname: string; port: number; onListen?: () => void }, handler: (request: Request) => Promise<Response>): { addr: { port: number }; shutdown(): Promise<void> };
+  serve(
+    options: { hostname: string; port: number; onListen?: () => void },
+    handler: (request: Request) => Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
 };
 
 Deno.test('tandem train runs end to end in Deno and writes its JSON and HTML reports', async () => {

@@ -10,7 +10,10 @@ const opts = { sanitizeOps: true, sanitizeResources: true };
 function rangeServer(): { addr: { port: number }; shutdown(): Promise<void> } {
   return Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: () => {} }, async (req: Request) => {
     const answer = answerRange(await Deno.readFile(path(new URL(req.url).pathname.slice(1))), req.method, req.headers.get('range'));
-    return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, { status: answer.status, headers: answer.headers });
+    return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, {
+      status: answer.status,
+      headers: answer.headers,
+    });
   });
 }
 

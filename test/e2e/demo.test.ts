@@ -24,7 +24,9 @@ const snapshot = () => ({ ...tandemDemo, points: tandemDemo.points() });
 it('the demo page trains on the built-in data: charts grow, the batch grid is drawn, nothing logs an error', async () => {
   const demo = await openDemo({ isolated: true, query: 'autostart=builtin&images=96&epochs=2&batch=16' });
   try {
-    await demo.page.waitForFunction(() => (tandemDemo.points().loss ?? 0) >= 2 && tandemDemo.previews >= 1, undefined, { timeout: 300_000 });
+    await demo.page.waitForFunction(() => (tandemDemo.points().loss ?? 0) >= 2 && tandemDemo.previews >= 1, undefined, {
+      timeout: 300_000,
+    });
     const early = await demo.page.evaluate(snapshot);
     const gridBefore = await demo.page.locator('#grid').screenshot();
     await demo.page.waitForFunction(() => tandemDemo.state !== 'running', undefined, { timeout: 400_000 });

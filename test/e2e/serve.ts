@@ -23,8 +23,16 @@ async function serve(o: { isolated: boolean; built?: boolean }): Promise<{ port:
   if (o.built) {
     const outDir = mkdtempSync(join(tmpdir(), 'tandem-demo-'));
     await build({ ...config, configFile: false, build: { ...config.build, outDir } });
-    const server = await preview({ ...config, configFile: false, build: { ...config.build, outDir }, preview: { ...config.preview, ...listen } });
-    return { port: (server.httpServer.address() as AddressInfo).port, close: async () => (await server.close(), rmSync(outDir, { recursive: true, force: true })) };
+    const server = await preview({
+      ...config,
+      configFile: false,
+      build: { ...config.build, outDir },
+      preview: { ...config.preview, ...listen },
+    });
+    return {
+      port: (server.httpServer.address() as AddressInfo).port,
+      close: async () => (await server.close(), rmSync(outDir, { recursive: true, force: true })),
+    };
   }
   const server = await createServer({ ...config, configFile: false, server: { ...config.server, ...listen } });
   await server.listen();
@@ -45,7 +53,9 @@ export async function openDemo(o: { isolated: boolean; query: string; built?: bo
     await page.goto(url);
     const opened = browser;
     return {
-      page, url, errors,
+      page,
+      url,
+      errors,
       async close() {
         await opened.close();
         await server.close();

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
 
-it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', { timeout: 300_000 }, async () => {
+it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', {
+  timeout: 300_000,
+}, async () => {
   const report = await shortTrainingRunReports(mkdtempSync(join(tmpdir(), 'tandem-')));
   expect(report.epochs).toHaveLength(2);
 });

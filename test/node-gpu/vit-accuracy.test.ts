@@ -18,7 +18,10 @@ it('the tiny preset reaches ≥ 90% held-out accuracy on 16384 generated images 
     images: 16_384,
     steps: 6000,
     evalEvery: 1500,
-    onRow: (r) => process.stdout.write(`step ${r.step} (${r.seconds.toFixed(0)} s): train ${(100 * r.trainAccuracy).toFixed(1)}%, held-out ${(100 * r.heldAccuracy).toFixed(1)}%\n`),
+    onRow: (r) =>
+      process.stdout.write(
+        `step ${r.step} (${r.seconds.toFixed(0)} s): train ${(100 * r.trainAccuracy).toFixed(1)}%, held-out ${(100 * r.heldAccuracy).toFixed(1)}%\n`,
+      ),
   });
   expect(result.held).toBe(3276);
   const last = result.rows.at(-1)!;

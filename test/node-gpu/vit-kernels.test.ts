@@ -14,7 +14,6 @@ afterAll(() => {
   gpu?.close();
 });
 
-
 for (const [name, scenario] of Object.entries(kernelScenarios)) {
   it(`${name} match the CPU reference within 1e-3 relative`, async () => {
     const log = await scenario(gpu.device, kernels);
@@ -28,7 +27,12 @@ it('the default matmul on lavapipe is the direct kernel (no workgroup memory)', 
 });
 
 it('the other matmul kernels (tiled: 8×8 threads × 8×8, 16×16 × 4×4, 16×16 × 1×1; direct) match the CPU reference too', async () => {
-  const options: Parameters<typeof Kernels.create>[1][] = [{ matmul: 'tiled' }, { matmulTile: [16, 4] }, { matmulTile: [16, 1] }, { matmul: 'direct' }];
+  const options: Parameters<typeof Kernels.create>[1][] = [
+    { matmul: 'tiled' },
+    { matmulTile: [16, 4] },
+    { matmulTile: [16, 1] },
+    { matmul: 'direct' },
+  ];
   for (const option of options) {
     const k = await Kernels.create(gpu.device, option);
     try {

@@ -15,7 +15,9 @@ const STEPS = Number(process.env.VIT_LEARN_STEPS ?? 150);
 
 it('tiny ViT learns separable synthetic data: loss falls, validation accuracy ≥ 90%', { timeout: 300_000 }, async () => {
   const r = await trainSynthetic(gpu.device, presets.tiny, STEPS, false);
-  console.log(`real labels: losses ${r.losses.map((l) => l.toFixed(3)).join(' ')}; val accuracy ${r.valAccuracy}; ${r.imagesPerSecond.toFixed(0)} img/s over ${r.seconds.toFixed(1)} s`);
+  console.log(
+    `real labels: losses ${r.losses.map((l) => l.toFixed(3)).join(' ')}; val accuracy ${r.valAccuracy}; ${r.imagesPerSecond.toFixed(0)} img/s over ${r.seconds.toFixed(1)} s`,
+  );
   expect(r.losses[0]!).toBeGreaterThan(1.5);
   expect(r.losses.at(-1)!).toBeLessThan(0.5 * r.losses[0]!);
   expect(r.valAccuracy).toBeGreaterThanOrEqual(0.9);

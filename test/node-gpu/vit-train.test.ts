@@ -10,7 +10,10 @@ afterAll(() => gpu?.close());
 
 it('two whole training steps (loss, every gradient, every AdamW update) match the CPU reference within 1e-3', async () => {
   const log = await trainingStepMatchesCpu(gpu.device);
-  const worst = log.map((l) => [l, Number(l.split(': ')[1])] as const).sort((a, b) => b[1] - a[1]).slice(0, 5);
+  const worst = log
+    .map((l) => [l, Number(l.split(': ')[1])] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5);
   console.log(`${log.length} comparisons; worst:\n  ${worst.map((w) => w[0]).join('\n  ')}`);
   expect(log.length).toBeGreaterThan(100);
 });

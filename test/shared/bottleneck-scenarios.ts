@@ -5,7 +5,14 @@
  * still separates them; only names are asserted, never percentages. Run by test/unit, test/deno
  * and test/browser bottleneck.test.ts.
  */
-import { bottleneck, formatStats, type Pipeline, PipelineBuilder, type PipelineStats, type StageContext } from '../../src/pipeline/index.ts';
+import {
+  bottleneck,
+  formatStats,
+  type Pipeline,
+  PipelineBuilder,
+  type PipelineStats,
+  type StageContext,
+} from '../../src/pipeline/index.ts';
 import { assert, sleep } from './pipeline-helpers.ts';
 
 const ITEMS = 10;
@@ -84,11 +91,14 @@ export async function slowResourcePool(): Promise<void> {
   const p = new PipelineBuilder()
     .addSource(range(ITEMS))
     .pipe(async (x: number, ctx: StageContext) => ({ x, token: await ctx.waitFor(tokens.acquire()) }), { name: 'decode', concurrency: 4 })
-    .pipe(async (t: { x: number; token: number }, { signal }) => {
-      await sleep(SLOW_MS, signal);
-      tokens.release(t.token);
-      return t.x;
-    }, { name: 'hold' })
+    .pipe(
+      async (t: { x: number; token: number }, { signal }) => {
+        await sleep(SLOW_MS, signal);
+        tokens.release(t.token);
+        return t.x;
+      },
+      { name: 'hold' },
+    )
     .build();
   const stats = await drain(p);
   expectBottleneck(stats, 'hold');
@@ -106,11 +116,14 @@ export async function slowUpload(): Promise<void> {
     .addSource(range(ITEMS))
     .pipe((x: number) => ({ x }), { name: 'decode', concurrency: 2 })
     .aggregate(1, { name: 'batch' })
-    .pipe(async function* (batch: { x: number }[], ctx: StageContext) {
-      const slot = await ctx.waitFor(slots.acquire());
-      await sleep(SLOW_MS, ctx.signal);
-      yield { slot, batch };
-    }, { name: 'upload' })
+    .pipe(
+      async function* (batch: { x: number }[], ctx: StageContext) {
+        const slot = await ctx.waitFor(slots.acquire());
+        await sleep(SLOW_MS, ctx.signal);
+        yield { slot, batch };
+      },
+      { name: 'upload' },
+    )
     .addSink(2)
     .build();
   expectBottleneck(await drain(p, (b) => slots.release(b.slot)), 'upload');
@@ -156,19 +169,23 @@ export async function splitAddsUp(): Promise<void> {
   const tokens = new TokenPool(1);
   const p = new PipelineBuilder()
     .addSource(range(ITEMS))
-    .pipe(async (x: number, ctx: StageContext) => {
-      ctx.beginWait();
-      const t = await tokens.acquire();
-      ctx.endWait();
-      await sleep(2, ctx.signal);
-      tokens.release(t);
-      return x;
-    }, { name: 'work', concurrency: 3 })
+    .pipe(
+      async (x: number, ctx: StageContext) => {
+        ctx.beginWait();
+        const t = await tokens.acquire();
+        ctx.endWait();
+        await sleep(2, ctx.signal);
+        tokens.release(t);
+        return x;
+      },
+      { name: 'work', concurrency: 3 },
+    )
     .aggregate(2, { name: 'pairs' })
     .build();
   const stats = await drain(p, () => sleep(3));
   for (const s of [...stats.stages, stats.consumer]) {
-    const t = s.time, ms = s.timeMs;
+    const t = s.time,
+      ms = s.timeMs;
     const conc = 'concurrency' in s ? s.concurrency : 1;
     const shares = t.working + t.starved + t.blocked + t.resource;
     const total = ms.working + ms.starved + ms.blocked + ms.resource;

@@ -68,7 +68,10 @@ export async function loaderStopsAtRandomPoints(stops: number, seed: number, dev
         .pipe(batcher.decodeStage, { name: 'decode', concurrency: 4 })
         .aggregate(() => batcher.aggregator(), { name: 'batch' });
       const pipeline: Pipeline<ImageBatch | GpuBatch> = uploader
-        ? built.pipe((batch: ImageBatch, ctx) => uploader.upload(batch, ctx.signal, ctx), { name: 'upload' }).addSink(2).build({ signal: controller.signal })
+        ? built
+            .pipe((batch: ImageBatch, ctx) => uploader.upload(batch, ctx.signal, ctx), { name: 'upload' })
+            .addSink(2)
+            .build({ signal: controller.signal })
         : built.addSink(2).build({ signal: controller.signal });
       const delay = random() * 25;
       const take = pick(6);
@@ -110,10 +113,18 @@ export async function loaderStopsAtRandomPoints(stops: number, seed: number, dev
       check(!pipeline.running, `run ${run} (${kind}): the pipeline still runs after stop()`);
       if (closing) await within(closing, 10_000, `run ${run}: pool.close()`);
       // Batches from a run whose decodes were still settling come back when they settle.
-      await within(waitFor(() => batcher.stats().free === batcher.stats().buffers), 10_000, `run ${run} (${kind}): batch buffers back`);
+      await within(
+        waitFor(() => batcher.stats().free === batcher.stats().buffers),
+        10_000,
+        `run ${run} (${kind}): batch buffers back`,
+      );
       const b = batcher.stats();
       check(b.free === b.buffers && b.filling === 0 && b.handed === 0, `run ${run} (${kind}): batch buffers ${JSON.stringify(b)}`);
-      if (uploader) check(uploader.freeSlots === uploader.slotCount, `run ${run} (${kind}): ${uploader.freeSlots} of ${uploader.slotCount} GPU slots free`);
+      if (uploader)
+        check(
+          uploader.freeSlots === uploader.slotCount,
+          `run ${run} (${kind}): ${uploader.freeSlots} of ${uploader.slotCount} GPU slots free`,
+        );
       const p = pool.stats();
       if (closing) {
         check(p.liveWorkers === 0, `run ${run}: ${p.liveWorkers} worker threads alive after pool.close()`);
@@ -143,7 +154,11 @@ async function waitFor(condition: () => boolean): Promise<void> {
  * point (before the first step, mid-epoch, during the held-out pass, or never): every session
  * ends, and its report says nothing was left held (batch buffers, GPU slots, decode workers).
  */
-export async function trainingStopsAtRandomPoints(stops: number, seed: number, gpu: GpuContext): Promise<{ stops: number; cancelled: number; completed: number }> {
+export async function trainingStopsAtRandomPoints(
+  stops: number,
+  seed: number,
+  gpu: GpuContext,
+): Promise<{ stops: number; cancelled: number; completed: number }> {
   const random = seededFloats(seed);
   const sources = (images: EncodedImage[], from: number): LabelledSource[] =>
     images.map((image, i) => ({ key: `img${from + i}`, label: image.label ?? 0, read: async () => image.bytes }));
@@ -162,7 +177,17 @@ export async function trainingStopsAtRandomPoints(stops: number, seed: number, g
     const started = performance.now();
     try {
       const report = await within(
-        runTraining(data, { epochs: 2, batchSize: 8, threads: 2, seed: run, lr: 2e-3, augment: run % 2 === 0, reportEvery: 1, gpu, signal: controller.signal }),
+        runTraining(data, {
+          epochs: 2,
+          batchSize: 8,
+          threads: 2,
+          seed: run,
+          lr: 2e-3,
+          augment: run % 2 === 0,
+          reportEvery: 1,
+          gpu,
+          signal: controller.signal,
+        }),
         30_000,
         `training run ${run}`,
       );

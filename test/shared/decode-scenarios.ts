@@ -2,7 +2,13 @@
 // the browser tier and the Deno tier call the same bodies.
 import { DecodeError, DecodePool, type DecodeErrorCode, type DecodeMode } from '../../src/decode/index.ts';
 import {
-  applyExifOrientation, encodeBmp, encodeJpeg, encodePng, encodePngPalette, solidPatches, type PatchPattern,
+  applyExifOrientation,
+  encodeBmp,
+  encodeJpeg,
+  encodePng,
+  encodePngPalette,
+  solidPatches,
+  type PatchPattern,
 } from '../../src/synthetic/index.ts';
 import { check, rejectsWith } from './assert.ts';
 
@@ -40,12 +46,20 @@ function compareWithPattern(out: Uint8Array, w: number, h: number, channels: num
   return { compared, worst, mean: sum / Math.max(1, compared * 3) };
 }
 
-export function patternJpeg(width = 480, height = 360, options: { exifOrientation?: number } = {}): { pattern: PatchPattern; bytes: Uint8Array } {
+export function patternJpeg(
+  width = 480,
+  height = 360,
+  options: { exifOrientation?: number } = {},
+): { pattern: PatchPattern; bytes: Uint8Array } {
   const pattern = solidPatches(width, height);
-  if (!options.exifOrientation || options.exifOrientation === 1) return { pattern, bytes: encodeJpeg(pattern.rgb, width, height, { quality: 95 }) };
+  if (!options.exifOrientation || options.exifOrientation === 1)
+    return { pattern, bytes: encodeJpeg(pattern.rgb, width, height, { quality: 95 }) };
   // Store the pixels so that a viewer applying the tag shows `pattern`.
   const stored = applyExifOrientation(pattern.rgb, width, height, 3, options.exifOrientation, true);
-  return { pattern, bytes: encodeJpeg(stored.pixels, stored.width, stored.height, { quality: 95, exifOrientation: options.exifOrientation }) };
+  return {
+    pattern,
+    bytes: encodeJpeg(stored.pixels, stored.width, stored.height, { quality: 95, exifOrientation: options.exifOrientation }),
+  };
 }
 
 export async function withPool<T>(threads: number, body: (pool: DecodePool) => Promise<T>, mode: DecodeMode = 'pthreads'): Promise<T> {
@@ -61,8 +75,14 @@ export async function withPool<T>(threads: number, body: (pool: DecodePool) => P
  * A generated JPEG decoded by the wasm module on a pool pthread matches the expected pixels within
  * JPEG_TOLERANCE, both at full DCT scale and at reduced scale.
  */
-export async function jpegDecodesToPattern(pool: DecodePool, bytes = patternJpeg().bytes, pattern = patternJpeg().pattern): Promise<Comparison> {
-  const w = 96, h = 72, channels = 3;
+export async function jpegDecodesToPattern(
+  pool: DecodePool,
+  bytes = patternJpeg().bytes,
+  pattern = patternJpeg().pattern,
+): Promise<Comparison> {
+  const w = 96,
+    h = 72,
+    channels = 3;
   const target = pool.allocate(w * h * channels);
   try {
     let result: Comparison | undefined;
@@ -70,8 +90,14 @@ export async function jpegDecodesToPattern(pool: DecodePool, bytes = patternJpeg
       const info = await pool.decodeInto(bytes, target, { width: w, height: h, fit: 'stretch', reducedScale });
       check(info.format === 'jpeg', `format ${info.format}`);
       check(info.onPoolThread, 'the decode did not run on a pool pthread');
-      check(info.sourceWidth === pattern.width && info.sourceHeight === pattern.height, `source size ${info.sourceWidth}x${info.sourceHeight}`);
-      check(reducedScale ? info.reducedScale === 4 : info.reducedScale === 1, `reduced scale ${info.reducedScale} (allowed: ${reducedScale})`);
+      check(
+        info.sourceWidth === pattern.width && info.sourceHeight === pattern.height,
+        `source size ${info.sourceWidth}x${info.sourceHeight}`,
+      );
+      check(
+        reducedScale ? info.reducedScale === 4 : info.reducedScale === 1,
+        `reduced scale ${info.reducedScale} (allowed: ${reducedScale})`,
+      );
       const out = new Uint8Array(pool.memory.buffer, target, w * h * channels).slice();
       const cmp = compareWithPattern(out, w, h, channels, pattern, 12);
       check(cmp.compared > w * h * 0.4, `only ${cmp.compared} pixels compared`);
@@ -87,14 +113,18 @@ export async function jpegDecodesToPattern(pool: DecodePool, bytes = patternJpeg
 
 /** Each EXIF orientation is applied: the decoded image is the upright pattern. */
 export async function exifOrientationApplied(pool: DecodePool): Promise<void> {
-  const w = 64, h = 48;
+  const w = 64,
+    h = 48;
   const target = pool.allocate(w * h * 3);
   try {
     for (let orientation = 1; orientation <= 8; orientation++) {
       const { pattern, bytes } = patternJpeg(320, 240, { exifOrientation: orientation });
       const info = await pool.decodeInto(bytes, target, { width: w, height: h, fit: 'stretch' });
       check(info.orientation === orientation, `orientation ${info.orientation}, wrote ${orientation}`);
-      check(info.sourceWidth === 320 && info.sourceHeight === 240, `oriented size ${info.sourceWidth}x${info.sourceHeight} for ${orientation}`);
+      check(
+        info.sourceWidth === 320 && info.sourceHeight === 240,
+        `oriented size ${info.sourceWidth}x${info.sourceHeight} for ${orientation}`,
+      );
       const cmp = compareWithPattern(new Uint8Array(pool.memory.buffer, target, w * h * 3).slice(), w, h, 3, pattern, 12);
       check(cmp.worst <= JPEG_TOLERANCE, `orientation ${orientation}: max error ${cmp.worst}`);
     }
@@ -132,7 +162,11 @@ export async function brokenInputsGetTypedErrors(pool: DecodePool): Promise<void
   const opts = { width: 96, height: 72 };
   try {
     await rejectsWith(pool.decodeInto(new Uint8Array(0), target, opts), expectCode('empty'), 'empty input');
-    await rejectsWith(pool.decodeInto(new TextEncoder().encode('definitely not an image'), target, opts), expectCode('unknown-format'), 'text input');
+    await rejectsWith(
+      pool.decodeInto(new TextEncoder().encode('definitely not an image'), target, opts),
+      expectCode('unknown-format'),
+      'text input',
+    );
     for (const cut of [4, 100, 600, Math.floor(bytes.length / 2), bytes.length - 3]) {
       await rejectsWith(pool.decodeInto(bytes.subarray(0, cut), target, opts), expectCode('truncated'), `JPEG cut at ${cut}`);
     }
@@ -140,7 +174,10 @@ export async function brokenInputsGetTypedErrors(pool: DecodePool): Promise<void
     const bomb = bytes.slice();
     const sof = findMarker(bomb, 0xc0);
     check(sof > 0, 'SOF0 marker in the generated JPEG');
-    bomb[sof + 5] = 0xea; bomb[sof + 6] = 0x60; bomb[sof + 7] = 0xea; bomb[sof + 8] = 0x60;
+    bomb[sof + 5] = 0xea;
+    bomb[sof + 6] = 0x60;
+    bomb[sof + 7] = 0xea;
+    bomb[sof + 8] = 0x60;
     await rejectsWith(pool.decodeInto(bomb, target, opts), expectCode('too-large'), 'declared 60000x60000');
     await rejectsWith(pool.decodeInto(bytes, target, { ...opts, maxPixels: 1000 }), expectCode('too-large'), 'over maxPixels');
     await jpegDecodesToPattern(pool, bytes, pattern);
@@ -175,7 +212,11 @@ export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24)
 }
 
 /** Reads `bytes` decoded to w×h×channels from the pool's memory into a JS copy. */
-async function decodeCopy(pool: DecodePool, bytes: Uint8Array, options: Parameters<DecodePool['decodeInto']>[2]): Promise<{ pixels: Uint8Array; format: string }> {
+async function decodeCopy(
+  pool: DecodePool,
+  bytes: Uint8Array,
+  options: Parameters<DecodePool['decodeInto']>[2],
+): Promise<{ pixels: Uint8Array; format: string }> {
   const size = options.width * options.height * (options.channels ?? 3);
   const target = pool.allocate(size);
   try {
@@ -199,11 +240,17 @@ export async function formatsAndModes(pool: DecodePool): Promise<void> {
   const palette = new Uint8Array([255, 0, 0, 0, 255, 0, 0, 0, 255, 250, 250, 20]);
   const indices = new Uint8Array(64 * 48).map((_, i) => ((i % 64) >> 4) & 3);
   const pal = await decodeCopy(pool, encodePngPalette(indices, palette, 64, 48, { bitDepth: 2 }), exact);
-  check(pal.pixels.every((v, i) => v === palette[(indices[(i / 3) | 0]! * 3) + (i % 3)]), 'palette PNG decodes exactly');
+  check(
+    pal.pixels.every((v, i) => v === palette[indices[(i / 3) | 0]! * 3 + (i % 3)]),
+    'palette PNG decodes exactly',
+  );
 
   const deep = new Uint16Array(p.rgb.length).map((_, i) => p.rgb[i]! * 257);
   const png16 = await decodeCopy(pool, encodePng(deep, 64, 48, { channels: 3, bitDepth: 16 }), exact);
-  check(png16.pixels.every((v, i) => Math.abs(v - p.rgb[i]!) <= 1), '16-bit PNG decodes to 8 bits');
+  check(
+    png16.pixels.every((v, i) => Math.abs(v - p.rgb[i]!) <= 1),
+    '16-bit PNG decodes to 8 bits',
+  );
 
   const gray = new Uint8Array(64 * 48).map((_, i) => p.rgb[i * 3]!);
   const grayJpeg = encodeJpeg(gray, 64, 48, { quality: 95, grayscale: true });
@@ -217,12 +264,32 @@ export async function formatsAndModes(pool: DecodePool): Promise<void> {
   check(worst <= 8, `grayscale JPEG error ${worst}`);
 
   // The crop box selects the top-left block exactly (blocks are 16×12 here).
-  const crop = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), { ...exact, width: 8, height: 6, crop: { x: 0, y: 0, width: 16, height: 12 } });
+  const crop = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), {
+    ...exact,
+    width: 8,
+    height: 6,
+    crop: { x: 0, y: 0, width: 16, height: 12 },
+  });
   const c0 = p.colorAt(0, 0);
-  check(crop.pixels.every((v, i) => v === c0[i % 3]), 'crop box selects the top-left block');
+  check(
+    crop.pixels.every((v, i) => v === c0[i % 3]),
+    'crop box selects the top-left block',
+  );
 
   // contain: a 64×48 image in a 32×32 box is 32×24 with 4 rows of padding above and below.
-  const boxed = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), { width: 32, height: 32, fit: 'contain', filter: 'nearest', padValue: 7 });
-  check(boxed.pixels.subarray(0, 32 * 4 * 3).every((v) => v === 7) && boxed.pixels.subarray(32 * 28 * 3).every((v) => v === 7), 'contain pads with padValue');
-  check(boxed.pixels.subarray(32 * 4 * 3, 32 * 28 * 3).some((v) => v !== 7), 'contain keeps the image between the bands');
+  const boxed = await decodeCopy(pool, encodePng(p.rgb, 64, 48, { channels: 3 }), {
+    width: 32,
+    height: 32,
+    fit: 'contain',
+    filter: 'nearest',
+    padValue: 7,
+  });
+  check(
+    boxed.pixels.subarray(0, 32 * 4 * 3).every((v) => v === 7) && boxed.pixels.subarray(32 * 28 * 3).every((v) => v === 7),
+    'contain pads with padValue',
+  );
+  check(
+    boxed.pixels.subarray(32 * 4 * 3, 32 * 28 * 3).some((v) => v !== 7),
+    'contain keeps the image between the bands',
+  );
 }

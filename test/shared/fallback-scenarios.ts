@@ -7,7 +7,11 @@ import { check } from './assert.ts';
 import { patternJpeg } from './decode-scenarios.ts';
 import { sineWav } from './media-scenarios.ts';
 
-async function decodeBoth<T>(pools: DecodePool[], bytes: number, run: (pool: DecodePool, ptr: number) => Promise<T>): Promise<{ outputs: Uint8Array[]; infos: T[] }> {
+async function decodeBoth<T>(
+  pools: DecodePool[],
+  bytes: number,
+  run: (pool: DecodePool, ptr: number) => Promise<T>,
+): Promise<{ outputs: Uint8Array[]; infos: T[] }> {
   const outputs: Uint8Array[] = [];
   const infos: T[] = [];
   for (const pool of pools) {
@@ -34,17 +38,24 @@ export async function fallbackMatchesThreads(threadsPool: DecodePool, workersPoo
   const jpeg = patternJpeg(480, 360).bytes;
   const image = await decodeBoth(pools, 96 * 96 * 3, (pool, ptr) => pool.decodeInto(jpeg, ptr, { width: 96, height: 96 }));
   sameBytes(image.outputs[0], image.outputs[1], 'JPEG 480×360 → 96×96 cover');
-  check(image.infos[1]?.reducedScale === image.infos[0]?.reducedScale && image.infos[1]?.onPoolThread, 'JPEG info differs or ran on the caller');
+  check(
+    image.infos[1]?.reducedScale === image.infos[0]?.reducedScale && image.infos[1]?.onPoolThread,
+    'JPEG info differs or ran on the caller',
+  );
 
   const { rgb } = solidPatches(40, 30);
   const rgba = new Uint8Array(40 * 30 * 4).map((_, i) => (i % 4 === 3 ? (i * 7) & 255 : (rgb[(i >> 2) * 3 + (i % 4)] ?? 0)));
   const png = encodePng(rgba, 40, 30, { channels: 4 });
-  const lossless = await decodeBoth(pools, 40 * 30 * 4, (pool, ptr) => pool.decodeInto(png, ptr, { width: 40, height: 30, channels: 4, fit: 'stretch' }));
+  const lossless = await decodeBoth(pools, 40 * 30 * 4, (pool, ptr) =>
+    pool.decodeInto(png, ptr, { width: 40, height: 30, channels: 4, fit: 'stretch' }),
+  );
   sameBytes(lossless.outputs[0], lossless.outputs[1], 'PNG RGBA');
   sameBytes(lossless.outputs[1], rgba, 'PNG RGBA against its source');
 
   const wav = sineWav({ sampleRate: 16000, seconds: 0.5 });
-  const audio = await decodeBoth(pools, 9000 * 4, (pool, ptr) => pool.decodeAudio(wav, ptr, { sampleRate: 11025, channels: 1, maxFrames: 9000 }));
+  const audio = await decodeBoth(pools, 9000 * 4, (pool, ptr) =>
+    pool.decodeAudio(wav, ptr, { sampleRate: 11025, channels: 1, maxFrames: 9000 }),
+  );
   sameBytes(audio.outputs[0], audio.outputs[1], 'WAV 16 kHz → 11.025 kHz');
   check(audio.infos[0]?.framesWritten === audio.infos[1]?.framesWritten, 'audio frame counts differ');
 }
@@ -80,6 +91,9 @@ export async function fallbackBatchesStayDense(workersPool: DecodePool): Promise
   } finally {
     batcher.close();
   }
-  check(errors.length === 2 && errors.every((e) => e instanceof DecodeError && e.code === 'truncated'), `errors: ${errors.map(String).join('; ')}`);
+  check(
+    errors.length === 2 && errors.every((e) => e instanceof DecodeError && e.code === 'truncated'),
+    `errors: ${errors.map(String).join('; ')}`,
+  );
   check(labels.sort().join() === '0,2,3,5', `delivered labels ${labels.join()}`);
 }

@@ -40,8 +40,13 @@ async function outcome(what: string, run: () => Promise<unknown>): Promise<strin
  */
 export async function hangingVideosEnd(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
   const files = await Promise.all(HANGING_VIDEOS.map((name) => load(REGRESS + name)));
-  const codes = await Promise.all(files.map((bytes, i) => withBuffer(pool, CLIP_BYTES, (ptr) =>
-    outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds: 30 })))));
+  const codes = await Promise.all(
+    files.map((bytes, i) =>
+      withBuffer(pool, CLIP_BYTES, (ptr) =>
+        outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds: 30 })),
+      ),
+    ),
+  );
   codes.forEach((code, i) => {
     check(code !== 'over-budget', `${HANGING_VIDEOS[i]} only ended at its time limit`);
   });
@@ -58,11 +63,13 @@ export async function timeLimitFailsTheItem(pool: DecodePool, load: FixtureLoade
   const video = await load('long.h264.mp4');
   await withBuffer(pool, CLIP_BYTES * 8, async (ptr) => {
     const code = await outcome('time-limited video', () =>
-      pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { fps: 30, count: 32 }, timeLimitSeconds: 0.001 }));
+      pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { fps: 30, count: 32 }, timeLimitSeconds: 0.001 }),
+    );
     check(code === 'over-budget', `a 1 ms limit gave ${code}, not over-budget`);
     const audio = sineWav({ sampleRate: 48000, seconds: 20, channels: 2 });
     const audioCode = await outcome('time-limited audio', () =>
-      pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: 0.001 }));
+      pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: 0.001 }),
+    );
     check(audioCode === 'over-budget' || audioCode === 'ok', `a 1 ms audio limit gave ${audioCode}`);
     const ok = await pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { indices: [0, 5] } });
     check(ok.framesWritten === 2, 'the pool decodes normally after an over-budget job');
@@ -79,12 +86,32 @@ export function mutate(bytes: Uint8Array, rng: Rng): Uint8Array {
   for (let e = 0; e < edits && out.length > 0; e++) {
     const at = rng.next() % out.length;
     switch (rng.next() % 6) {
-      case 0: out[at] = (out[at] ?? 0) ^ (1 << (rng.next() % 8)); break;
-      case 1: out[at] = rng.next() & 255; break;
-      case 2: for (let i = at; i < Math.min(out.length, at + 1 + (rng.next() % 16)); i++) out[i] = [0, 255, rng.next() & 255][rng.next() % 3] ?? 0; break;
-      case 3: out = out.slice(0, at); break;
-      case 4: { const n = 1 + (rng.next() % 256); const copy = new Uint8Array(out.length + n); copy.set(out.subarray(0, at)); copy.set(out.subarray(at, at + n), at); copy.set(out.subarray(at), at + Math.min(n, out.length - at)); out = copy.subarray(0, out.length + Math.min(n, out.length - at)); break; }
-      default: { const n = 1 + (rng.next() % 64); out = new Uint8Array([...out.subarray(0, at), ...out.subarray(at + n)]); }
+      case 0:
+        out[at] = (out[at] ?? 0) ^ (1 << (rng.next() % 8));
+        break;
+      case 1:
+        out[at] = rng.next() & 255;
+        break;
+      case 2:
+        for (let i = at; i < Math.min(out.length, at + 1 + (rng.next() % 16)); i++)
+          out[i] = [0, 255, rng.next() & 255][rng.next() % 3] ?? 0;
+        break;
+      case 3:
+        out = out.slice(0, at);
+        break;
+      case 4: {
+        const n = 1 + (rng.next() % 256);
+        const copy = new Uint8Array(out.length + n);
+        copy.set(out.subarray(0, at));
+        copy.set(out.subarray(at, at + n), at);
+        copy.set(out.subarray(at), at + Math.min(n, out.length - at));
+        out = copy.subarray(0, out.length + Math.min(n, out.length - at));
+        break;
+      }
+      default: {
+        const n = 1 + (rng.next() % 64);
+        out = new Uint8Array([...out.subarray(0, at), ...out.subarray(at + n)]);
+      }
     }
   }
   return out;
@@ -100,7 +127,11 @@ export interface FuzzSummary {
  * Opus; H.264 MP4/MKV, VP9 WebM), `parallel` at a time: every case ends with a result or a
  * DecodeError, none runs into its time limit, and the pool decodes a good input afterwards.
  */
-export async function mutationalFuzzPass(pool: DecodePool, load: FixtureLoader, options: { seed: number; perSeed: number; parallel?: number }): Promise<FuzzSummary> {
+export async function mutationalFuzzPass(
+  pool: DecodePool,
+  load: FixtureLoader,
+  options: { seed: number; perSeed: number; parallel?: number },
+): Promise<FuzzSummary> {
   const pattern = solidPatches(64, 48, 3, 7);
   const seeds: Array<[string, Kind, Uint8Array]> = [
     ['pattern.jpg', 'image', encodeJpeg(pattern.rgb, 64, 48, { quality: 90 })],
@@ -108,30 +139,40 @@ export async function mutationalFuzzPass(pool: DecodePool, load: FixtureLoader, 
     ['sine.wav', 'audio', sineWav({ sampleRate: 8000, seconds: 0.25 })],
   ];
   const files: Array<[string, Kind]> = [
-    ['progressive.jpg', 'image'], ['lossy.webp', 'image'], ['three-frames.gif', 'image'],
-    ['sine440.mp3', 'audio'], ['sine440.m4a', 'audio'], ['sine440.flac', 'audio'], ['sine440.opus.ogg', 'audio'],
-    ['testsrc.h264.mp4', 'video'], ['testsrc.vp9.webm', 'video'], ['testsrc.h264.mkv', 'video'],
+    ['progressive.jpg', 'image'],
+    ['lossy.webp', 'image'],
+    ['three-frames.gif', 'image'],
+    ['sine440.mp3', 'audio'],
+    ['sine440.m4a', 'audio'],
+    ['sine440.flac', 'audio'],
+    ['sine440.opus.ogg', 'audio'],
+    ['testsrc.h264.mp4', 'video'],
+    ['testsrc.vp9.webm', 'video'],
+    ['testsrc.h264.mkv', 'video'],
   ];
   for (const [name, kind] of files) seeds.push([name, kind, await load(name)]);
   const outcomes: Record<string, number> = {};
   const rng = new Rng(options.seed);
   const cases: Array<{ what: string; kind: Kind; bytes: Uint8Array }> = [];
   for (const [name, kind, bytes] of seeds) {
-    for (let i = 0; i < options.perSeed; i++) cases.push({ what: `${name} mutation ${i} (seed ${options.seed})`, kind, bytes: mutate(bytes, rng) });
+    for (let i = 0; i < options.perSeed; i++)
+      cases.push({ what: `${name} mutation ${i} (seed ${options.seed})`, kind, bytes: mutate(bytes, rng) });
   }
   const parallel = options.parallel ?? pool.threads * 2;
   const slotBytes = CLIP_BYTES;
   const buffers = Array.from({ length: parallel }, () => pool.allocate(slotBytes));
   try {
     let next = 0;
-    await Promise.all(buffers.map(async (ptr) => {
-      while (next < cases.length) {
-        const c = cases[next++]!;
-        const code = await outcome(c.what, () => decodeCase(pool, c.kind, c.bytes, ptr));
-        check(code !== 'over-budget' && code !== 'stalled', `${c.what}: ran into its time limit`);
-        outcomes[code] = (outcomes[code] ?? 0) + 1;
-      }
-    }));
+    await Promise.all(
+      buffers.map(async (ptr) => {
+        while (next < cases.length) {
+          const c = cases[next++]!;
+          const code = await outcome(c.what, () => decodeCase(pool, c.kind, c.bytes, ptr));
+          check(code !== 'over-budget' && code !== 'stalled', `${c.what}: ran into its time limit`);
+          outcomes[code] = (outcomes[code] ?? 0) + 1;
+        }
+      }),
+    );
   } finally {
     for (const ptr of buffers) pool.free(ptr);
   }
@@ -146,7 +187,8 @@ export async function mutationalFuzzPass(pool: DecodePool, load: FixtureLoader, 
 function decodeCase(pool: DecodePool, kind: Kind, bytes: Uint8Array, ptr: number): Promise<unknown> {
   const timeLimitSeconds = 20;
   if (kind === 'image') return pool.decodeInto(bytes, ptr, { width: 32, height: 32, channels: 3, maxPixels: 1 << 24 });
-  if (kind === 'audio') return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitSeconds });
+  if (kind === 'audio')
+    return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitSeconds });
   return pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds });
 }
 
@@ -161,14 +203,22 @@ export async function closeWithQueuedJobs(mode: 'pthreads' | 'workers'): Promise
   const pattern = solidPatches(320, 240, 4, 4);
   const jpeg = encodeJpeg(pattern.rgb, 320, 240, { quality: 90 });
   const target = pool.allocate(64 * 64 * 3 * 24);
-  const jobs = Array.from({ length: 24 }, (_, i) => outcome(`job ${i}`, () => pool.decodeInto(jpeg, target + i * 64 * 64 * 3, { width: 64, height: 64 })));
+  const jobs = Array.from({ length: 24 }, (_, i) =>
+    outcome(`job ${i}`, () => pool.decodeInto(jpeg, target + i * 64 * 64 * 3, { width: 64, height: 64 })),
+  );
   await new Promise((resolve) => setTimeout(resolve, 5));
   await pool.close();
   const codes = await Promise.all(jobs);
   const counts: Record<string, number> = {};
   for (const code of codes) counts[code] = (counts[code] ?? 0) + 1;
-  check(codes.every((c) => c === 'ok' || c === 'cancelled' || c === 'closed'), `outcomes after close: ${JSON.stringify(counts)}`);
-  check((counts.cancelled ?? 0) + (counts.closed ?? 0) > 0, `closing right after 24 submissions stopped none of them: ${JSON.stringify(counts)}`);
+  check(
+    codes.every((c) => c === 'ok' || c === 'cancelled' || c === 'closed'),
+    `outcomes after close: ${JSON.stringify(counts)}`,
+  );
+  check(
+    (counts.cancelled ?? 0) + (counts.closed ?? 0) > 0,
+    `closing right after 24 submissions stopped none of them: ${JSON.stringify(counts)}`,
+  );
   check(pool.stats().inFlight === 0, 'jobs left in flight after close');
   return counts;
 }
@@ -203,14 +253,29 @@ function forgedWav(rate: number, channels: number, frames = 4): Uint8Array {
 export async function forgedHeadersAreTooLarge(pool: DecodePool, load: FixtureLoader): Promise<void> {
   await withBuffer(pool, 4096 * 4 * 8, async (ptr) => {
     const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096 };
-    for (const [rate, channels] of [[2 ** 31 - 1, 1], [768_001, 2], [48_000, 65], [8000, 65_535]] as const) {
+    for (const [rate, channels] of [
+      [2 ** 31 - 1, 1],
+      [768_001, 2],
+      [48_000, 65],
+      [8000, 65_535],
+    ] as const) {
       const code = await outcome(`WAV of ${rate} Hz × ${channels}`, () => pool.decodeAudio(forgedWav(rate, channels), ptr, audio));
       check(code === 'too-large', `a WAV declaring ${rate} Hz × ${channels} channels gave ${code}, not too-large`);
     }
     check((await pool.decodeAudio(forgedWav(48_000, 2, 480), ptr, audio)).framesWritten > 0, 'a plausible WAV header still decodes');
     const video = await load('testsrc.h264.mp4');
-    check(await outcome('video over maxPixels', () => pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxPixels: 100 })) === 'too-large', 'video over maxPixels');
-    check(await outcome('video over maxDuration', () => pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxDurationSeconds: 0.5 })) === 'too-large', 'video over maxDurationSeconds');
+    check(
+      (await outcome('video over maxPixels', () =>
+        pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxPixels: 100 }),
+      )) === 'too-large',
+      'video over maxPixels',
+    );
+    check(
+      (await outcome('video over maxDuration', () =>
+        pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxDurationSeconds: 0.5 }),
+      )) === 'too-large',
+      'video over maxDurationSeconds',
+    );
   });
 }
 
@@ -228,7 +293,10 @@ export async function abortWhileWaitingForASlot(mode: 'pthreads' | 'workers'): P
     const second = pool.decodeInto(jpeg, target + 640 * 480 * 3, opts, controller.signal);
     const third = pool.decodeInto(jpeg, target + 2 * 640 * 480 * 3, opts);
     controller.abort(new Error('stop waiting'));
-    const gaveUp = await second.then(() => 'decoded', (e: unknown) => (e instanceof Error ? e.message : String(e)));
+    const gaveUp = await second.then(
+      () => 'decoded',
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
     check(gaveUp === 'stop waiting', `the aborted request ended with ${gaveUp}, not with the abort's reason`);
     check((await first).format === 'jpeg' && (await third).format === 'jpeg', 'the other requests decode');
     check(pool.stats().inFlight === 0 && pool.stats().queued === 0, `left in flight: ${JSON.stringify(pool.stats())}`);

@@ -1,8 +1,16 @@
 // Runtime-neutral test bodies for the GPU path; each throws on failure. Called from the Node +
 // WebGPU, browser and Deno tiers so the same checks run everywhere.
 import {
-  acquireGpu, align4, AugmentKernel, augmentReference, NormalizeKernel, normalizeReference, readBuffer, SAMPLE_FLOATS,
-  sampleAugmentations, type BatchShape,
+  acquireGpu,
+  align4,
+  AugmentKernel,
+  augmentReference,
+  NormalizeKernel,
+  normalizeReference,
+  readBuffer,
+  SAMPLE_FLOATS,
+  sampleAugmentations,
+  type BatchShape,
 } from '../../src/gpu/index.ts';
 import { check, maxAbsDiff } from './assert.ts';
 

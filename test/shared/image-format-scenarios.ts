@@ -86,7 +86,10 @@ export async function imageFormatsMatchReferences(pool: DecodePool, load: Fixtur
       if (c.format === 'gif') {
         // The first frame, not a later one: frames differ in a block's colour.
         const second = await load(`${c.file}.second.rgb`);
-        check(got.some((v, i) => v !== second[i]), `${c.file}: decoded the second frame`);
+        check(
+          got.some((v, i) => v !== second[i]),
+          `${c.file}: decoded the second frame`,
+        );
       }
       checked.push(c.file);
     }

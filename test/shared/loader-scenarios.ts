@@ -60,12 +60,18 @@ export async function loaderAccountsForEveryItem(): Promise<{ delivered: number;
   const failures = pipeline.failures();
   check(delivered === 56, `2 epochs × 28 good images delivered, got ${delivered}`);
   check(failures.length === 4, `2 epochs × 2 bad images reported, got ${failures.length}`);
-  check(failures.every((f) => f.stage === 'decode' && f.error instanceof DecodeError), 'failures name the decode stage with a DecodeError');
+  check(
+    failures.every((f) => f.stage === 'decode' && f.error instanceof DecodeError),
+    'failures name the decode stage with a DecodeError',
+  );
   const codes = failures.map((f) => (f.error as DecodeError).code).sort();
   check(codes.join() === 'truncated,truncated,unknown-format,unknown-format', `failure reasons: ${codes.join()}`);
   // Exactly once per epoch, by key: every good image twice (2 epochs), the bad ones never.
   const good = items.filter((_, i) => i !== 4 && i !== 17).map((item) => item.key!);
-  check(good.every((key) => seen.get(key) === 2) && seen.size === good.length, `every good image delivered exactly once per epoch: ${JSON.stringify([...seen].filter(([, n]) => n !== 2))}, ${seen.size} keys`);
+  check(
+    good.every((key) => seen.get(key) === 2) && seen.size === good.length,
+    `every good image delivered exactly once per epoch: ${JSON.stringify([...seen].filter(([, n]) => n !== 2))}, ${seen.size} keys`,
+  );
   const reported = failures.map((f) => (f.input.includes('cut-4') ? 'cut-4' : f.input.includes('html-17') ? 'html-17' : f.input)).sort();
   check(reported.join() === 'cut-4,cut-4,html-17,html-17', `the two bad images are the ones reported, once per epoch: ${reported.join()}`);
   return { delivered, failed: failures.length };

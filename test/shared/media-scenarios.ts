@@ -74,7 +74,10 @@ export function measure(samples: Float32Array, channels: number, channel: number
 const SINE_RMS = SINE_AMPLITUDE / Math.SQRT2;
 
 function checkSine(level: Level, what: string, rmsTolerance: number, hzTolerance: number): void {
-  check(Math.abs(level.rms - SINE_RMS) <= rmsTolerance, `${what}: RMS ${level.rms.toFixed(4)}, expected ${SINE_RMS.toFixed(4)} ± ${rmsTolerance}`);
+  check(
+    Math.abs(level.rms - SINE_RMS) <= rmsTolerance,
+    `${what}: RMS ${level.rms.toFixed(4)}, expected ${SINE_RMS.toFixed(4)} ± ${rmsTolerance}`,
+  );
   check(Math.abs(level.hz - SINE_HZ) <= hzTolerance, `${what}: frequency ${level.hz.toFixed(2)} Hz, expected ${SINE_HZ} ± ${hzTolerance}`);
 }
 
@@ -106,7 +109,10 @@ export async function wavSineDecodes(pool: DecodePool): Promise<void> {
       const want = Math.round(Math.sin((2 * Math.PI * SINE_HZ * i) / 16000) * SINE_AMPLITUDE * 32767) / 32768;
       check(Math.abs((samples[i] ?? 0) - want) < 1e-6, `sample ${i}: ${samples[i]} != ${want} (PCM must pass through exactly)`);
     }
-    check(samples.subarray(16000, 20000).every((s) => s === 0), 'the target past framesWritten is not zero');
+    check(
+      samples.subarray(16000, 20000).every((s) => s === 0),
+      'the target past framesWritten is not zero',
+    );
     checkSine(measure(samples, 1, 0, 16000, 16000), 'WAV 16 kHz', 0.002, 0.5);
 
     const resampled = await pool.decodeAudio(wav, ptr, { sampleRate: 8000, channels: 2, maxFrames: 20000 });
@@ -179,7 +185,11 @@ export async function brokenAudioGetsTypedErrors(pool: DecodePool, load: Fixture
     await expectCode(pool.decodeAudio(wav, ptr, { ...opts, channels: 0 }), ['bad-request'], 'zero channels');
     await expectCode(pool.decodeAudio(wav, ptr, { ...opts, sampleRate: 0 }), ['bad-request'], 'zero sample rate');
     const m4a = await load('sine440.m4a');
-    await expectCode(pool.decodeAudio(m4a.subarray(0, Math.floor(m4a.length * 0.6)), ptr, opts), ['truncated', 'corrupt'], 'an M4A cut at 60%');
+    await expectCode(
+      pool.decodeAudio(m4a.subarray(0, Math.floor(m4a.length * 0.6)), ptr, opts),
+      ['truncated', 'corrupt'],
+      'an M4A cut at 60%',
+    );
     // Cuts and flips anywhere: each either decodes or fails with a typed error, never hangs or crashes.
     for (const file of ['sine440.mp3', 'sine440.flac', 'sine440.opus.ogg', 'sine440.m4a']) {
       const bytes = await load(file);
@@ -194,7 +204,9 @@ export async function brokenAudioGetsTypedErrors(pool: DecodePool, load: Fixture
       }
       const flipped = bytes.slice();
       for (let i = 16; i < flipped.length; i += 97) flipped[i] = (flipped[i] ?? 0) ^ 0x5a;
-      await pool.decodeAudio(flipped, ptr, opts).catch((e: unknown) => check(e instanceof DecodeError, `${file} with flipped bytes: ${String(e)}`));
+      await pool
+        .decodeAudio(flipped, ptr, opts)
+        .catch((e: unknown) => check(e instanceof DecodeError, `${file} with flipped bytes: ${String(e)}`));
     }
     const ok = await pool.decodeAudio(wav, ptr, opts);
     check(ok.framesWritten === 16000, 'the pool decodes normally after the broken inputs');
@@ -224,13 +236,21 @@ async function withClip<T>(pool: DecodePool, bytes: number, body: (ptr: number, 
 
 /** Red, green and blue seconds (H.264 MP4 and VP9 WebM) sampled by time, index and rate land in the right slots. */
 export async function solidColourClips(pool: DecodePool, load: FixtureLoader): Promise<void> {
-  const w = 32, h = 24, slot = w * h * 3;
-  for (const [file, codec, format] of [['rgb.h264.mp4', 'h264', 'mp4'], ['rgb.vp9.webm', 'vp9', 'matroska']] as const) {
+  const w = 32,
+    h = 24,
+    slot = w * h * 3;
+  for (const [file, codec, format] of [
+    ['rgb.h264.mp4', 'h264', 'mp4'],
+    ['rgb.vp9.webm', 'vp9', 'matroska'],
+  ] as const) {
     const bytes = await load(file);
     await withClip(pool, 8 * slot, async (ptr, view) => {
       const colourOf = (i: number): number[] => meanColour(view().slice(i * slot, (i + 1) * slot));
       const near = (got: number[], want: number[], what: string): void =>
-        check(got.every((v, c) => Math.abs(v - want[c]!) <= 6), `${file} ${what}: colour ${got.map((v) => v.toFixed(0))}, expected ${want}`);
+        check(
+          got.every((v, c) => Math.abs(v - want[c]!) <= 6),
+          `${file} ${what}: colour ${got.map((v) => v.toFixed(0))}, expected ${want}`,
+        );
 
       const byTime = await pool.decodeVideo(bytes, ptr, { width: w, height: h, fit: 'stretch', frames: { times: [2.5, 0.5, 1.5] } });
       check(byTime.codec === codec && byTime.format === format, `${file}: ${byTime.format}/${byTime.codec}`);
@@ -252,11 +272,19 @@ export async function solidColourClips(pool: DecodePool, load: FixtureLoader): P
       view().fill(77);
       const byRate = await pool.decodeVideo(bytes, ptr, { width: w, height: h, fit: 'stretch', frames: { fps: 2, count: 8 } });
       check(byRate.framesWritten === 6, `${file}: ${byRate.framesWritten} frames at 2 fps of a 3 s video, expected 6`);
-      check([...byRate.timestamps].map((t) => (Number.isNaN(t) ? 'x' : String(t))).join() === '0,0.5,1,1.5,2,2.5,x,x', `${file}: rate timestamps ${[...byRate.timestamps]}`);
+      check(
+        [...byRate.timestamps].map((t) => (Number.isNaN(t) ? 'x' : String(t))).join() === '0,0.5,1,1.5,2,2.5,x,x',
+        `${file}: rate timestamps ${[...byRate.timestamps]}`,
+      );
       [RED, RED, GREEN, GREEN, BLUE, BLUE].forEach((want, i) => {
-    near(colourOf(i), want, `2 fps slot ${i}`);
-  });
-      check(view().subarray(6 * slot, 8 * slot).every((v) => v === 0), `${file}: slots past the end are not zeroed`);
+        near(colourOf(i), want, `2 fps slot ${i}`);
+      });
+      check(
+        view()
+          .subarray(6 * slot, 8 * slot)
+          .every((v) => v === 0),
+        `${file}: slots past the end are not zeroed`,
+      );
     });
   }
 }
@@ -267,16 +295,29 @@ export async function solidColourClips(pool: DecodePool, load: FixtureLoader): P
  * are byte-identical to those by index; contain-fit pads with padValue.
  */
 export async function movingPatternClips(pool: DecodePool, load: FixtureLoader): Promise<void> {
-  const w = 40, h = 30, slot = w * h * 3;
-  for (const [file, codec] of [['testsrc.h264.mp4', 'h264'], ['testsrc.vp9.webm', 'vp9'], ['testsrc.h264.mkv', 'h264']] as const) {
+  const w = 40,
+    h = 30,
+    slot = w * h * 3;
+  for (const [file, codec] of [
+    ['testsrc.h264.mp4', 'h264'],
+    ['testsrc.vp9.webm', 'vp9'],
+    ['testsrc.h264.mkv', 'h264'],
+  ] as const) {
     const bytes = await load(file);
     await withClip(pool, 20 * slot, async (ptr, view) => {
       const all = await pool.decodeVideo(bytes, ptr, { width: w, height: h, frames: { indices: Array.from({ length: 20 }, (_, i) => i) } });
       check(all.codec === codec, `${file}: codec ${all.codec}`);
       check(all.framesWritten === 20, `${file}: ${all.framesWritten} of 20 frames`);
-      check(all.timestamps.every((t, i) => Math.abs(t - i / 10) < 0.0015), `${file}: timestamps ${[...all.timestamps]}`);
+      check(
+        all.timestamps.every((t, i) => Math.abs(t - i / 10) < 0.0015),
+        `${file}: timestamps ${[...all.timestamps]}`,
+      );
       const frames = Array.from({ length: 20 }, (_, i) => view().slice(i * slot, (i + 1) * slot));
-      for (let i = 1; i < 20; i++) check(frames[i]!.some((v, k) => v !== frames[i - 1]![k]), `${file}: frames ${i - 1} and ${i} are identical`);
+      for (let i = 1; i < 20; i++)
+        check(
+          frames[i]!.some((v, k) => v !== frames[i - 1]![k]),
+          `${file}: frames ${i - 1} and ${i} are identical`,
+        );
 
       const picks = [1.7, 0.3, 1.0];
       const byTime = await pool.decodeVideo(bytes, ptr, { width: w, height: h, frames: { times: picks } });
@@ -285,13 +326,19 @@ export async function movingPatternClips(pool: DecodePool, load: FixtureLoader):
         check(Math.abs((byTime.timestamps[i] ?? -1) - t) < 0.0015, `${file}: time ${t} got pts ${byTime.timestamps[i]}`);
         const got = view().subarray(i * slot, (i + 1) * slot);
         const want = frames[Math.round(t * 10)]!;
-        check(got.every((v, k) => v === want[k]), `${file}: frame at ${t} s differs from frame ${Math.round(t * 10)} by index`);
+        check(
+          got.every((v, k) => v === want[k]),
+          `${file}: frame at ${t} s differs from frame ${Math.round(t * 10)} by index`,
+        );
       });
 
       const padded = await pool.decodeVideo(bytes, ptr, { width: w, height: 2 * h, fit: 'contain', padValue: 9, frames: { indices: [0] } });
       check(padded.framesWritten === 1, `${file}: contain-fit frame`);
       const rows = view().subarray(0, w * 3 * 2 * h);
-      check(rows.subarray(0, w * 3 * 10).every((v) => v === 9), `${file}: contain padding is not padValue`);
+      check(
+        rows.subarray(0, w * 3 * 10).every((v) => v === 9),
+        `${file}: contain padding is not padValue`,
+      );
     });
   }
 }
@@ -302,16 +349,32 @@ export async function brokenVideoGetsTypedErrors(pool: DecodePool, load: Fixture
   const mp4 = await load('testsrc.h264.mp4');
   await withClip(pool, 2 * 16 * 16 * 3, async (ptr) => {
     await expectCode(pool.decodeVideo(new Uint8Array(0), ptr, opts), ['empty'], 'empty input');
-    await expectCode(pool.decodeVideo(Uint8Array.from({ length: 5000 }, (_, i) => (i * 31) & 255), ptr, opts), ['unknown-format'], 'garbage');
+    await expectCode(
+      pool.decodeVideo(
+        Uint8Array.from({ length: 5000 }, (_, i) => (i * 31) & 255),
+        ptr,
+        opts,
+      ),
+      ['unknown-format'],
+      'garbage',
+    );
     await expectCode(pool.decodeVideo(sineWav({ sampleRate: 8000, seconds: 0.1 }), ptr, opts), ['unknown-format'], 'audio-only file');
     await expectCode(pool.decodeVideo(mp4, ptr, { ...opts, maxPixels: 160 * 120 - 1 }), ['too-large'], 'over maxPixels');
     await expectCode(pool.decodeVideo(mp4, ptr, { ...opts, maxDurationSeconds: 1 }), ['too-large'], 'over maxDurationSeconds');
     await expectCode(pool.decodeVideo(mp4, ptr, { ...opts, frames: { indices: [-1] } }), ['bad-request'], 'negative index');
     await expectCode(pool.decodeVideo(mp4, ptr, { ...opts, frames: { fps: 0, count: 2 } }), ['bad-request'], 'zero fps');
-    await expectCode(pool.decodeVideo(mp4, ptr, { ...opts, crop: { x: 150, y: 0, width: 40, height: 10 } }), ['bad-request'], 'crop outside the frame');
+    await expectCode(
+      pool.decodeVideo(mp4, ptr, { ...opts, crop: { x: 150, y: 0, width: 40, height: 10 } }),
+      ['bad-request'],
+      'crop outside the frame',
+    );
     for (const file of ['testsrc.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv']) {
       const bytes = await load(file);
-      await expectCode(pool.decodeVideo(bytes.subarray(0, Math.floor(bytes.length * 0.5)), ptr, { ...opts, frames: { indices: [18] } }), ['truncated', 'corrupt'], `${file} cut in half`);
+      await expectCode(
+        pool.decodeVideo(bytes.subarray(0, Math.floor(bytes.length * 0.5)), ptr, { ...opts, frames: { indices: [18] } }),
+        ['truncated', 'corrupt'],
+        `${file} cut in half`,
+      );
       // Frames 0 and 10 of a 2 s clip cannot fit in 1000 bytes: those cuts must fail; at 80% either is fine.
       for (const cut of [1, 12, 100, 1000, Math.floor(bytes.length * 0.8)]) {
         const decoded = await pool.decodeVideo(bytes.subarray(0, cut), ptr, opts).then(
@@ -322,7 +385,9 @@ export async function brokenVideoGetsTypedErrors(pool: DecodePool, load: Fixture
       }
       const flipped = bytes.slice();
       for (let i = 32; i < flipped.length; i += 61) flipped[i] = (flipped[i] ?? 0) ^ 0xa5;
-      await pool.decodeVideo(flipped, ptr, opts).catch((e: unknown) => check(e instanceof DecodeError, `${file} with flipped bytes: ${String(e)}`));
+      await pool
+        .decodeVideo(flipped, ptr, opts)
+        .catch((e: unknown) => check(e instanceof DecodeError, `${file} with flipped bytes: ${String(e)}`));
     }
     const ok = await pool.decodeVideo(mp4, ptr, opts);
     check(ok.framesWritten === 2, 'the pool decodes video normally after the broken inputs');

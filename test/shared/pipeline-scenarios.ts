@@ -26,7 +26,11 @@ export async function orderedWithConcurrency(): Promise<void> {
     .addSource(range(200))
     .pipe(async (x: number, { signal }) => (await sleep((x * 7) % 5, signal), x * 2), { concurrency: 8 })
     .build();
-  assertEqual(await collect(p), range(200).map((x) => x * 2), 'input order kept at concurrency 8');
+  assertEqual(
+    await collect(p),
+    range(200).map((x) => x * 2),
+    'input order kept at concurrency 8',
+  );
   assert(!p.running, 'not running after the end');
 }
 
@@ -36,19 +40,29 @@ export async function completionOrderDeliversAll(): Promise<void> {
     .pipe(async (x: number, { signal }) => (await sleep(x % 3, signal), x), { concurrency: 8, ordered: 'completion' })
     .build();
   const out = await collect(p);
-  assertEqual([...out].sort((a, b) => a - b), range(100), 'every item once');
+  assertEqual(
+    [...out].sort((a, b) => a - b),
+    range(100),
+    'every item once',
+  );
 }
 
 export async function generatorsFilterAndReshape(): Promise<void> {
   const p = new PipelineBuilder()
     .addSource(range(10))
     .pipe((x: number) => (x % 5 === 0 ? FILTERED : x), { name: 'drop5' })
-    .pipe(function* (x: number) {
-      for (let i = 0; i < x % 3; i++) yield x * 10 + i;
-    }, { name: 'fanout', concurrency: 3 })
-    .pipe(async function* (x: number) {
-      yield x;
-    }, { name: 'agen', concurrency: 2, ordered: 'completion' })
+    .pipe(
+      function* (x: number) {
+        for (let i = 0; i < x % 3; i++) yield x * 10 + i;
+      },
+      { name: 'fanout', concurrency: 3 },
+    )
+    .pipe(
+      async function* (x: number) {
+        yield x;
+      },
+      { name: 'agen', concurrency: 2, ordered: 'completion' },
+    )
     .aggregate(4, { dropLast: true })
     .disaggregate()
     .build();
@@ -91,10 +105,13 @@ export async function epochsAndCustomAggregator(): Promise<void> {
 export async function failureBudgetStops(): Promise<void> {
   const p = new PipelineBuilder()
     .addSource(range(1000))
-    .pipe((x: number) => {
-      if (x % 10 === 3) throw new Error(`bad ${x}`);
-      return x;
-    }, { name: 'parse', failures: { maxFailures: 4 } })
+    .pipe(
+      (x: number) => {
+        if (x % 10 === 3) throw new Error(`bad ${x}`);
+        return x;
+      },
+      { name: 'parse', failures: { maxFailures: 4 } },
+    )
     .build();
   const got: number[] = [];
   const err = await assertRejects(
@@ -228,17 +245,28 @@ export async function workerExecutor(): Promise<void> {
     .pipe<{ sum: number; out: Float32Array; inputLength: number }>(workerTask(workerModule, 'sumBytes'), { concurrency: 3 })
     .build();
   const out = await collect(p);
-  assertEqual(out.map((r) => r.sum), [0, 1000, 2000, 3000, 4000, 5000], 'results in order');
+  assertEqual(
+    out.map((r) => r.sum),
+    [0, 1000, 2000, 3000, 4000, 5000],
+    'results in order',
+  );
   assert(out[5]!.out instanceof Float32Array && out[5]!.out[0] === 5000, 'typed array came back');
   assertEqual(bytes[0]!.byteLength, 0, 'input buffer was transferred, not copied');
 
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'double'), 2);
   const q = new PipelineBuilder()
     .addSource([1, 13, 3, 4])
-    .pipe<number>(customTask('double', () => pool), { concurrency: 2 })
+    .pipe<number>(
+      customTask('double', () => pool),
+      { concurrency: 2 },
+    )
     .build();
   assertEqual(await collect(q), [2, 6, 8], 'failed item not delivered');
-  assertEqual(q.failures().map((f) => [f.stage, f.input, (f.error as Error).message]), [['double', '13', 'unlucky 13']], 'reported');
+  assertEqual(
+    q.failures().map((f) => [f.stage, f.input, (f.error as Error).message]),
+    [['double', '13', 'unlucky 13']],
+    'reported',
+  );
   assertEqual(pool.workers, 0, 'workers terminated at the end');
 
   const bad = new PipelineBuilder().addSource([1, 2]).pipe(workerTask(workerModule, 'nope')).build();
@@ -248,7 +276,13 @@ export async function workerExecutor(): Promise<void> {
 
 export async function workerStopMidRun(): Promise<void> {
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'spin'), 2);
-  const p = new PipelineBuilder().addSource(range(100).map(() => 30)).pipe(customTask('spin', () => pool), { concurrency: 2 }).build();
+  const p = new PipelineBuilder()
+    .addSource(range(100).map(() => 30))
+    .pipe(
+      customTask('spin', () => pool),
+      { concurrency: 2 },
+    )
+    .build();
   await p.next();
   await p.stop();
   assertEqual([pool.workers, p.running], [0, false], 'stop terminates workers');
@@ -286,7 +320,11 @@ export async function generatorOutputsSurviveItsFailure(): Promise<void> {
     const out = await collect(p);
     const sorted = ordered === 'input' ? out : [...out].sort((a, b) => a - b);
     assertEqual(sorted, [0, 10, 20, 30, 40, 50], `outputs yielded before a throw are delivered (${ordered})`);
-    assertEqual(p.failures().map((f) => f.input), ['0', '3'], `the inputs are reported once as failed (${ordered})`);
+    assertEqual(
+      p.failures().map((f) => f.input),
+      ['0', '3'],
+      `the inputs are reported once as failed (${ordered})`,
+    );
     const gen = p.stats().stages.find((st) => st.name === 'gen')!;
     assertEqual([gen.in, gen.filtered, gen.failed, gen.out], [6, 0, 2, 6], `accounting (${ordered})`);
   }
@@ -297,10 +335,13 @@ export async function failureRecordsAreBounded(): Promise<void> {
   const streamed: string[] = [];
   const p = new PipelineBuilder()
     .addSource(range(300))
-    .pipe((x: number) => {
-      if (x % 3 === 0) throw new Error(`bad ${x}`);
-      return x;
-    }, { name: 'parse' })
+    .pipe(
+      (x: number) => {
+        if (x % 3 === 0) throw new Error(`bad ${x}`);
+        return x;
+      },
+      { name: 'parse' },
+    )
     .build({ keepFailures: 25, onFailure: (r) => streamed.push(r.input) });
   let delivered = 0;
   for await (const _ of p) delivered++;

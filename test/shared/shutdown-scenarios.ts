@@ -38,15 +38,21 @@ export async function stoppedItemsAreDisposed(seed = 7): Promise<void> {
     };
     const p = new PipelineBuilder<number>()
       .addSource(Array.from({ length: 200 }, (_, i) => i))
-      .pipe(async (i: number) => {
-        await new Promise((resolve) => setTimeout(resolve, (i * seed) % 3));
-        return make(i);
-      }, { concurrency: 4, ordered: run % 2 === 0 ? 'input' : 'completion' })
-      .pipe(async function* (item: Disposable & { i: number }): AsyncGenerator<Disposable & { i: number }> {
-        item[Symbol.dispose]();
-        yield make(item.i + 1000);
-        yield make(item.i + 2000);
-      }, { concurrency: 3 })
+      .pipe(
+        async (i: number) => {
+          await new Promise((resolve) => setTimeout(resolve, (i * seed) % 3));
+          return make(i);
+        },
+        { concurrency: 4, ordered: run % 2 === 0 ? 'input' : 'completion' },
+      )
+      .pipe(
+        async function* (item: Disposable & { i: number }): AsyncGenerator<Disposable & { i: number }> {
+          item[Symbol.dispose]();
+          yield make(item.i + 1000);
+          yield make(item.i + 2000);
+        },
+        { concurrency: 3 },
+      )
       .addSink(2)
       .build();
     const stopAfter = 5 + ((run * 37 + seed) % 60);

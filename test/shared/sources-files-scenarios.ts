@@ -32,7 +32,11 @@ const tree: Record<string, Uint8Array> = {
 /** A FileSystemDirectoryHandle-like view of `files` at folder `dir` ('' = the root). */
 function fakeHandle(files: Record<string, Uint8Array>, dir: string): DirectoryHandleLike {
   const prefix = dir === '' ? '' : `${dir}/`;
-  const names = new Set(Object.keys(files).filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length).split('/')[0]!));
+  const names = new Set(
+    Object.keys(files)
+      .filter((p) => p.startsWith(prefix))
+      .map((p) => p.slice(prefix.length).split('/')[0]!),
+  );
   return {
     kind: 'directory',
     name: dir.slice(dir.lastIndexOf('/') + 1),
@@ -52,7 +56,13 @@ function fakeEntry(files: Record<string, Uint8Array>, path: string): FileEntryLi
   const name = path.slice(path.lastIndexOf('/') + 1);
   const data = files[path];
   if (data) return { isFile: true, isDirectory: false, name, file: (ok) => ok(new File([data.slice()], name)) };
-  const below = [...new Set(Object.keys(files).filter((p) => p.startsWith(`${path}/`)).map((p) => `${path}/${p.slice(path.length + 1).split('/')[0]}`))];
+  const below = [
+    ...new Set(
+      Object.keys(files)
+        .filter((p) => p.startsWith(`${path}/`))
+        .map((p) => `${path}/${p.slice(path.length + 1).split('/')[0]}`),
+    ),
+  ];
   return {
     isFile: false,
     isDirectory: true,
@@ -79,7 +89,12 @@ export const fileScenarios: Record<string, () => Promise<void>> = {
     const chunks: Uint8Array[] = [];
     const writer = new TarWriter((chunk) => void chunks.push(chunk.slice()));
     const long = `${'d'.repeat(120)}/000000001.jpg`;
-    const members: Array<[string, Uint8Array]> = [['000000000.jpg', payload(1000, 1)], ['000000000.cls', new TextEncoder().encode('3')], [long, payload(512, 2)], ['empty.bin', new Uint8Array(0)]];
+    const members: Array<[string, Uint8Array]> = [
+      ['000000000.jpg', payload(1000, 1)],
+      ['000000000.cls', new TextEncoder().encode('3')],
+      [long, payload(512, 2)],
+      ['empty.bin', new Uint8Array(0)],
+    ];
     let predicted = TAR_END_BYTES;
     for (const [name, data] of members) {
       await writer.add(name, data);
@@ -91,7 +106,10 @@ export const fileScenarios: Record<string, () => Promise<void>> = {
     check(bytes.length === predicted && writer.bytesWritten === predicted, `size ${bytes.length} vs predicted ${predicted}`);
     const read = await collect(readTar(streamOf(bytes, 333)));
     check(read.map((m) => m.name).join('|') === members.map(([n]) => n).join('|'), read.map((m) => m.name).join('|'));
-    check(read.every((m, i) => bytesEqual(m.data, members[i]![1])), 'bytes round-trip');
+    check(
+      read.every((m, i) => bytesEqual(m.data, members[i]![1])),
+      'bytes round-trip',
+    );
     const samples = await collect(webDatasetSamples(streamOf(bytes)));
     check(samples.length === 3 && 'files' in samples[0]! && Object.keys(samples[0].files).sort().join() === 'cls,jpg', 'grouped by key');
     let refused = false;
@@ -120,7 +138,11 @@ export const fileScenarios: Record<string, () => Promise<void>> = {
     const rooted = Object.fromEntries(Object.entries(tree).map(([path, data]) => [`root/${path}`, data]));
     const one = await listDroppedItems([item(fakeEntry(rooted, 'root'))]);
     check(describe(one) === expected, `one folder: ${describe(one)}`);
-    const several = await listDroppedItems([item(fakeEntry(tree, 'cat')), item(fakeEntry(tree, 'dog')), item(fakeEntry(tree, 'loose.jpg'))]);
+    const several = await listDroppedItems([
+      item(fakeEntry(tree, 'cat')),
+      item(fakeEntry(tree, 'dog')),
+      item(fakeEntry(tree, 'loose.jpg')),
+    ]);
     check(describe(several) === expected, `several: ${describe(several)}`);
   },
 };

@@ -77,7 +77,8 @@ async function withFaultyServer(serve: Serve, body: (url: string, server: Faulty
 }
 
 const keysOf = (items: Array<{ key: string; error?: unknown }>) => items.map((i) => (i.error ? `!${i.key}` : i.key));
-const sampleKeys = (shard: number, count: number) => Array.from({ length: count }, (_, i) => `s${String(shard).padStart(3, '0')}-${String(i).padStart(4, '0')}`);
+const sampleKeys = (shard: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `s${String(shard).padStart(3, '0')}-${String(i).padStart(4, '0')}`);
 
 export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>): Record<string, () => Promise<void>> => ({
   async 'shards over HTTP: 500s, drops, slow and cut bodies are retried; what cannot recover is reported, nothing lost silently'() {
@@ -89,7 +90,12 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
         server.faults.set(`/shard-${s}.tar`, plan);
         return `${url}/shard-${s}.tar`;
       });
-      const stream = new ShardStream(names, { seed: 1, bufferSize: 8, fetch: { retries: 3, backoffMs: 5, timeoutMs: 1500 }, reopenRetries: 2 });
+      const stream = new ShardStream(names, {
+        seed: 1,
+        bufferSize: 8,
+        fetch: { retries: 3, backoffMs: 5, timeoutMs: 1500 },
+        reopenRetries: 2,
+      });
       const items = await collect(stream);
       const delivered = items.filter((i) => !isShardFailure(i)).map((i) => i.key);
       const failures = items.filter(isShardFailure);
@@ -97,10 +103,16 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       // Shard 5 succeeds once, then every reopen is cut: its samples came whole on the first read.
       const expected = [0, 1, 2, 3, 5].flatMap((s) => sampleKeys(s, per)).sort();
       check(delivered.slice().sort().join() === expected.join(), `delivered ${delivered.length}, expected ${expected.length}`);
-      check(failures.length === 1 && failures[0]!.shard === names[4] && failures[0]!.stage === 'open', `one unrecoverable shard: ${failures.map((f) => `${f.shard}:${f.stage}`).join()}`);
+      check(
+        failures.length === 1 && failures[0]!.shard === names[4] && failures[0]!.stage === 'open',
+        `one unrecoverable shard: ${failures.map((f) => `${f.shard}:${f.stage}`).join()}`,
+      );
       const error = failures[0]!.error;
       check(error instanceof ShardError && error.samplesRead === 0 && /HTTP 500/.test(error.message), String(error));
-      check(server.requests.get('/shard-0.tar') === 3 && server.requests.get('/shard-1.tar') === 2 && server.requests.get('/shard-4.tar') === 4, `attempts ${JSON.stringify([...server.requests])}`);
+      check(
+        server.requests.get('/shard-0.tar') === 3 && server.requests.get('/shard-1.tar') === 2 && server.requests.get('/shard-4.tar') === 4,
+        `attempts ${JSON.stringify([...server.requests])}`,
+      );
     });
   },
 
@@ -111,8 +123,14 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       const items = await collect(new ShardStream([`${url}/cut.tar`], { fetch: { retries: 0 }, reopenRetries: 1 }));
       const delivered = items.filter((i) => !isShardFailure(i));
       const failure = items.find(isShardFailure);
-      check(failure?.stage === 'read' && failure.error instanceof ShardError && failure.error.samplesRead === delivered.length, `failure after ${delivered.length}: ${String(failure?.error)}`);
-      check(delivered.length > 0 && delivered.length < 20 && delivered.map((d) => d.key).join() === sampleKeys(0, delivered.length).join(), `a prefix, in order, once: ${delivered.map((d) => d.key).join()}`);
+      check(
+        failure?.stage === 'read' && failure.error instanceof ShardError && failure.error.samplesRead === delivered.length,
+        `failure after ${delivered.length}: ${String(failure?.error)}`,
+      );
+      check(
+        delivered.length > 0 && delivered.length < 20 && delivered.map((d) => d.key).join() === sampleKeys(0, delivered.length).join(),
+        `a prefix, in order, once: ${delivered.map((d) => d.key).join()}`,
+      );
       check(server.requests.get('/cut.tar') === 2, 'reopened once');
     });
   },
@@ -122,15 +140,18 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       server.delayMs = 20;
       const urls = Array.from({ length: 30 }, (_, i) => `${url}/f/${i}.bin`);
       urls.forEach((_, i) => {
-    if (i % 10 !== 3) server.files.set(`/f/${i}.bin`, payload(100 + i, i));
-  });
+        if (i % 10 !== 3) server.files.set(`/f/${i}.bin`, payload(100 + i, i));
+      });
       server.faults.set('/f/5.bin', ['500']);
       server.faults.set('/f/6.bin', ['drop', 'ok']);
       const results = await collect(loadUrls(urls, { concurrency: 4, fetch: { retries: 1, backoffMs: 5 } }));
       check(results.length === 30 && results.every((r, i) => r.key === urls[i]), 'every input once, in input order');
       check(server.maxInflight <= 4 && server.maxInflight >= 3, `max in flight ${server.maxInflight}`);
       const failed = results.filter(isLoadFailure).map((f) => `${f.key.slice(url.length)}:${f.stage}:${f.reason}`);
-      check(failed.join() === '/f/3.bin:fetch:HTTP 404,/f/5.bin:fetch:HTTP 500,/f/13.bin:fetch:HTTP 404,/f/23.bin:fetch:HTTP 404', failed.join());
+      check(
+        failed.join() === '/f/3.bin:fetch:HTTP 404,/f/5.bin:fetch:HTTP 500,/f/13.bin:fetch:HTTP 404,/f/23.bin:fetch:HTTP 404',
+        failed.join(),
+      );
       const six = results[6]!;
       check(!isLoadFailure(six) && bytesEqual(six.bytes, payload(106, 6)), 'a dropped connection is retried');
     });
@@ -140,15 +161,23 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     await withFaultyServer(serve, async (url, server) => {
       const urls = Array.from({ length: 12 }, (_, i) => `${url}/p/${i}.bin`);
       urls.forEach((_, i) => {
-    if (i !== 4 && i !== 9) server.files.set(`/p/${i}.bin`, payload(50, i));
-  });
+        if (i !== 4 && i !== 9) server.files.set(`/p/${i}.bin`, payload(50, i));
+      });
       server.faults.set('/p/2.bin', ['500', 'ok']);
-      const pipeline = new PipelineBuilder().addSource(urls).pipe(urlStage<string>({ fetch: { retries: 2, backoffMs: 5 } }), { name: 'fetch', concurrency: 3 }).build();
+      const pipeline = new PipelineBuilder()
+        .addSource(urls)
+        .pipe(urlStage<string>({ fetch: { retries: 2, backoffMs: 5 } }), { name: 'fetch', concurrency: 3 })
+        .build();
       const got: string[] = [];
       for await (const loaded of pipeline) got.push(loaded.key);
       const failures = pipeline.failures();
       check(got.length === 10 && failures.length === 2, `${got.length} delivered, ${failures.length} failed`);
-      check(failures.every((f) => f.stage === 'fetch' && /\/p\/(4|9)\.bin/.test(f.input) && (f.error as { reason?: string }).reason === 'HTTP 404'), JSON.stringify(failures.map((f) => [f.stage, f.input, String(f.error)])));
+      check(
+        failures.every(
+          (f) => f.stage === 'fetch' && /\/p\/(4|9)\.bin/.test(f.input) && (f.error as { reason?: string }).reason === 'HTTP 404',
+        ),
+        JSON.stringify(failures.map((f) => [f.stage, f.input, String(f.error)])),
+      );
       check(server.maxInflight <= 3, `in flight ${server.maxInflight}`);
     });
   },
@@ -157,18 +186,26 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     await withFaultyServer(serve, async (url, server) => {
       const urls = Array.from({ length: 12 }, (_, i) => `${url}/c/${i}.bin`);
       urls.forEach((_, i) => {
-    server.files.set(`/c/${i}.bin`, payload(1000, i));
-  });
+        server.files.set(`/c/${i}.bin`, payload(1000, i));
+      });
       const dir = await tempDir();
       const cache = await DirectoryCache.open(`${dir}/cache`, { maxBytes: 1 << 20 });
       const first = await collect(loadUrls(urls, { cache, concurrency: 3 }));
       const afterFirst = server.total;
       const second = await collect(loadUrls(urls, { cache, concurrency: 3 }));
       check(afterFirst === 12 && server.total - afterFirst === 0, `requests: ${afterFirst} then ${server.total - afterFirst}`);
-      check(second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)), 'same bytes, from the cache');
+      check(
+        second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
+        'same bytes, from the cache',
+      );
       const repeated = await DirectoryCache.open(`${dir}/repeated`, { maxBytes: 1 << 20 });
       const twice = await collect(loadUrls([urls[0]!, urls[0]!, urls[0]!], { cache: repeated, concurrency: 3 }));
-      check(twice.every((r) => !isLoadFailure(r)) && repeated.stats().entries === 1 && bytesEqual(await repeated.get(urls[0]!), payload(1000, 0)), 'a URL fetched three times at once is stored once, whole');
+      check(
+        twice.every((r) => !isLoadFailure(r)) &&
+          repeated.stats().entries === 1 &&
+          bytesEqual(await repeated.get(urls[0]!), payload(1000, 0)),
+        'a URL fetched three times at once is stored once, whole',
+      );
       const reopened = await DirectoryCache.open(`${dir}/cache`, { maxBytes: 1 << 20 });
       check(reopened.stats().entries === 12 && bytesEqual(await reopened.get(urls[3]!), payload(1000, 3)), 'entries persist on disk');
       // A bound of about five entries: the least recently used go first.
@@ -178,7 +215,10 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       await small.put(urls[5]!, payload(1000, 0));
       const stats = small.stats();
       check(stats.bytes <= 5 * 1100 && stats.evictions === 1, JSON.stringify(stats));
-      check((await small.get(urls[0]!)) !== undefined && (await small.get(urls[1]!)) === undefined, 'evicted the least recently used, kept the recently read');
+      check(
+        (await small.get(urls[0]!)) !== undefined && (await small.get(urls[1]!)) === undefined,
+        'evicted the least recently used, kept the recently read',
+      );
       check((await listDir(`${dir}/small`)).length === 5, 'evicted files are deleted');
     });
   },
@@ -196,12 +236,21 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       for await (const item of new ShardStream([names[3]!], options)) if (item) break;
       check(cache.stats().entries === 0, `abandoned shard not cached: ${JSON.stringify(cache.stats())}`);
       const first = keysOf(await collect(new ShardStream(names, options)));
-      check(server.requests.get('/k-2.tar') === 2 && cache.stats().entries === 4, `cut once, then cached: ${JSON.stringify(cache.stats())}`);
+      check(
+        server.requests.get('/k-2.tar') === 2 && cache.stats().entries === 4,
+        `cut once, then cached: ${JSON.stringify(cache.stats())}`,
+      );
       const before = server.total;
       const second = keysOf(await collect(new ShardStream(names, { ...options, epochs: 2 })));
       check(server.total === before, `${server.total - before} requests in later epochs`);
-      const all = [0, 1, 2, 3].flatMap((s) => sampleKeys(s, 10)).sort().join();
-      check(first.slice().sort().join() === all && second.slice(0, 40).join() === first.join() && second.slice(40).sort().join() === all, 'every sample, same order, from the cache');
+      const all = [0, 1, 2, 3]
+        .flatMap((s) => sampleKeys(s, 10))
+        .sort()
+        .join();
+      check(
+        first.slice().sort().join() === all && second.slice(0, 40).join() === first.join() && second.slice(40).sort().join() === all,
+        'every sample, same order, from the cache',
+      );
     });
   },
 
@@ -219,11 +268,24 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     }
     await writeFileAtomic(`${dir}/data/ant/readme.txt`, payload(10, 1));
     const lines: string[] = [];
-    const code = await runShards(new Map([['data', `${dir}/data`], ['out', `${dir}/shards`], ['shard-size', '4k']]), (line) => lines.push(line));
+    const code = await runShards(
+      new Map([
+        ['data', `${dir}/data`],
+        ['out', `${dir}/shards`],
+        ['shard-size', '4k'],
+      ]),
+      (line) => lines.push(line),
+    );
     check(code === 0, `exit ${code}: ${lines.join('\n')}`);
     const manifest = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/shards/shards.json`))) as ShardManifest;
-    check(manifest.samples === 27 && manifest.classes.join() === 'ant,bee,cow' && manifest.shards.length > 3, JSON.stringify(manifest).slice(0, 200));
-    check(manifest.shards.every((s) => s.bytes <= 4096), `sizes ${manifest.shards.map((s) => s.bytes)}`);
+    check(
+      manifest.samples === 27 && manifest.classes.join() === 'ant,bee,cow' && manifest.shards.length > 3,
+      JSON.stringify(manifest).slice(0, 200),
+    );
+    check(
+      manifest.shards.every((s) => s.bytes <= 4096),
+      `sizes ${manifest.shards.map((s) => s.bytes)}`,
+    );
     const paths = manifest.shards.map((s) => `${dir}/shards/${s.name}`);
     const items = await collect(new ShardStream(paths, { seed: 2, bufferSize: 6 }));
     const seen = items.map((item) => {
@@ -237,6 +299,9 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     check((await runShards(new Map([['out', dir]]), () => undefined)) === 2, 'missing --data is a usage error');
     const files = await collect(loadFiles([`${dir}/data/ant/0.jpg`, `${dir}/data/ant/missing.jpg`]));
     const missing = files[1]!;
-    check(!isLoadFailure(files[0]!) && isLoadFailure(missing) && missing.stage === 'read' && /ENOENT|NotFound/.test(missing.reason), `local list: ${isLoadFailure(missing) ? missing.reason : 'ok'}`);
+    check(
+      !isLoadFailure(files[0]!) && isLoadFailure(missing) && missing.stage === 'read' && /ENOENT|NotFound/.test(missing.reason),
+      `local list: ${isLoadFailure(missing) ? missing.reason : 'ok'}`,
+    );
   },
 });

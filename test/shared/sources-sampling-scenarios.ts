@@ -22,8 +22,18 @@ import { collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpe
 
 /** Deterministic (world, size, seed) combos, including the edge cases: empty, fewer items than ranks. */
 export function combos(count: number, salt = 0): Array<{ world: number; size: number; seed: number }> {
-  const fixed = [{ world: 1, size: 0, seed: 1 }, { world: 3, size: 0, seed: 2 }, { world: 8, size: 3, seed: 3 }, { world: 4, size: 4, seed: 4 }, { world: 7, size: 1, seed: 5 }];
-  const drawn = Array.from({ length: count }, (_, i) => ({ world: 1 + (hash3(salt, i, 1) % 16), size: hash3(salt, i, 2) % 300, seed: hash3(salt, i, 3) }));
+  const fixed = [
+    { world: 1, size: 0, seed: 1 },
+    { world: 3, size: 0, seed: 2 },
+    { world: 8, size: 3, seed: 3 },
+    { world: 4, size: 4, seed: 4 },
+    { world: 7, size: 1, seed: 5 },
+  ];
+  const drawn = Array.from({ length: count }, (_, i) => ({
+    world: 1 + (hash3(salt, i, 1) % 16),
+    size: hash3(salt, i, 2) % 300,
+    seed: hash3(salt, i, 3),
+  }));
   return [...fixed, ...drawn];
 }
 
@@ -85,7 +95,10 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
         check(pad.every((r) => r.length === padLength) && new Set(pad.flat()).size === size, `pad: world ${world} size ${size}`);
         const drop = epochByRank(size, world, seed, epoch, 'drop');
         const dropped = drop.flat();
-        check(drop.every((r) => r.length === Math.floor(size / world)) && new Set(dropped).size === dropped.length, `drop: world ${world} size ${size}`);
+        check(
+          drop.every((r) => r.length === Math.floor(size / world)) && new Set(dropped).size === dropped.length,
+          `drop: world ${world} size ${size}`,
+        );
       }
     }
   },
@@ -95,7 +108,10 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     const a = [...new DistributedSampler({ size: 500, seed: 42, epochs: 3 })];
     const b = [...new DistributedSampler({ size: 500, seed: 42, epochs: 3 })];
     check(a.join() === b.join(), 'same seed, same order');
-    check(a.slice(0, 500).join() === shuffledEpoch(items, 42, 0).join() && a.slice(1000).join() === shuffledEpoch(items, 42, 2).join(), 'matches shuffledEpoch');
+    check(
+      a.slice(0, 500).join() === shuffledEpoch(items, 42, 0).join() && a.slice(1000).join() === shuffledEpoch(items, 42, 2).join(),
+      'matches shuffledEpoch',
+    );
     check(a.slice(0, 500).join() !== a.slice(500, 1000).join(), 'epochs differ');
     check(a.join() !== [...new DistributedSampler({ size: 500, seed: 43, epochs: 3 })].join(), 'seeds differ');
     check([...new DistributedSampler({ size: 5, shuffle: false })].join() === '0,1,2,3,4', 'shuffle off keeps order');
@@ -106,10 +122,19 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
       const workers = 1 + (size % 4);
       const shards = Array.from({ length: size % 50 }, (_, i) => `shard-${i}`);
       const seen = [];
-      for (let rank = 0; rank < world; rank++) for (let w = 0; w < workers; w++) seen.push(...partitionList(shards, resolvePartition({ rank, worldSize: world, workerId: w, numWorkers: workers })));
-      check(seen.length === shards.length && new Set(seen).size === shards.length, `world ${world} × ${workers} workers over ${shards.length} shards`);
+      for (let rank = 0; rank < world; rank++)
+        for (let w = 0; w < workers; w++)
+          seen.push(...partitionList(shards, resolvePartition({ rank, worldSize: world, workerId: w, numWorkers: workers })));
+      check(
+        seen.length === shards.length && new Set(seen).size === shards.length,
+        `world ${world} × ${workers} workers over ${shards.length} shards`,
+      );
     }
-    for (const bad of [{ rank: 2, worldSize: 2 }, { rank: 0, worldSize: 0 }, { rank: 0, worldSize: 1, workerId: 1, numWorkers: 1 }]) {
+    for (const bad of [
+      { rank: 2, worldSize: 2 },
+      { rank: 0, worldSize: 0 },
+      { rank: 0, worldSize: 1, workerId: 1, numWorkers: 1 },
+    ]) {
       let threw = false;
       try {
         resolvePartition(bad);
@@ -131,7 +156,10 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
       for (let i = 0; i < stopAt; i++) head.push(first.next().value as number);
       const saved = JSON.parse(JSON.stringify(first.state()));
       const rest = [...DistributedSampler.fromState(saved)];
-      check([...head, ...rest].join() === whole.join(), `world ${world} size ${size} seed ${seed} stop ${stopAt}: ${head.length}+${rest.length} vs ${whole.length}`);
+      check(
+        [...head, ...rest].join() === whole.join(),
+        `world ${world} size ${size} seed ${seed} stop ${stopAt}: ${head.length}+${rest.length} vs ${whole.length}`,
+      );
       // state(step) names the same position for a consumer that lags its prefetching source.
       const lagging = DistributedSampler.fromState(new DistributedSampler(options).state(stopAt));
       check([...lagging].join() === rest.join(), 'state(step) equals the live state');
@@ -140,18 +168,33 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
 
   async 'shard stream: shuffle buffer and shard order are seeded; ranks and workers get every sample once'() {
     const { names, open } = memoryShards(7, 9);
-    const everything = names.flatMap((_, s) => Array.from({ length: 9 }, (_, i) => `s${String(s).padStart(3, '0')}-${String(i).padStart(4, '0')}`)).sort();
+    const everything = names
+      .flatMap((_, s) => Array.from({ length: 9 }, (_, i) => `s${String(s).padStart(3, '0')}-${String(i).padStart(4, '0')}`))
+      .sort();
     const options: ShardStreamOptions = { open, seed: 5, bufferSize: 10, epochs: 2 };
     const a = keysOf(await collect(new ShardStream(names, options)));
     const b = keysOf(await collect(new ShardStream(names, options)));
     check(a.join() === b.join(), 'same seed, same order');
-    check(a.slice(0, 63).sort().join() === everything.join() && a.slice(63).sort().join() === everything.join(), 'each epoch is every sample once');
+    check(
+      a.slice(0, 63).sort().join() === everything.join() && a.slice(63).sort().join() === everything.join(),
+      'each epoch is every sample once',
+    );
     check(a.slice(0, 63).join() !== a.slice(63).join(), 'epochs differ');
     const plain = keysOf(await collect(new ShardStream(names, { open, shuffleShards: false })));
     check(plain.join() === everything.join(), 'no shuffle: shard order, sample order');
-    for (const [world, workers] of [[2, 1], [3, 2], [4, 3]] as const) {
+    for (const [world, workers] of [
+      [2, 1],
+      [3, 2],
+      [4, 3],
+    ] as const) {
       const all: string[] = [];
-      for (let rank = 0; rank < world; rank++) for (let w = 0; w < workers; w++) all.push(...keysOf(await collect(new ShardStream(names, { ...options, epochs: 1, rank, worldSize: world, workerId: w, numWorkers: workers }))));
+      for (let rank = 0; rank < world; rank++)
+        for (let w = 0; w < workers; w++)
+          all.push(
+            ...keysOf(
+              await collect(new ShardStream(names, { ...options, epochs: 1, rank, worldSize: world, workerId: w, numWorkers: workers })),
+            ),
+          );
       check(all.sort().join() === everything.join(), `world ${world} × ${workers}: ${all.length} samples`);
     }
   },
@@ -165,7 +208,10 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
       const head = await runUntil(new ShardStream(names, options), stopAt);
       opens.clear();
       const rest = (await runUntil(ShardStream.fromState(names, head.state, options))).keys;
-      check([...head.keys, ...rest].join() === whole.join(), `seed ${seed} stop ${stopAt}/${whole.length}: ${[...head.keys, ...rest].length}`);
+      check(
+        [...head.keys, ...rest].join() === whole.join(),
+        `seed ${seed} stop ${stopAt}/${whole.length}: ${[...head.keys, ...rest].length}`,
+      );
       // Restoring re-reads at most the shards the buffer spans, not the epoch's finished shards.
       const reopened = [...opens.values()].reduce((n, v) => n + v, 0);
       const { epoch, shard, buffer } = head.state;
@@ -190,7 +236,11 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     const options: ShardStreamOptions = { open, seed: 9, bufferSize: 4 };
     const whole = (await runUntil(new ShardStream(names, options))).keys;
     const stream = new ShardStream(names, options);
-    const pipeline = new PipelineBuilder().addSource(stream).pipe(async (item: ShardItem) => item, { concurrency: 4 }).addSink(8).build();
+    const pipeline = new PipelineBuilder()
+      .addSource(stream)
+      .pipe(async (item: ShardItem) => item, { concurrency: 4 })
+      .addSink(8)
+      .build();
     const seen: string[] = [];
     let saved: ReturnType<ShardStream['stateAt']> | undefined;
     for await (const item of pipeline) {
@@ -237,7 +287,9 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
 
   async 'worker streams merged in one pipeline read every sample once'() {
     const { names, open } = memoryShards(9, 5);
-    const streams = [0, 1, 2].map((workerId) => new PipelineBuilder().addSource(new ShardStream(names, { open, seed: 1, bufferSize: 3, workerId, numWorkers: 3 })));
+    const streams = [0, 1, 2].map((workerId) =>
+      new PipelineBuilder().addSource(new ShardStream(names, { open, seed: 1, bufferSize: 3, workerId, numWorkers: 3 })),
+    );
     const keys: string[] = [];
     for await (const item of new PipelineBuilder().addSource(Pipeline.merge(streams)).build()) keys.push((item as ShardItem).key);
     check(keys.length === 45 && new Set(keys).size === 45, `${keys.length} items, ${new Set(keys).size} distinct`);
@@ -252,7 +304,12 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     check(failure?.stage === 'sample' && failure.error.message.includes('mem://bad.tar'), 'failure names stage and shard');
     // Failures are items too: resuming after one, or after a lost shard, does not report it again.
     const shards = memoryShards(2, 3);
-    const withLost: ShardOpener = (name, signal) => (name === 'mem://bad.tar' ? open(name, signal) : name === 'mem://gone.tar' ? Promise.reject(new Error('gone')) : shards.open(name, signal));
+    const withLost: ShardOpener = (name, signal) =>
+      name === 'mem://bad.tar'
+        ? open(name, signal)
+        : name === 'mem://gone.tar'
+          ? Promise.reject(new Error('gone'))
+          : shards.open(name, signal);
     const list = ['mem://bad.tar', 'mem://gone.tar', ...shards.names];
     const lossy: ShardStreamOptions = { open: withLost, shuffleShards: false, bufferSize: 2 };
     const whole = (await runUntil(new ShardStream(list, lossy))).keys;
@@ -266,17 +323,33 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
 
   async 'weighted mixing: seeded, weights exact in expectation, stop / drop / cycle'() {
     const counter = (tag: string, n: number) => () => Array.from({ length: n }, (_, i) => `${tag}${i}`);
-    const inputs = [{ source: counter('a', 10), weight: 1 }, { source: counter('b', 10), weight: 2 }, { source: counter('c', 10), weight: 7 }];
+    const inputs = [
+      { source: counter('a', 10), weight: 1 },
+      { source: counter('b', 10), weight: 2 },
+      { source: counter('c', 10), weight: 7 },
+    ];
     const draws = await collect(mixSources(inputs, { seed: 3, exhausted: 'cycle', limit: 20_000 }));
     const share = [0, 1, 2].map((i) => draws.filter((d) => d.input === i).length / draws.length);
-    check(Math.abs(share[0]! - 0.1) < 0.01 && Math.abs(share[1]! - 0.2) < 0.015 && Math.abs(share[2]! - 0.7) < 0.015, `shares ${share.map((s) => s.toFixed(3))}`);
+    check(
+      Math.abs(share[0]! - 0.1) < 0.01 && Math.abs(share[1]! - 0.2) < 0.015 && Math.abs(share[2]! - 0.7) < 0.015,
+      `shares ${share.map((s) => s.toFixed(3))}`,
+    );
     const again = await collect(mixSources(inputs, { seed: 3, exhausted: 'cycle', limit: 20_000 }));
     check(again.map((d) => d.value).join() === draws.map((d) => d.value).join(), 'same seed, same mix');
     const stopped = await collect(mixSources(inputs, { seed: 3, exhausted: 'stop' }));
-    check(stopped.filter((d) => d.input === 2).length === 10 && stopped.length < 30, `stop ends at the first exhausted input (${stopped.length})`);
+    check(
+      stopped.filter((d) => d.input === 2).length === 10 && stopped.length < 30,
+      `stop ends at the first exhausted input (${stopped.length})`,
+    );
     const dropped = await collect(mixSources(inputs, { seed: 3, exhausted: 'drop' }));
     check(dropped.length === 30 && new Set(dropped.map((d) => d.value)).size === 30, 'drop delivers every item of every input once');
-    const asyncInput = { source: (async function* () { yield 'x'; yield 'y'; })(), weight: 1 };
+    const asyncInput = {
+      source: (async function* () {
+        yield 'x';
+        yield 'y';
+      })(),
+      weight: 1,
+    };
     check((await collect(mixSources([asyncInput], {}))).map((d) => d.value).join() === 'x,y', 'async inputs');
   },
 };

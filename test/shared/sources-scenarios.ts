@@ -1,6 +1,17 @@
 // Scenario bodies for tar shards, WebDataset samples and HTTP fetching, shared by the Node and Deno
 // tiers. HTTP scenarios take a `serve` function so each runtime can start its own 127.0.0.1 server.
-import { fetchBytes, FetchError, fetchStream, isLoadFailure, isSampleFailure, loadUrl, readTar, SourceError, webDatasetSamples, type WebDatasetItem } from '../../src/sources/index.ts';
+import {
+  fetchBytes,
+  FetchError,
+  fetchStream,
+  isLoadFailure,
+  isSampleFailure,
+  loadUrl,
+  readTar,
+  SourceError,
+  webDatasetSamples,
+  type WebDatasetItem,
+} from '../../src/sources/index.ts';
 import { check, rejectsWith } from './assert.ts';
 import { bytesEqual, collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
 
@@ -10,25 +21,42 @@ const sampleEntries = (count: number, first = 0): TarEntry[] =>
     { name: `${String(first + i).padStart(6, '0')}.cls`, data: String((first + i) % 10) },
   ]).flat();
 
-const summary = (items: WebDatasetItem[]) => items.map((item) => (isSampleFailure(item) ? `${item.key}!${item.error.reason}` : `${item.key}:${Object.keys(item.files).sort().join(',')}`)).join(' ');
+const summary = (items: WebDatasetItem[]) =>
+  items
+    .map((item) => (isSampleFailure(item) ? `${item.key}!${item.error.reason}` : `${item.key}:${Object.keys(item.files).sort().join(',')}`))
+    .join(' ');
 
 export const scenarios: Record<string, () => Promise<void>> = {
   async 'tar round trip: files, long names, directories, any chunking'() {
     const longName = `deep/${'n'.repeat(140)}/000001.jpg`;
-    const entries: TarEntry[] = [{ name: 'dir/', type: '5' }, { name: 'dir/a.txt', data: 'hello' }, { name: 'empty.bin', data: new Uint8Array(0) }, { name: longName, data: payload(5000, 1) }, { name: 'block.bin', data: payload(512, 2) }];
+    const entries: TarEntry[] = [
+      { name: 'dir/', type: '5' },
+      { name: 'dir/a.txt', data: 'hello' },
+      { name: 'empty.bin', data: new Uint8Array(0) },
+      { name: longName, data: payload(5000, 1) },
+      { name: 'block.bin', data: payload(512, 2) },
+    ];
     const shard = writeTar(entries);
     for (const chunk of [1, 7, 512, 100_000]) {
       const members = await collect(readTar(streamOf(shard, chunk)));
-      check(members.map((m) => m.name).join('|') === entries.map((e) => e.name).join('|'), `names at chunk ${chunk}: ${members.map((m) => m.name).join('|')}`);
+      check(
+        members.map((m) => m.name).join('|') === entries.map((e) => e.name).join('|'),
+        `names at chunk ${chunk}: ${members.map((m) => m.name).join('|')}`,
+      );
       check(members[0]?.type === 'directory' && members[0].data === undefined, 'directory member');
       check(new TextDecoder().decode(members[1]?.data) === 'hello', 'small file bytes');
       check(members[2]?.data?.length === 0, 'empty file');
-      check(bytesEqual(members[3]?.data, payload(5000, 1)) && bytesEqual(members[4]?.data, payload(512, 2)), 'long-named and block-sized bytes');
+      check(
+        bytesEqual(members[3]?.data, payload(5000, 1)) && bytesEqual(members[4]?.data, payload(512, 2)),
+        'long-named and block-sized bytes',
+      );
     }
   },
 
   async 'webdataset groups consecutive members by key'() {
-    const shard = writeTar([...sampleEntries(3), { name: 'seg/000009.seg.png', data: 'p' }, { name: 'seg/000009.json', data: '{}' }], { endBlocks: false });
+    const shard = writeTar([...sampleEntries(3), { name: 'seg/000009.seg.png', data: 'p' }, { name: 'seg/000009.json', data: '{}' }], {
+      endBlocks: false,
+    });
     const items = await collect(webDatasetSamples(streamOf(shard, 333)));
     check(summary(items) === '000000:cls,jpg 000001:cls,jpg 000002:cls,jpg seg/000009:json,seg.png', summary(items));
     const second = items[1];
@@ -51,10 +79,14 @@ export const scenarios: Record<string, () => Promise<void>> = {
       ...sampleEntries(1, 5),
     ]);
     const items = await collect(webDatasetSamples(streamOf(shard, 1000), { maxMemberBytes: 4096, shardName: 'mem://s0.tar' }));
-    const expected = '000000:cls,jpg ../evil!unsafe-name /etc/passwd!unsafe-name a/../../b!unsafe-name 000001!too-large 000002!unsupported-type 000003!duplicate 000004:__proto__ 000005:cls,jpg';
+    const expected =
+      '000000:cls,jpg ../evil!unsafe-name /etc/passwd!unsafe-name a/../../b!unsafe-name 000001!too-large 000002!unsupported-type 000003!duplicate 000004:__proto__ 000005:cls,jpg';
     check(summary(items) === expected, summary(items));
     const failure = items.find(isSampleFailure);
-    check(failure?.error instanceof SourceError && failure.error.message.includes('mem://s0.tar'), 'errors are SourceErrors naming the shard');
+    check(
+      failure?.error instanceof SourceError && failure.error.message.includes('mem://s0.tar'),
+      'errors are SourceErrors naming the shard',
+    );
   },
 
   async 'a truncated or corrupt shard ends with a clear error after the complete samples'() {
@@ -64,8 +96,15 @@ export const scenarios: Record<string, () => Promise<void>> = {
       const run = async () => {
         for await (const item of webDatasetSamples(streamOf(shard.slice(0, cut), 256), { shardName: 'cut.tar' })) seen.push(item);
       };
-      const error = await rejectsWith(run(), (e) => e instanceof SourceError && e.reason === 'truncated' && e.message.includes('cut.tar'), `cut at ${cut}`);
-      check(seen.every((s) => !isSampleFailure(s)), `only complete samples before the error: ${summary(seen)} / ${String(error)}`);
+      const error = await rejectsWith(
+        run(),
+        (e) => e instanceof SourceError && e.reason === 'truncated' && e.message.includes('cut.tar'),
+        `cut at ${cut}`,
+      );
+      check(
+        seen.every((s) => !isSampleFailure(s)),
+        `only complete samples before the error: ${summary(seen)} / ${String(error)}`,
+      );
     }
     const corrupt = shard.slice();
     const at = 1024 + 512 + 1024 + 10; // a byte inside the third member's header
@@ -127,19 +166,24 @@ function testServer(shard: Uint8Array) {
         return new Response(new Uint8Array(2 << 20), { headers: { 'content-length': String(5 * 2 ** 30) } });
       case '/endless':
         // Chunked, never ends (until the client goes away): 64 KiB every millisecond.
-        return new Response(new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            await abortableDelay(1, request.signal);
-            if (request.signal.aborted) return controller.close();
-            controller.enqueue(new Uint8Array(64 * 1024));
-          },
-        }));
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              await abortableDelay(1, request.signal);
+              if (request.signal.aborted) return controller.close();
+              controller.enqueue(new Uint8Array(64 * 1024));
+            },
+          }),
+        );
       case '/range': {
         const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.get('range') ?? '');
         if (!match) return new Response(body);
         const start = Number(match[1]);
         const end = match[2] ? Number(match[2]) : body.length - 1;
-        return new Response(body.slice(start, end + 1), { status: 206, headers: { 'content-range': `bytes ${start}-${end}/${body.length}` } });
+        return new Response(body.slice(start, end + 1), {
+          status: 206,
+          headers: { 'content-range': `bytes ${start}-${end}/${body.length}` },
+        });
       }
       default:
         return new Response('not found', { status: 404 });
@@ -148,7 +192,10 @@ function testServer(shard: Uint8Array) {
   return { handler, hits: (path: string, id = '') => hits.get(`${path}?${id}`) ?? 0 };
 }
 
-async function withServer(serve: Serve, body: (url: string, hits: (path: string, id?: string) => number, shard: Uint8Array) => Promise<void>): Promise<void> {
+async function withServer(
+  serve: Serve,
+  body: (url: string, hits: (path: string, id?: string) => number, shard: Uint8Array) => Promise<void>,
+): Promise<void> {
   const shard = writeTar(sampleEntries(20));
   const { handler, hits } = testServer(shard);
   const server = await serve(handler);
@@ -159,13 +206,20 @@ async function withServer(serve: Serve, body: (url: string, hits: (path: string,
   }
 }
 
-const isFetchError = (status: number | undefined, attempts: number) => (e: unknown) => e instanceof FetchError && e.status === status && e.attempts === attempts;
+const isFetchError = (status: number | undefined, attempts: number) => (e: unknown) =>
+  e instanceof FetchError && e.status === status && e.attempts === attempts;
 
 export const httpScenarios = (serve: Serve): Record<string, () => Promise<void>> => ({
   async 'a shard streams through fetch into samples'() {
     await withServer(serve, async (url) => {
-      const items = await collect(webDatasetSamples(await fetchStream(`${url}/shard.tar`, { timeoutMs: 5000 }), { shardName: `${url}/shard.tar` }));
-      check(items.length === 20 && items.every((i) => !isSampleFailure(i) && bytesEqual(i.files.jpg, payload(700 + Number(i.key) * 37, Number(i.key)))), summary(items));
+      const items = await collect(
+        webDatasetSamples(await fetchStream(`${url}/shard.tar`, { timeoutMs: 5000 }), { shardName: `${url}/shard.tar` }),
+      );
+      check(
+        items.length === 20 &&
+          items.every((i) => !isSampleFailure(i) && bytesEqual(i.files.jpg, payload(700 + Number(i.key) * 37, Number(i.key)))),
+        summary(items),
+      );
     });
   },
 
@@ -173,7 +227,11 @@ export const httpScenarios = (serve: Serve): Record<string, () => Promise<void>>
     await withServer(serve, async (url, hits, shard) => {
       const bytes = await fetchBytes(`${url}/flaky?id=a&fail=2`, { retries: 3, backoffMs: 10, timeoutMs: 5000 });
       check(bytesEqual(bytes, shard) && hits('/flaky', 'a') === 3, `recovered on attempt 3 (hits ${hits('/flaky', 'a')})`);
-      await rejectsWith(fetchBytes(`${url}/flaky?id=b&fail=5`, { retries: 1, backoffMs: 10 }), isFetchError(503, 2), 'gives up after retries');
+      await rejectsWith(
+        fetchBytes(`${url}/flaky?id=b&fail=5`, { retries: 1, backoffMs: 10 }),
+        isFetchError(503, 2),
+        'gives up after retries',
+      );
       check(hits('/flaky', 'b') === 2, 'two attempts');
       await rejectsWith(fetchBytes(`${url}/missing`, { retries: 3, backoffMs: 10 }), isFetchError(404, 1), '404 is final');
       check(hits('/missing') === 1, 'no retry on 404');
@@ -187,19 +245,34 @@ export const httpScenarios = (serve: Serve): Record<string, () => Promise<void>>
       check(Date.now() - started < 2000 && hits('/slow') === 2, `two timed-out attempts in ${Date.now() - started} ms`);
       const controller = new AbortController();
       setTimeout(() => controller.abort(new Error('stop')), 100);
-      await rejectsWith(fetchBytes(`${url}/slow`, { retries: 5, signal: controller.signal }), (e) => e instanceof Error && e.message === 'stop', 'abort');
+      await rejectsWith(
+        fetchBytes(`${url}/slow`, { retries: 5, signal: controller.signal }),
+        (e) => e instanceof Error && e.message === 'stop',
+        'abort',
+      );
     });
   },
 
   async 'bodies over maxBytes fail as too-large, before or while they are read, and are not retried'() {
     await withServer(serve, async (url, hits) => {
       const tooLarge = (e: unknown) => e instanceof FetchError && e.code === 'too-large' && e.attempts === 1;
-      await rejectsWith(fetchBytes(`${url}/huge`, { maxBytes: 1 << 20, retries: 3, backoffMs: 10, timeoutMs: 10_000 }), tooLarge, 'a body declared over maxBytes');
+      await rejectsWith(
+        fetchBytes(`${url}/huge`, { maxBytes: 1 << 20, retries: 3, backoffMs: 10, timeoutMs: 10_000 }),
+        tooLarge,
+        'a body declared over maxBytes',
+      );
       check(hits('/huge') === 1, 'too-large is not retried');
-      await rejectsWith(fetchBytes(`${url}/endless`, { maxBytes: 4 << 20, retries: 3, timeoutMs: 30_000 }), tooLarge, 'an endless chunked body');
+      await rejectsWith(
+        fetchBytes(`${url}/endless`, { maxBytes: 4 << 20, retries: 3, timeoutMs: 30_000 }),
+        tooLarge,
+        'an endless chunked body',
+      );
       check(hits('/endless') === 1, 'an endless body is read once, up to maxBytes');
       const item = await loadUrl(`${url}/endless`, { fetch: { maxBytes: 1 << 20, timeoutMs: 30_000 } });
-      check(isLoadFailure(item) && item.reason === 'too-large' && item.stage === 'fetch', `loadUrl reports the item as too-large at fetch: ${JSON.stringify(isLoadFailure(item) ? item.reason : 'delivered')}`);
+      check(
+        isLoadFailure(item) && item.reason === 'too-large' && item.stage === 'fetch',
+        `loadUrl reports the item as too-large at fetch: ${JSON.stringify(isLoadFailure(item) ? item.reason : 'delivered')}`,
+      );
       const ok = await fetchBytes(`${url}/shard.tar`, { maxBytes: 1 << 20 });
       check(ok.length > 0, 'a body under maxBytes is delivered');
     });

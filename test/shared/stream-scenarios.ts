@@ -13,13 +13,22 @@ const CLIP_BYTES = 4 * 64 * 48 * 3;
  * How the 127.0.0.1 fixture servers of the streaming tests answer: HEAD with the length, a single
  * `bytes=a-b` range with 206 (416 past the end), anything else with the whole file.
  */
-export function answerRange(bytes: Uint8Array, method: string, range: string | null | undefined): { status: number; headers: Record<string, string>; body?: Uint8Array } {
+export function answerRange(
+  bytes: Uint8Array,
+  method: string,
+  range: string | null | undefined,
+): { status: number; headers: Record<string, string>; body?: Uint8Array } {
   const match = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
-  if (method === 'HEAD' || !match) return { status: 200, headers: { 'content-length': String(bytes.length) }, ...(method === 'HEAD' ? {} : { body: bytes }) };
+  if (method === 'HEAD' || !match)
+    return { status: 200, headers: { 'content-length': String(bytes.length) }, ...(method === 'HEAD' ? {} : { body: bytes }) };
   const start = Number(match[1]);
   const end = Math.min(Number(match[2]), bytes.length - 1);
   if (start >= bytes.length) return { status: 416, headers: {} };
-  return { status: 206, headers: { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) }, body: bytes.subarray(start, end + 1) };
+  return {
+    status: 206,
+    headers: { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) },
+    body: bytes.subarray(start, end + 1),
+  };
 }
 
 /** Wraps a source to count its reads. */
@@ -50,7 +59,12 @@ async function withClip<T>(pool: DecodePool, body: (ptr: number, view: () => Uin
 }
 
 /** `source` streams `whole` (the same file): same pixels and timestamps, windows of 64 KiB. */
-export async function streamedMatchesWhole(pool: DecodePool, name: string, whole: Uint8Array, source: ByteSource): Promise<{ reads: number; bytes: number }> {
+export async function streamedMatchesWhole(
+  pool: DecodePool,
+  name: string,
+  whole: Uint8Array,
+  source: ByteSource,
+): Promise<{ reads: number; bytes: number }> {
   check(whole.length > 8 * WINDOW, `${name}: the fixture (${whole.length} bytes) should be far larger than a window`);
   const reference = await withClip(pool, async (ptr, view) => {
     const info = await pool.decodeVideo(whole, ptr, OPTIONS);
@@ -61,9 +75,14 @@ export async function streamedMatchesWhole(pool: DecodePool, name: string, whole
   await withClip(pool, async (ptr, view) => {
     const info = await pool.decodeVideoStream(counted, ptr, { ...OPTIONS, windowBytes: WINDOW });
     check(info.framesWritten === 4, `${name}: streamed decode wrote ${info.framesWritten} frames`);
-    for (let i = 0; i < 4; i++) check(info.timestamps[i] === reference.info.timestamps[i], `${name}: frame ${i} at ${info.timestamps[i]} s, whole file gave ${reference.info.timestamps[i]} s`);
+    for (let i = 0; i < 4; i++)
+      check(
+        info.timestamps[i] === reference.info.timestamps[i],
+        `${name}: frame ${i} at ${info.timestamps[i]} s, whole file gave ${reference.info.timestamps[i]} s`,
+      );
     const pixels = view();
-    for (let i = 0; i < CLIP_BYTES; i++) check(pixels[i] === reference.pixels[i], `${name}: streamed pixel byte ${i} differs from the whole-file decode`);
+    for (let i = 0; i < CLIP_BYTES; i++)
+      check(pixels[i] === reference.pixels[i], `${name}: streamed pixel byte ${i} differs from the whole-file decode`);
   });
   check(counted.largest <= WINDOW, `${name}: a read asked for ${counted.largest} bytes, over the ${WINDOW}-byte window`);
   return { reads: counted.reads, bytes: counted.bytes };
@@ -81,10 +100,16 @@ export async function failingSourcesFailTheirItem(pool: DecodePool, whole: Uint8
   };
   const stalled: ByteSource = { size: whole.length, read: () => new Promise<Uint8Array>(() => {}) };
   await withClip(pool, async (ptr) => {
-    await rejectsWith(pool.decodeVideoStream(failing, ptr, { ...OPTIONS, windowBytes: WINDOW }),
-      (e) => e instanceof DecodeError && e.code === 'corrupt' && /connection reset/.test(e.message), 'a failing source');
-    await rejectsWith(pool.decodeVideoStream(stalled, ptr, { ...OPTIONS, windowBytes: WINDOW, readTimeoutMs: 300 }),
-      (e) => e instanceof DecodeError && /longer than 300 ms/.test(e.message), 'a stalled source');
+    await rejectsWith(
+      pool.decodeVideoStream(failing, ptr, { ...OPTIONS, windowBytes: WINDOW }),
+      (e) => e instanceof DecodeError && e.code === 'corrupt' && /connection reset/.test(e.message),
+      'a failing source',
+    );
+    await rejectsWith(
+      pool.decodeVideoStream(stalled, ptr, { ...OPTIONS, windowBytes: WINDOW, readTimeoutMs: 300 }),
+      (e) => e instanceof DecodeError && /longer than 300 ms/.test(e.message),
+      'a stalled source',
+    );
     const info = await pool.decodeVideo(whole, ptr, OPTIONS);
     check(info.framesWritten === 4, 'the pool decodes normally after failed streams');
   });

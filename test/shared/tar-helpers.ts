@@ -81,7 +81,8 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-export const bytesEqual = (a: Uint8Array | undefined, b: Uint8Array | undefined) => a !== undefined && b !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
+export const bytesEqual = (a: Uint8Array | undefined, b: Uint8Array | undefined) =>
+  a !== undefined && b !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** Deterministic pseudo-random bytes for payloads. */
 export function payload(length: number, seed: number): Uint8Array {

@@ -9,22 +9,53 @@ import { check } from './assert.ts';
 
 export async function shortTrainingRunReports(dir: string): Promise<TrainReport> {
   const lines: string[] = [];
-  const args = ['train', '--images', '96', '--epochs', '2', '--batch', '16', '--threads', '2', '--seed', '3', '--augment',
-    '--progress', 'lines', '--report', `${dir}/report.json`, '--checkpoint', `${dir}/vit.ckpt`];
+  const args = [
+    'train',
+    '--images',
+    '96',
+    '--epochs',
+    '2',
+    '--batch',
+    '16',
+    '--threads',
+    '2',
+    '--seed',
+    '3',
+    '--augment',
+    '--progress',
+    'lines',
+    '--report',
+    `${dir}/report.json`,
+    '--checkpoint',
+    `${dir}/vit.ckpt`,
+  ];
   check((await runCommand(args, (l) => lines.push(l))) === 0, 'exit code 0');
   const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/report.json`))) as TrainReport;
   check(report.steps === 10, `2 epochs × 5 steps, got ${report.steps}`);
   // Held-out accuracy is a count of 19 images: k/19 exactly, not just any number in [0, 1].
   const counted = (a: number) => Math.abs(a * 19 - Math.round(a * 19)) < 1e-9 && a >= 0 && a <= 1;
-  check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss) && e.trainLoss > 0 && counted(e.valAccuracy)), `one record per epoch, accuracy k/19: ${JSON.stringify(report.epochs.map((e) => e.valAccuracy))}`);
-  check(report.images.train === 77 && report.images.validation === 19 && report.images.classes.length === 4, `split ${JSON.stringify(report.images)}`);
+  check(
+    report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss) && e.trainLoss > 0 && counted(e.valAccuracy)),
+    `one record per epoch, accuracy k/19: ${JSON.stringify(report.epochs.map((e) => e.valAccuracy))}`,
+  );
+  check(
+    report.images.train === 77 && report.images.validation === 19 && report.images.classes.length === 4,
+    `split ${JSON.stringify(report.images)}`,
+  );
   check(report.failures === 0 && !report.cancelled, 'no failed items, not cancelled');
   check(report.loaderStats !== undefined && report.bottleneck !== undefined, 'per-stage summary');
-  check(report.timeline.steps.length >= 3 && report.timeline.steps.every((s) => Number.isFinite(s.loss) && s.imagesPerSecond > 0), 'step records (every 2 steps unless a read-back is still pending), each with loss and images/s');
+  check(
+    report.timeline.steps.length >= 3 && report.timeline.steps.every((s) => Number.isFinite(s.loss) && s.imagesPerSecond > 0),
+    'step records (every 2 steps unless a read-back is still pending), each with loss and images/s',
+  );
   check(report.timeline.steps.at(-1)!.step === 10, 'the last step is recorded');
-  check(lines.some((l) => l.includes('epoch 2/2')) && lines.some((l) => l.startsWith('train: 10 steps')), `progress lines: ${lines.join(' | ')}`);
+  check(
+    lines.some((l) => l.includes('epoch 2/2')) && lines.some((l) => l.startsWith('train: 10 steps')),
+    `progress lines: ${lines.join(' | ')}`,
+  );
   const html = new TextDecoder().decode(await readFile(`${dir}/report.html`));
-  for (const chart of ['training loss', 'accuracy', 'images/s', 'stage busy', 'input queue fill']) check(html.includes(`aria-label="${chart}`), `HTML report has the ${chart} chart`);
+  for (const chart of ['training loss', 'accuracy', 'images/s', 'stage busy', 'input queue fill'])
+    check(html.includes(`aria-label="${chart}`), `HTML report has the ${chart} chart`);
   check(!/<script|src="http/.test(html) && (html.match(/<path d="M/g)?.length ?? 0) >= 4, 'HTML report is self-contained with drawn lines');
   const saved = await readFile(`${dir}/vit.ckpt`);
   check(saved.byteLength > 4 * 3 * 10_000, `checkpoint holds weights and both AdamW moments (${saved.byteLength} bytes)`);
@@ -36,22 +67,48 @@ export async function shortTrainingRunReports(dir: string): Promise<TrainReport>
  * train --shards` trains from them (a directory, or a URL when `serve` gives one): every sample
  * delivered once per epoch, none failed.
  */
-export async function trainingFromShards(dir: string, serve?: (root: string) => Promise<{ url: string; close(): Promise<void> }>): Promise<TrainReport> {
+export async function trainingFromShards(
+  dir: string,
+  serve?: (root: string) => Promise<{ url: string; close(): Promise<void> }>,
+): Promise<TrainReport> {
   const lines: string[] = [];
   const folder = await resolveDataFolder(undefined, 96, () => {}); // the dataset shortTrainingRunReports uses
-  check((await runCommand(['shards', '--data', folder, '--out', `${dir}/shards`, '--per-shard', '20'], (l) => lines.push(l))) === 0, 'tandem shards exit code 0');
+  check(
+    (await runCommand(['shards', '--data', folder, '--out', `${dir}/shards`, '--per-shard', '20'], (l) => lines.push(l))) === 0,
+    'tandem shards exit code 0',
+  );
   const server = serve ? await serve(`${dir}/shards`) : undefined;
   try {
     const where = server ? server.url : `${dir}/shards`;
-    const args = ['train', '--shards', where, '--epochs', '2', '--batch', '16', '--threads', '2', '--progress', 'lines', '--report', `${dir}/from-shards.json`];
+    const args = [
+      'train',
+      '--shards',
+      where,
+      '--epochs',
+      '2',
+      '--batch',
+      '16',
+      '--threads',
+      '2',
+      '--progress',
+      'lines',
+      '--report',
+      `${dir}/from-shards.json`,
+    ];
     check((await runCommand(args, (l) => lines.push(l))) === 0, 'tandem train --shards exit code 0');
   } finally {
     await server?.close();
   }
   const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/from-shards.json`))) as TrainReport;
   check(report.images.train === 96 && report.images.validation === 0, `streamed split ${JSON.stringify(report.images)}`);
-  check(report.steps === 12 && !report.cancelled && report.failures === 0, `12 steps of 16 over 2 epochs of 96, no failures (${report.steps}, ${report.failures})`);
+  check(
+    report.steps === 12 && !report.cancelled && report.failures === 0,
+    `12 steps of 16 over 2 epochs of 96, no failures (${report.steps}, ${report.failures})`,
+  );
   check(report.epochs.length === 2 && report.epochs.every((e) => Number.isFinite(e.trainLoss)), 'one record per epoch');
-  check(lines.some((l) => l.includes('no held-out split')), `progress lines: ${lines.join(' | ')}`);
+  check(
+    lines.some((l) => l.includes('no held-out split')),
+    `progress lines: ${lines.join(' | ')}`,
+  );
   return report;
 }

@@ -13,7 +13,11 @@ export function sampleImages(count: number, size = 160): EncodedImage[] {
 }
 
 /** Drives the batcher the way the pipeline does: decode stage, then its aggregator, then flush. */
-export async function decodeToBatches(batcher: ImageBatcher, items: EncodedImage[], onBatch: (b: ImageBatch) => Promise<void>): Promise<unknown[]> {
+export async function decodeToBatches(
+  batcher: ImageBatcher,
+  items: EncodedImage[],
+  onBatch: (b: ImageBatch) => Promise<void>,
+): Promise<unknown[]> {
   const aggregator = batcher.aggregator();
   const failures: unknown[] = [];
   const inFlight = items.map(async (item) => {
@@ -67,7 +71,10 @@ export async function gpuBytesEqualDecodedBytes(method: UploadMethod): Promise<{
       }
       check(threw, 'a released CPU batch must refuse access');
       const got = new Uint8Array(await readBuffer(gpu.device, onGpu.buffer, onGpu.byteLength)).subarray(0, expected.length);
-      check(checksum(got) === checksum(expected) && got.every((v, i) => v === expected[i]), `batch ${batch.sequence}: GPU bytes differ from decoded bytes`);
+      check(
+        checksum(got) === checksum(expected) && got.every((v, i) => v === expected[i]),
+        `batch ${batch.sequence}: GPU bytes differ from decoded bytes`,
+      );
       check(onGpu.shape[0] === onGpu.count && onGpu.dtype === 'uint8' && onGpu.layout === 'NHWC', 'GPU batch metadata');
       onGpu.release();
       let reused = false;
@@ -80,7 +87,10 @@ export async function gpuBytesEqualDecodedBytes(method: UploadMethod): Promise<{
       batches++;
       images += onGpu.count;
     });
-    check(failures.length === 2 && failures.every((f) => f instanceof DecodeError), `two typed failures, got ${failures.map(String).join('; ')}`);
+    check(
+      failures.length === 2 && failures.every((f) => f instanceof DecodeError),
+      `two typed failures, got ${failures.map(String).join('; ')}`,
+    );
     check(images === 21 && keys.size === 21, `21 of 23 images delivered exactly once, got ${images} (${keys.size} distinct)`);
     check(batches === 5, `5 batches (4 full + 1 partial), got ${batches}`);
     const error = await gpu.device.popErrorScope();
@@ -115,7 +125,10 @@ export async function ringHeldByConsumer(method: UploadMethod, batches = 24, see
   let waited = 0;
   const readBack = async (h: { batch: GpuBatch; expected: Uint8Array }, when: string) => {
     const got = new Uint8Array(await readBuffer(gpu.device, h.batch.buffer, h.batch.byteLength)).subarray(0, h.expected.length);
-    check(got.every((v, i) => v === h.expected[i]), `batch ${h.batch.sequence} (${method}) differs on readback ${when}`);
+    check(
+      got.every((v, i) => v === h.expected[i]),
+      `batch ${h.batch.sequence} (${method}) differs on readback ${when}`,
+    );
   };
   gpu.device.pushErrorScope('validation');
   try {
@@ -123,7 +136,14 @@ export async function ringHeldByConsumer(method: UploadMethod, batches = 24, see
       const data = new Uint8Array(bytes);
       for (let i = 0; i < data.length; i++) data[i] = rng.next() & 255;
       const expected = data.slice();
-      const pending = uploader.upload({ sequence, count: 2, shape: [2, 24, 32, 3], data, labels: Int32Array.of(sequence, sequence), release: () => void hostReleases++ });
+      const pending = uploader.upload({
+        sequence,
+        count: 2,
+        shape: [2, 24, 32, 3],
+        data,
+        labels: Int32Array.of(sequence, sequence),
+        release: () => void hostReleases++,
+      });
       if (held.length === 2) {
         // Both slots are the consumer's: the upload may not overwrite either.
         const state = await Promise.race([pending.then(() => 'uploaded'), new Promise((resolve) => setTimeout(resolve, 30, 'waiting'))]);

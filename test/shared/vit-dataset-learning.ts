@@ -63,7 +63,11 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
   try {
     for (let i = 0; i < files.length; i += chunk) {
       const part = files.slice(i, i + chunk);
-      await Promise.all(part.map(async (f, j) => pool.decodeInto(await readFile(f.path), target + j * pixels, { width: size, height: size, fit: o.fit ?? 'cover' })));
+      await Promise.all(
+        part.map(async (f, j) =>
+          pool.decodeInto(await readFile(f.path), target + j * pixels, { width: size, height: size, fit: o.fit ?? 'cover' }),
+        ),
+      );
       decoded.set(new Uint8Array(pool.memory.buffer, target, part.length * pixels), i * pixels);
     }
   } finally {
@@ -93,11 +97,17 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
   const config: ViTConfig = { ...presets.tiny, ...o.config, classes: classes.length };
   const params = initParams(config, 1, o.init ?? 'fan-in');
   const trainer = await ViTTrainer.create(device, {
-    config, batchSize: B, seed: 1, params,
+    config,
+    batchSize: B,
+    seed: 1,
+    params,
     train: { lr: o.lr ?? 2e-3, warmupSteps: o.warmup ?? 100, totalSteps: o.steps, weightDecay: 0.05, clipNorm: 1 },
   });
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
-  const pair = () => ({ images: device.createBuffer({ size: B * pixels * 4, usage }), labels: device.createBuffer({ size: B * 4, usage }) });
+  const pair = () => ({
+    images: device.createBuffer({ size: B * pixels * 4, usage }),
+    labels: device.createBuffer({ size: B * 4, usage }),
+  });
   const host = new Float32Array(B * pixels);
   const hostLabels = new Int32Array(B);
   const heldBatches: ReturnType<typeof pair>[] = [];
@@ -109,8 +119,8 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
       toChw(idx, host);
       hostLabels.fill(-1);
       idx.forEach((k, b) => {
-      hostLabels[b] = labels[k]!;
-    });
+        hostLabels[b] = labels[k]!;
+      });
       const b = pair();
       device.queue.writeBuffer(b.images, 0, host);
       device.queue.writeBuffer(b.labels, 0, hostLabels);
@@ -134,8 +144,8 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
       pos += B;
       toChw(idx, host, o.augment ? random : undefined);
       idx.forEach((k, b) => {
-      hostLabels[b] = labels[k]!;
-    });
+        hostLabels[b] = labels[k]!;
+      });
       const slot = ring[s % ring.length]!;
       device.queue.writeBuffer(slot.images, 0, host);
       device.queue.writeBuffer(slot.labels, 0, hostLabels);
@@ -146,7 +156,14 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
       if (s % o.evalEvery === 0 || s === o.steps) {
         const seen = await trainer.readLoss();
         const h = await trainer.evaluate(heldBatches);
-        const row = { step: s, seconds: (performance.now() - t0) / 1000, trainLoss: seen.loss, trainAccuracy: seen.accuracy, heldLoss: h.loss, heldAccuracy: h.accuracy };
+        const row = {
+          step: s,
+          seconds: (performance.now() - t0) / 1000,
+          trainLoss: seen.loss,
+          trainAccuracy: seen.accuracy,
+          heldLoss: h.loss,
+          heldAccuracy: h.accuracy,
+        };
         rows.push(row);
         o.onRow?.(row);
       }

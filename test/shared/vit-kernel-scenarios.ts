@@ -4,7 +4,16 @@ import { Kernels } from '../../src/vit/kernels.ts';
 import { defaultTrain, type TrainConfig } from '../../src/vit/config.ts';
 import { adamwStep, patchify } from '../../src/vit/reference.ts';
 import {
-  addBias, colSum, crossEntropy, gelu, geluGrad, layerNorm, layerNormBackward, matmul, softmaxBackward, softmaxRows,
+  addBias,
+  colSum,
+  crossEntropy,
+  gelu,
+  geluGrad,
+  layerNorm,
+  layerNormBackward,
+  matmul,
+  softmaxBackward,
+  softmaxRows,
 } from '../../src/vit/reference-ops.ts';
 import { check } from './assert.ts';
 import { close, random, read, run, upload, zeros } from './vit-helpers.ts';
@@ -135,11 +144,20 @@ export async function elementwiseMatchCpu(device: GPUDevice, k: Kernels): Promis
   const gdp = upload(device, dp);
   const sums = zeros(device, 64 + cols);
   await run(device, [
-    k.gelu(gu, a, n), k.geluBackward(gu, d, n), k.softmax(gs, rows, cols), k.softmaxBackward(gs, gdp, rows, cols),
+    k.gelu(gu, a, n),
+    k.geluBackward(gu, d, n),
+    k.softmax(gs, rows, cols),
+    k.softmaxBackward(gs, gdp, rows, cols),
     k.colSum(gdp, rows, cols, sums, 64),
   ]);
   close('gelu forward', await read(device, a, n), u.map(gelu), 1e-3, log);
-  close('gelu backward', await read(device, d, n), up.map((v, i) => v * geluGrad(u[i]!)), 1e-3, log);
+  close(
+    'gelu backward',
+    await read(device, d, n),
+    up.map((v, i) => v * geluGrad(u[i]!)),
+    1e-3,
+    log,
+  );
   const p = Float64Array.from(s);
   softmaxRows(p, rows, cols);
   close('softmax forward', await read(device, gs, rows * cols), p, 1e-3, log);
@@ -167,7 +185,8 @@ export async function embedAndLossMatchCpu(device: GPUDevice, k: Kernels): Promi
   const dpe = zeros(device, B * 16 * D);
   const grads = zeros(device, 64 + T * D);
   await run(device, [
-    k.patchify(upload(device, images), patches, B, 3, 16, 4), k.tokens(upload(device, pe), upload(device, w), x, B, T, D, 0, 64),
+    k.patchify(upload(device, images), patches, B, 3, 16, 4),
+    k.tokens(upload(device, pe), upload(device, w), x, B, T, D, 0, 64),
     k.tokensBackward(upload(device, dx), dpe, grads, B, T, D, 0, 64),
   ]);
   close('patchify', await read(device, patches, B * 16 * 48), patchify(images, cfg, B), 1e-6, log);
@@ -197,13 +216,20 @@ export async function embedAndLossMatchCpu(device: GPUDevice, k: Kernels): Promi
   const ce = crossEntropy(logits, labels, Bc, K);
   const st = await read(device, stats, 4);
   close('cross-entropy loss', [st[0]! / Bc], [ce.loss], 1e-3, log);
-  check(st[1] === Bc - 1 && st[2] === ce.correct && st[3] === 1, `cross-entropy counts ${Array.from(st)} (want ${Bc - 1}, ${ce.correct}, 1)`);
+  check(
+    st[1] === Bc - 1 && st[2] === ce.correct && st[3] === 1,
+    `cross-entropy counts ${Array.from(st)} (want ${Bc - 1}, ${ce.correct}, 1)`,
+  );
   close('cross-entropy dlogits', await read(device, dl, Bc * K), ce.dlogits, 1e-3, log);
   return log;
 }
 
 /** Grad norm, clipping, schedule and AdamW over three steps, against the CPU optimizer. */
-export async function optimizerMatchesCpu(device: GPUDevice, k: Kernels, t: TrainConfig = { ...defaultTrain, warmupSteps: 2, totalSteps: 5, lr: 0.01 }): Promise<string[]> {
+export async function optimizerMatchesCpu(
+  device: GPUDevice,
+  k: Kernels,
+  t: TrainConfig = { ...defaultTrain, warmupSteps: 2, totalSteps: 5, lr: 0.01 },
+): Promise<string[]> {
   const log: string[] = [];
   const n = 100_000;
   const decayEnd = 64_000;
@@ -228,7 +254,13 @@ export async function optimizerMatchesCpu(device: GPUDevice, k: Kernels, t: Trai
     close(`step ${step + 1} lr`, [s[1]!], [lr], 1e-5, log);
     // Compare the updates, not the parameters: an update is ~lr, far below the parameters' scale.
     const got = await read(device, w, n);
-    close(`step ${step + 1} update`, got.map((x, i) => x - before[i]!), p.map((x, i) => x - before[i]!), 1e-3, log);
+    close(
+      `step ${step + 1} update`,
+      got.map((x, i) => x - before[i]!),
+      p.map((x, i) => x - before[i]!),
+      1e-3,
+      log,
+    );
   }
   close('AdamW first moment', await read(device, m, n), state.m, 1e-3, log);
   close('AdamW second moment', await read(device, v, n), state.v, 1e-3, log);

@@ -31,7 +31,7 @@ export async function trainingStepMatchesCpu(device: GPUDevice): Promise<string[
       const report = await trainer.readLoss();
       const fwd = ref.forward(params, images, labels, B);
       const grads = ref.backward(params, fwd, B);
-      close(`step ${step} loss`, [report.loss * report.samples / B], [fwd.loss], 1e-3, log);
+      close(`step ${step} loss`, [(report.loss * report.samples) / B], [fwd.loss], 1e-3, log);
       const got = await trainer.readGrads();
       for (const t of ref.layout.tensors) close(`step ${step} grad ${t.name}`, ref.view(got, t.name), ref.view(grads, t.name), 1e-3, log);
       const before = Float64Array.from(params);
@@ -52,10 +52,19 @@ export async function trainingStepMatchesCpu(device: GPUDevice): Promise<string[
         const keep = Array.from(g.keys()).filter((i) => Math.abs(g[i]!) > floor);
         const gotG = ref.view(got, t.name);
         const zeros = Array.from(g.keys()).filter((i) => Math.abs(g[i]!) <= floor);
-        check(zeros.every((i) => Math.abs(gotG[i]!) <= 1e-4 * maxG), `${t.name}: a zero gradient is not ~0 on the GPU`);
+        check(
+          zeros.every((i) => Math.abs(gotG[i]!) <= 1e-4 * maxG),
+          `${t.name}: a zero gradient is not ~0 on the GPU`,
+        );
         const want = keep.map((i) => params[t.offset + i]! - before[t.offset + i]!);
         const have = keep.map((i) => after[t.offset + i]! - before[t.offset + i]!);
-        close(`step ${step} update ${t.name}${zeros.length ? ` (${zeros.length} zero-gradient elements left out)` : ''}`, have, want, 1e-3, log);
+        close(
+          `step ${step} update ${t.name}${zeros.length ? ` (${zeros.length} zero-gradient elements left out)` : ''}`,
+          have,
+          want,
+          1e-3,
+          log,
+        );
       }
       params.set(after); // continue from the GPU's f32 parameters so errors do not compound
     }
@@ -85,7 +94,10 @@ export async function checkpointRoundTrip(device: GPUDevice): Promise<void> {
     steps(b, 2);
     const [pa, pb, ra, rb] = [await a.readParams(), await b.readParams(), await a.readLoss(), await b.readLoss()];
     check(ra.step === 5 && rb.step === 5, `steps after restore: ${ra.step}, ${rb.step}`);
-    check(pa.every((v, i) => v === pb[i]), 'parameters differ after restoring a checkpoint and taking the same steps');
+    check(
+      pa.every((v, i) => v === pb[i]),
+      'parameters differ after restoring a checkpoint and taking the same steps',
+    );
     let threw = false;
     try {
       b.loadCheckpoint(new Uint8Array(64));
@@ -100,7 +112,12 @@ export async function checkpointRoundTrip(device: GPUDevice): Promise<void> {
 }
 
 /** Synthetic separable data: per-class random block templates on noise, NCHW f32. */
-export function syntheticDataset(c: ViTConfig, n: number, seed: number, noise = 0.7): { images: Float32Array[]; labels: Int32Array[]; B: number } & { all: Int32Array } {
+export function syntheticDataset(
+  c: ViTConfig,
+  n: number,
+  seed: number,
+  noise = 0.7,
+): { images: Float32Array[]; labels: Int32Array[]; B: number } & { all: Int32Array } {
   const templates = Array.from({ length: c.classes }, (_, k) => {
     const next = rng(1000 + k);
     return Float32Array.from({ length: c.channels * 64 }, () => (next() < 0.5 ? -1 : 1)); // 8×8 blocks per channel
@@ -119,7 +136,8 @@ export function syntheticDataset(c: ViTConfig, n: number, seed: number, noise = 
       for (let ch = 0; ch < c.channels; ch++)
         for (let y = 0; y < S; y++)
           for (let x = 0; x < S; x++)
-            img[((b * c.channels + ch) * S + y) * S + x] = t[ch * 64 + Math.floor((y * 8) / S) * 8 + Math.floor((x * 8) / S)]! + noise * gauss();
+            img[((b * c.channels + ch) * S + y) * S + x] =
+              t[ch * 64 + Math.floor((y * 8) / S) * 8 + Math.floor((x * 8) / S)]! + noise * gauss();
     }
     images.push(img);
     labels.push(all.slice(start, start + B));
@@ -135,7 +153,13 @@ export interface LearningResult {
 }
 
 /** Trains `config` for `steps` on the synthetic set (optionally with shuffled labels); validates on held-out data. */
-export async function trainSynthetic(device: GPUDevice, config: ViTConfig, steps: number, shuffleLabels: boolean, reportEvery = 10): Promise<LearningResult> {
+export async function trainSynthetic(
+  device: GPUDevice,
+  config: ViTConfig,
+  steps: number,
+  shuffleLabels: boolean,
+  reportEvery = 10,
+): Promise<LearningResult> {
   const trainSet = syntheticDataset(config, 2048, 1);
   const valSet = syntheticDataset(config, 512, 2);
   const B = trainSet.B;
@@ -143,10 +167,16 @@ export async function trainSynthetic(device: GPUDevice, config: ViTConfig, steps
     const next = rng(99);
     for (const l of trainSet.labels) for (let i = 0; i < l.length; i++) l[i] = Math.floor(next() * config.classes);
   }
-  const toGpu = (s: typeof trainSet): Batch[] => s.images.map((img, i) => ({ images: upload(device, img), labels: upload(device, s.labels[i]!) }));
+  const toGpu = (s: typeof trainSet): Batch[] =>
+    s.images.map((img, i) => ({ images: upload(device, img), labels: upload(device, s.labels[i]!) }));
   const batches = toGpu(trainSet);
   const val = toGpu(valSet);
-  const trainer = await ViTTrainer.create(device, { config, batchSize: B, seed: 1, train: { lr: 2e-3, warmupSteps: 10, totalSteps: steps, weightDecay: 0.05, clipNorm: 1 } });
+  const trainer = await ViTTrainer.create(device, {
+    config,
+    batchSize: B,
+    seed: 1,
+    train: { lr: 2e-3, warmupSteps: 10, totalSteps: steps, weightDecay: 0.05, clipNorm: 1 },
+  });
   try {
     const pending: Promise<{ loss: number }>[] = [];
     const t0 = performance.now();

@@ -10,7 +10,9 @@ import { runCommand } from '../../src/cli/commands.ts';
 
 const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
 const run = (args: string[]) =>
-  new Promise<{ code: number; stderr: string }>((resolve) => execFile('node', [cli, ...args], (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr })));
+  new Promise<{ code: number; stderr: string }>((resolve) =>
+    execFile('node', [cli, ...args], (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr })),
+  );
 
 describe('tandem command line', () => {
   const empty = mkdtempSync(join(tmpdir(), 'tandem-empty-'));

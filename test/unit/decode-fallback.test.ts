@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs,
+  brokenInputsGetTypedErrors,
+  exifOrientationApplied,
+  formatsAndModes,
+  jpegDecodesToPattern,
+  oversubscribedPoolNeverHangs,
 } from '../shared/decode-scenarios.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
 

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { DecodePool as Pool } from '../../src/decode/index.ts';
 import {
-  brokenInputsGetTypedErrors, exifOrientationApplied, formatsAndModes, jpegDecodesToPattern, oversubscribedPoolNeverHangs, patternJpeg, pngDecodesExactly,
+  brokenInputsGetTypedErrors,
+  exifOrientationApplied,
+  formatsAndModes,
+  jpegDecodesToPattern,
+  oversubscribedPoolNeverHangs,
+  patternJpeg,
+  pngDecodesExactly,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Node)', () => {

@@ -22,7 +22,7 @@ describe('image formats against PIL (Node)', () => {
   it('the same in the worker fallback', async () => {
     expect(await imageFormatsMatchReferences(pools[1]!, load)).toHaveLength(8);
   });
-  it('Resize(224) + CenterCrop(224) lands on torchvision\'s pixels, in both pool modes', async () => {
+  it("Resize(224) + CenterCrop(224) lands on torchvision's pixels, in both pool modes", async () => {
     for (const pool of pools) console.log(`[torchvision] ${pool.mode}:\n  ${(await coverMatchesTorchvision(pool, load)).join('\n  ')}`);
   });
 });

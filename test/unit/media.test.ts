@@ -2,8 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DecodePool, type DecodePool as Pool } from '../../src/decode/index.ts';
 import {
-  brokenAudioGetsTypedErrors, brokenVideoGetsTypedErrors, clipsCut, compressedAudioDecodes, movingPatternClips, solidColourClips,
-  wavSineDecodes, type FixtureLoader,
+  brokenAudioGetsTypedErrors,
+  brokenVideoGetsTypedErrors,
+  clipsCut,
+  compressedAudioDecodes,
+  movingPatternClips,
+  solidColourClips,
+  wavSineDecodes,
+  type FixtureLoader,
 } from '../shared/media-scenarios.ts';
 
 // Compressed audio and video fixtures come from scripts/make-fixtures.sh (run by scripts/test.sh).

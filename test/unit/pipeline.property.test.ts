@@ -155,7 +155,10 @@ describe('pipeline properties', () => {
           for await (const _ of p);
         })();
         if (m.failedAt[stage]! > max) {
-          const e = await run.then(() => undefined, (err: unknown) => err);
+          const e = await run.then(
+            () => undefined,
+            (err: unknown) => err,
+          );
           expect(e).toBeInstanceOf(PipelineFailureBudgetError);
           expect((e as PipelineFailureBudgetError).stages.map((s) => s.stage)).toEqual([`s${stage}`]);
         } else {
@@ -215,7 +218,10 @@ test('regression: a budget stop raised synchronously while all slots are busy do
     .build();
   const e = await (async () => {
     for await (const _ of p);
-  })().then(() => undefined, (err: unknown) => err);
+  })().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(PipelineFailureBudgetError);
   expect(p.running).toBe(false);
 }, 5_000);

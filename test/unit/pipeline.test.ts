@@ -10,7 +10,10 @@ describe('pipeline scenarios', () => {
 test('await using stops the pipeline at scope exit', async () => {
   let outer: { running: boolean; state: string } | undefined;
   {
-    await using p = new PipelineBuilder().addSource([1, 2, 3]).pipe(async (x: number) => x).build();
+    await using p = new PipelineBuilder()
+      .addSource([1, 2, 3])
+      .pipe(async (x: number) => x)
+      .build();
     await p.next();
     expect(p.running).toBe(true);
     outer = p;

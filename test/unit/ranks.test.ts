@@ -19,7 +19,10 @@ it('two ranks over the same HTTP shards read the dataset exactly once per epoch,
   for (let i = 0; i < 60; i++) {
     const s = renderSample(5, i, { width: 64, height: 48, classes: 3 });
     mkdirSync(join(dir, 'data', `c${s.label}`), { recursive: true });
-    writeFileSync(join(dir, 'data', `c${s.label}`, `${String(i).padStart(3, '0')}.jpg`), encodeJpeg(s.rgb, s.width, s.height, { quality: 80 }));
+    writeFileSync(
+      join(dir, 'data', `c${s.label}`, `${String(i).padStart(3, '0')}.jpg`),
+      encodeJpeg(s.rgb, s.width, s.height, { quality: 80 }),
+    );
   }
   const manifest = await writeFolderShards(join(dir, 'data'), { out: join(dir, 'shards'), perShard: 6, seed: 1 });
   expect(manifest.shards.length).toBe(10);
@@ -34,8 +37,12 @@ it('two ranks over the same HTTP shards read the dataset exactly once per epoch,
   try {
     const runRank = (rank: number) =>
       new Promise<{ perEpoch: number; epochs: string[][] }>((resolve, reject) =>
-        execFile(deno, ['run', '-A', '--no-check', join(repo, 'test/fixtures/rank-reader.ts'), url], { env: { ...process.env, RANK: String(rank), WORLD_SIZE: '2' } }, (error, stdout, stderr) =>
-          error ? reject(new Error(`rank ${rank}: ${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!)),
+        execFile(
+          deno,
+          ['run', '-A', '--no-check', join(repo, 'test/fixtures/rank-reader.ts'), url],
+          { env: { ...process.env, RANK: String(rank), WORLD_SIZE: '2' } },
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`rank ${rank}: ${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!)),
         ),
       );
     const [r0, r1] = await Promise.all([runRank(0), runRank(1)]);

@@ -20,7 +20,9 @@ test('GNU tar lists and extracts a shard the tar writer wrote (long names too)',
     await writer.add(long, new Uint8Array(700).fill(7));
     await writer.end();
     await writeFile(`${dir}/s.tar`, Buffer.concat(chunks));
-    const listing = execFileSync('tar', ['-tf', `${dir}/s.tar`], { encoding: 'utf8' }).trim().split('\n');
+    const listing = execFileSync('tar', ['-tf', `${dir}/s.tar`], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     if (listing.join('|') !== `000000000.jpg|${long}`) throw new Error(`tar lists ${listing.join('|')}`);
     execFileSync('tar', ['-xf', `${dir}/s.tar`, '-C', dir]);
     const extracted = await readFile(`${dir}/${long}`);

@@ -22,7 +22,8 @@ const serve: Serve = async (handler) => {
       try {
         // Each write is flushed before the next read, so a cut loses only what follows it.
         const reader = response.body?.getReader();
-        for (let step = await reader?.read(); step && !step.done; step = await reader?.read()) await new Promise((resolve) => res.write(step!.value, resolve));
+        for (let step = await reader?.read(); step && !step.done; step = await reader?.read())
+          await new Promise((resolve) => res.write(step!.value, resolve));
         res.end();
       } catch {
         res.destroy();

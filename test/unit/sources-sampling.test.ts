@@ -13,29 +13,43 @@ describe('sources: sampling, partitioning, resume, shard streams, mixing', () =>
 describe('sources: partition properties', () => {
   test('exactly once across ranks × workers, for any sizes', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 2 ** 31 }), (world, workers, size, seed) => {
-        const seen: number[] = [];
-        for (let rank = 0; rank < world; rank++) {
-          for (let w = 0; w < workers; w++) seen.push(...new DistributedSampler({ size, seed, rank, worldSize: world, workerId: w, numWorkers: workers }));
-        }
-        seen.sort((a, b) => a - b);
-        return seen.length === size && seen.every((v, i) => v === i);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        (world, workers, size, seed) => {
+          const seen: number[] = [];
+          for (let rank = 0; rank < world; rank++) {
+            for (let w = 0; w < workers; w++)
+              seen.push(...new DistributedSampler({ size, seed, rank, worldSize: world, workerId: w, numWorkers: workers }));
+          }
+          seen.sort((a, b) => a - b);
+          return seen.length === size && seen.every((v, i) => v === i);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test('resume at any step equals the uninterrupted run', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 120 }), fc.integer({ min: 0, max: 2 ** 31 }), fc.nat(), fc.constantFrom('exact', 'pad', 'drop') as fc.Arbitrary<'exact' | 'pad' | 'drop'>, (world, size, seed, stopSeed, uneven) => {
-        const options = { size, seed, rank: seed % world, worldSize: world, epochs: 2, uneven };
-        const whole = [...new DistributedSampler(options)];
-        const stopAt = stopSeed % (whole.length + 1);
-        const first = new DistributedSampler(options);
-        const head = Array.from({ length: stopAt }, () => first.next().value as number);
-        const rest = [...DistributedSampler.fromState(JSON.parse(JSON.stringify(first.state())))];
-        return [...head, ...rest].join() === whole.join();
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 120 }),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        fc.nat(),
+        fc.constantFrom('exact', 'pad', 'drop') as fc.Arbitrary<'exact' | 'pad' | 'drop'>,
+        (world, size, seed, stopSeed, uneven) => {
+          const options = { size, seed, rank: seed % world, worldSize: world, epochs: 2, uneven };
+          const whole = [...new DistributedSampler(options)];
+          const stopAt = stopSeed % (whole.length + 1);
+          const first = new DistributedSampler(options);
+          const head = Array.from({ length: stopAt }, () => first.next().value as number);
+          const rest = [...DistributedSampler.fromState(JSON.parse(JSON.stringify(first.state())))];
+          return [...head, ...rest].join() === whole.join();
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -58,8 +72,9 @@ describe('sources: partition properties', () => {
       }
       check(threw, 'a malformed $RANK is an error, not rank 0');
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 });

@@ -17,14 +17,20 @@ const LAYERS: string[][] = [
 ];
 const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(room));
 
-const files = readdirSync(src, { recursive: true }).map(String).filter((f) => /\.(ts|js)$/.test(f));
+const files = readdirSync(src, { recursive: true })
+  .map(String)
+  .filter((f) => /\.(ts|js)$/.test(f));
 const roomOf = (path: string) => path.split('/')[0]!.replace(/\.ts$/, '');
-const allImports = files.flatMap((file) =>
-  [...readFileSync(join(src, file), 'utf8').matchAll(/(?:import|export)[^'";]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)].map((m) => ({
-    file,
-    target: normalize(join(dirname(file), m[1] ?? m[2]!)),
-  })),
-).filter((i) => !i.target.startsWith('..'));
+const allImports = files
+  .flatMap((file) =>
+    [...readFileSync(join(src, file), 'utf8').matchAll(/(?:import|export)[^'";]*?from\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)].map(
+      (m) => ({
+        file,
+        target: normalize(join(dirname(file), m[1] ?? m[2]!)),
+      }),
+    ),
+  )
+  .filter((i) => !i.target.startsWith('..'));
 const imports = allImports.filter((i) => roomOf(i.target) !== roomOf(i.file));
 
 /** Every cycle of file imports (type-only ones included), each as the files around it. */
@@ -67,7 +73,9 @@ describe('structure of src/', () => {
   it('no room holds more than a quarter of the code', () => {
     const lines = new Map<string, number>();
     let total = 0;
-    for (const file of readdirSync(src, { recursive: true }).map(String).filter((f) => /\.(ts|js|wgsl)$/.test(f))) {
+    for (const file of readdirSync(src, { recursive: true })
+      .map(String)
+      .filter((f) => /\.(ts|js|wgsl)$/.test(f))) {
       const n = readFileSync(join(src, file), 'utf8').split('\n').length;
       lines.set(roomOf(file), (lines.get(roomOf(file)) ?? 0) + n);
       total += n;

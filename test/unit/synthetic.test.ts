@@ -3,8 +3,22 @@
 import { crc32 as zlibCrc32, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
-  MAX_CLASSES, Rng, SHAPE_NAMES, ZIGZAG, applyExifOrientation, encodeBmp, encodeJpeg, encodePng,
-  encodePngPalette, labelFor, renderDataset, renderSample, scaleQuantTable, solidPatches, streamFor, zlibStored,
+  MAX_CLASSES,
+  Rng,
+  SHAPE_NAMES,
+  ZIGZAG,
+  applyExifOrientation,
+  encodeBmp,
+  encodeJpeg,
+  encodePng,
+  encodePngPalette,
+  labelFor,
+  renderDataset,
+  renderSample,
+  scaleQuantTable,
+  solidPatches,
+  streamFor,
+  zlibStored,
 } from '../../src/synthetic/index.ts';
 
 const be16 = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
@@ -14,9 +28,11 @@ const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Bu
 
 describe('random', () => {
   it('is deterministic, in range, and random-access by index', () => {
-    const a = new Rng(123), b = new Rng(123);
+    const a = new Rng(123),
+      b = new Rng(123);
     expect(Array.from({ length: 100 }, () => a.next())).toEqual(Array.from({ length: 100 }, () => b.next()));
-    const r = new Rng(9), floats = Array.from({ length: 1000 }, () => r.float());
+    const r = new Rng(9),
+      floats = Array.from({ length: 1000 }, () => r.float());
     expect(floats.every((f) => f >= 0 && f < 1)).toBe(true);
     expect(new Set(Array.from({ length: 1000 }, () => r.int(7)))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6]));
     // Stream i depends only on (seed, i), including indices past 2^32.
@@ -39,7 +55,8 @@ describe('renderSample', () => {
 
   it('matches golden checksums (same bytes in every runtime)', () => {
     // Node, Deno and Chromium (all V8) must agree bit for bit. Update only on an intended change.
-    let sample = 0, jpeg = 0;
+    let sample = 0,
+      jpeg = 0;
     for (const s of renderDataset(1, 16, { width: 64, height: 48, classes: 8 })) {
       sample = zlibCrc32(s.rgb, sample);
       jpeg = zlibCrc32(encodeJpeg(s.rgb, 64, 48, { quality: 75 }), jpeg);
@@ -68,9 +85,14 @@ describe('renderSample', () => {
 
 describe('solidPatches', () => {
   it('knows the exact colour of every pixel', () => {
-    for (const [w, h, c, r] of [[203, 117, 4, 4], [64, 64, 4, 4], [50, 30, 5, 4]] as const) {
+    for (const [w, h, c, r] of [
+      [203, 117, 4, 4],
+      [64, 64, 4, 4],
+      [50, 30, 5, 4],
+    ] as const) {
       const p = solidPatches(w, h, c, r);
-      const expected = new Uint8Array(w * h * 3), colours = new Set<string>();
+      const expected = new Uint8Array(w * h * 3),
+        colours = new Set<string>();
       let minEdge = Infinity;
       for (let i = 0; i < w * h; i++) {
         expected.set(p.colorAt(i % w, Math.floor(i / w)), i * 3);
@@ -102,8 +124,10 @@ function pngChunks(png: Uint8Array): Map<string, Uint8Array[]> {
 
 /** Inflates IDAT with node:zlib (which also checks Adler-32) and re-checks Adler-32 by RFC 1950. */
 function inflateIdat(chunks: Map<string, Uint8Array[]>): Uint8Array {
-  const z = Buffer.concat(chunks.get('IDAT') ?? []), raw = new Uint8Array(inflateSync(z));
-  let a = 1, b = 0;
+  const z = Buffer.concat(chunks.get('IDAT') ?? []),
+    raw = new Uint8Array(inflateSync(z));
+  let a = 1,
+    b = 0;
   for (const x of raw) [a, b] = [(a + x) % 65521, (b + a + x) % 65521];
   expect(be32(z, z.length - 4)).toBe(b * 65536 + a);
   return raw;
@@ -112,12 +136,17 @@ function inflateIdat(chunks: Map<string, Uint8Array[]>): Uint8Array {
 describe('png', () => {
   it('writes valid chunks and stored zlib for 8- and 16-bit images of 1..4 channels', () => {
     for (const channels of [1, 2, 3, 4] as const) {
-      const w = 37, h = 5, n = w * h * channels, px8 = Uint8Array.from({ length: n }, (_, i) => (i * 31) & 0xff);
-      const c8 = pngChunks(encodePng(px8, w, h, { channels })), ihdr = c8.get('IHDR')![0]!;
+      const w = 37,
+        h = 5,
+        n = w * h * channels,
+        px8 = Uint8Array.from({ length: n }, (_, i) => (i * 31) & 0xff);
+      const c8 = pngChunks(encodePng(px8, w, h, { channels })),
+        ihdr = c8.get('IHDR')![0]!;
       expect([be32(ihdr, 0), be32(ihdr, 4), ihdr[8], ihdr[9]]).toEqual([w, h, 8, [0, 4, 2, 6][channels - 1]]);
       // Rows are a filter byte 0 (None) then the samples; 16-bit samples big-endian.
       const rows = (bytes: number): Uint8Array => new Uint8Array(h * (w * channels * bytes + 1));
-      const want8 = rows(1), want16 = rows(2);
+      const want8 = rows(1),
+        want16 = rows(2);
       const px16 = Uint16Array.from({ length: n }, (_, i) => (i * 2741) & 0xffff);
       for (let i = 0; i < n; i++) {
         const y = Math.floor(i / (w * channels));
@@ -131,15 +160,20 @@ describe('png', () => {
 
   it('packs palette indices at 1/2/4/8 bits, with tRNS for RGBA palettes', () => {
     for (const bitDepth of [1, 2, 4, 8] as const) {
-      const entries = Math.min(256, 1 << bitDepth), w = 13, h = 3;
+      const entries = Math.min(256, 1 << bitDepth),
+        w = 13,
+        h = 3;
       const idx = Uint8Array.from({ length: w * h }, (_, i) => (i * 7) % entries);
       const pal = Uint8Array.from({ length: entries * 4 }, (_, i) => (i * 5) & 0xff);
       const chunks = pngChunks(encodePngPalette(idx, pal, w, h, { bitDepth, paletteChannels: 4 }));
       const [ihdr, plte, trns] = ['IHDR', 'PLTE', 'tRNS'].map((t) => chunks.get(t)![0]!);
       expect([ihdr![8], ihdr![9], plte!.length, trns![1]]).toEqual([bitDepth, 3, entries * 3, pal[7]]);
-      const raw = inflateIdat(chunks), rowBytes = Math.ceil((w * bitDepth) / 8);
+      const raw = inflateIdat(chunks),
+        rowBytes = Math.ceil((w * bitDepth) / 8);
       for (let i = 0; i < w * h; i++) {
-        const y = Math.floor(i / w), x = i % w, bit = x * bitDepth;
+        const y = Math.floor(i / w),
+          x = i % w,
+          bit = x * bitDepth;
         const byte = raw[y * (rowBytes + 1) + 1 + (bit >> 3)]!;
         expect((byte >> (8 - bitDepth - (bit & 7))) & (entries - 1)).toBe(idx[i]);
       }
@@ -149,7 +183,8 @@ describe('png', () => {
 
   it('splits long data into 65535-byte stored blocks', () => {
     for (const n of [0, 1, 65535, 65536, 200000]) {
-      const data = Uint8Array.from({ length: n }, (_, i) => (i * 13) & 0xff), z = zlibStored(data);
+      const data = Uint8Array.from({ length: n }, (_, i) => (i * 13) & 0xff),
+        z = zlibStored(data);
       expect(same(new Uint8Array(inflateSync(z)), data)).toBe(true);
       expect(z.length).toBe(2 + 5 * Math.max(1, Math.ceil(n / 65535)) + n + 4);
     }
@@ -162,7 +197,8 @@ function jpegSegments(jpg: Uint8Array): { marker: number; body: Uint8Array }[] {
   const segs: { marker: number; body: Uint8Array }[] = [];
   let p = 2;
   for (;;) {
-    const marker = jpg[p + 1]!, len = be16(jpg, p + 2);
+    const marker = jpg[p + 1]!,
+      len = be16(jpg, p + 2);
     expect([jpg[p], len >= 2 && p + 2 + len < jpg.length]).toEqual([0xff, true]);
     segs.push({ marker, body: jpg.subarray(p + 4, p + 2 + len) });
     p += 2 + len;
@@ -203,7 +239,12 @@ describe('jpeg', () => {
   it('encodes grayscale, odd sizes, one-channel input', () => {
     const gray = jpegSegments(encodeJpeg(s.rgb, 120, 90, { grayscale: true }));
     expect([gray.map((g) => g.marker), gray[2]!.body[5], gray[1]!.body.length]).toEqual([[0xe0, 0xdb, 0xc0, 0xc4, 0xda], 1, 65]);
-    for (const [w, h] of [[1, 1], [17, 9], [33, 31], [8, 16]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [17, 9],
+      [33, 31],
+      [8, 16],
+    ] as const) {
       expect(be16(jpegSegments(encodeJpeg(solidPatches(w, h, 1, 1).rgb, w, h))[2]!.body, 3)).toBe(w);
       jpegSegments(encodeJpeg(new Uint8Array(w * h).fill(77), w, h));
     }
@@ -217,8 +258,16 @@ describe('jpeg', () => {
       // "Exif\0\0", TIFF "MM" 42 IFD0@8, 1 entry: tag 0x0112 SHORT count 1 value o, no next IFD.
       expect(String.fromCharCode(...app1.subarray(0, 8))).toBe('Exif\0\0MM');
       const t = app1.subarray(6);
-      expect([be16(t, 2), be32(t, 4), be16(t, 8), be16(t, 10), be16(t, 12), be32(t, 14), be16(t, 18), be32(t, 22)])
-        .toEqual([42, 8, 1, 0x0112, 3, 1, o, 0]);
+      expect([be16(t, 2), be32(t, 4), be16(t, 8), be16(t, 10), be16(t, 12), be32(t, 14), be16(t, 18), be32(t, 22)]).toEqual([
+        42,
+        8,
+        1,
+        0x0112,
+        3,
+        1,
+        o,
+        0,
+      ]);
     }
     expect(() => encodeJpeg(s.rgb, 120, 90, { exifOrientation: 9 })).toThrow(RangeError);
   });
@@ -226,11 +275,14 @@ describe('jpeg', () => {
 
 describe('bmp and EXIF orientation helper', () => {
   it('writes a bottom-up 24-bit BMP with padded rows', () => {
-    const w = 5, h = 3, p = solidPatches(w, h, 5, 3);
+    const w = 5,
+      h = 3,
+      p = solidPatches(w, h, 5, 3);
     const bmp = encodeBmp(p.rgb, w, h);
     expect([bmp[0], bmp[1], le32(bmp, 2), le32(bmp, 10), le32(bmp, 18), le32(bmp, 22)]).toEqual([0x42, 0x4d, bmp.length, 54, w, h]);
     const want = new Uint8Array(16 * h); // rows of 5 * 3 = 15 bytes padded to 16, BGR, bottom row first
-    for (let i = 0; i < w * h; i++) want.set([...p.colorAt(i % w, Math.floor(i / w))].reverse(), (h - 1 - Math.floor(i / w)) * 16 + (i % w) * 3);
+    for (let i = 0; i < w * h; i++)
+      want.set([...p.colorAt(i % w, Math.floor(i / w))].reverse(), (h - 1 - Math.floor(i / w)) * 16 + (i % w) * 3);
     expect(same(bmp.subarray(54), want)).toBe(true);
   });
 
@@ -238,7 +290,10 @@ describe('bmp and EXIF orientation helper', () => {
     // 3x2 image with pixel value = its index; orientation 6 turns it 90 degrees clockwise.
     const img = Uint8Array.from([0, 1, 2, 3, 4, 5]);
     expect(applyExifOrientation(img, 3, 2, 1, 6)).toEqual({ pixels: Uint8Array.from([3, 0, 4, 1, 5, 2]), width: 2, height: 3 });
-    expect([2, 8].map((o) => Array.from(applyExifOrientation(img, 3, 2, 1, o).pixels))).toEqual([[2, 1, 0, 5, 4, 3], [2, 5, 1, 4, 0, 3]]);
+    expect([2, 8].map((o) => Array.from(applyExifOrientation(img, 3, 2, 1, o).pixels))).toEqual([
+      [2, 1, 0, 5, 4, 3],
+      [2, 5, 1, 4, 0, 3],
+    ]);
     const p = solidPatches(7, 4, 2, 2);
     for (let o = 1; o <= 8; o++) {
       const stored = applyExifOrientation(p.rgb, 7, 4, 3, o, true);

@@ -61,8 +61,9 @@ describe('streamed video decoding (Node)', () => {
   it('the workers fallback refuses streams with a clear error', async () => {
     const fallback = await DecodePool.create({ threads: 1, mode: 'workers' });
     try {
-      await expect(fallback.decodeVideoStream(memoryByteSource(new Uint8Array(10)), 0, { width: 8, height: 8, frames: { indices: [0] } }))
-        .rejects.toThrow(/pthreads mode/);
+      await expect(
+        fallback.decodeVideoStream(memoryByteSource(new Uint8Array(10)), 0, { width: 8, height: 8, frames: { indices: [0] } }),
+      ).rejects.toThrow(/pthreads mode/);
     } finally {
       await fallback.close();
     }

@@ -47,7 +47,17 @@ describe('CPU reference ViT', () => {
   });
 
   it('warmup + cosine schedule, clipping and AdamW follow their definitions', () => {
-    const t: TrainConfig = { lr: 1, minLr: 0.1, warmupSteps: 10, totalSteps: 110, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipNorm: 1 };
+    const t: TrainConfig = {
+      lr: 1,
+      minLr: 0.1,
+      warmupSteps: 10,
+      totalSteps: 110,
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      weightDecay: 0.1,
+      clipNorm: 1,
+    };
     expect(learningRate(t, 5)).toBeCloseTo(0.5, 12);
     expect(learningRate(t, 10)).toBeCloseTo(1, 12);
     expect(learningRate(t, 60)).toBeCloseTo(0.55, 12);

@@ -40,7 +40,8 @@ self.onmessage = async (e: MessageEvent<BitmapRequest>) => {
       infos = m.infos;
       return post({ type: 'loaded' });
     }
-    let failed = 0, checksum = 0;
+    let failed = 0,
+      checksum = 0;
     for (let i = Atomics.add(m.counter, 0, 1); i < blobs.length; i = Atomics.add(m.counter, 0, 1)) {
       try {
         checksum += await decodeOne(i, m.transform, m.quality);

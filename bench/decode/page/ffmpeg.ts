@@ -23,7 +23,8 @@ async function loadOne(core: FfmpegConfig['core']): Promise<FFmpeg> {
 
 export async function ffmpegLoad(config: FfmpegConfig): Promise<{ loadSeconds: number }> {
   const t0 = performance.now();
-  if (!loaded.has(key(config))) loaded.set(key(config), await Promise.all(Array.from({ length: config.instances }, () => loadOne(config.core))));
+  if (!loaded.has(key(config)))
+    loaded.set(key(config), await Promise.all(Array.from({ length: config.instances }, () => loadOne(config.core))));
   return { loadSeconds: (performance.now() - t0) / 1000 };
 }
 
@@ -36,7 +37,10 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
 export async function ffmpegPass(config: FfmpegConfig, images: readonly Uint8Array[], timeoutMs: number): Promise<PageSample> {
   await ffmpegLoad(config);
   const instances = loaded.get(key(config))!;
-  let next = 0, failed = 0, hangs = 0, reloads = 0;
+  let next = 0,
+    failed = 0,
+    hangs = 0,
+    reloads = 0;
   let firstError: string | undefined;
   const t0 = performance.now();
   const lane = async (k: number) => {
@@ -51,9 +55,16 @@ export async function ffmpegPass(config: FfmpegConfig, images: readonly Uint8Arr
         const out = code === 0 ? await ff.readFile('out.rgb') : undefined;
         await ff.deleteFile('in.jpg');
         if (out) await ff.deleteFile('out.rgb');
-        if (!(out instanceof Uint8Array && out.length === OUT * OUT * 3)) throw new Error(`exit code ${code}: ${logs.slice(-2).join(' / ')}`);
+        if (!(out instanceof Uint8Array && out.length === OUT * OUT * 3))
+          throw new Error(`exit code ${code}: ${logs.slice(-2).join(' / ')}`);
       })();
-      const result = await withTimeout(job.then(() => 'ok' as const, (e: unknown) => (e instanceof Error ? e.message : String(e))), timeoutMs);
+      const result = await withTimeout(
+        job.then(
+          () => 'ok' as const,
+          (e: unknown) => (e instanceof Error ? e.message : String(e)),
+        ),
+        timeoutMs,
+      );
       ff.off('log', onLog);
       if (result === 'ok') continue;
       failed++;

@@ -21,7 +21,10 @@ function ask(w: Worker, m: BitmapRequest, transfer: Transferable[] = []): Promis
 const api: PageApi = {
   async load(count, infos, maxThreads) {
     images = await Promise.all(
-      Array.from({ length: count }, async (_, i) => ({ bytes: new Uint8Array(await (await fetch(`/bench-assets/image/${i}`)).arrayBuffer()), info: infos[i]! })),
+      Array.from({ length: count }, async (_, i) => ({
+        bytes: new Uint8Array(await (await fetch(`/bench-assets/image/${i}`)).arrayBuffer()),
+        info: infos[i]!,
+      })),
     );
     workers = Array.from({ length: maxThreads }, () => new Worker(new URL('./bitmap-worker.ts', import.meta.url), { type: 'module' }));
     await Promise.all(workers.map((w) => ask(w, { type: 'load', images: images.map((m) => m.bytes.slice()), infos })));
@@ -44,7 +47,12 @@ const api: PageApi = {
   },
 
   ffmpegLoad: (config: FfmpegConfig) => ffmpegLoad(config),
-  ffmpeg: (config: FfmpegConfig, timeoutMs: number, count: number) => ffmpegPass(config, images.slice(0, count).map((m) => m.bytes), timeoutMs),
+  ffmpeg: (config: FfmpegConfig, timeoutMs: number, count: number) =>
+    ffmpegPass(
+      config,
+      images.slice(0, count).map((m) => m.bytes),
+      timeoutMs,
+    ),
 
   async close() {
     ffmpegClose();
