@@ -10,7 +10,7 @@
  * `--items` numbers through a 4-stage pipeline (sync, async with concurrency 8, an aggregate of
  * 16 and its disaggregate). After a warm-up of 10% of each part, it samples the process RSS, the
  * wasm memory, the pool's live workers and the active timers/handles (Node's
- * getActiveResourcesInfo, which Deno implements) every 2 s; the table gives the first sample
+ * getActiveResourcesInfo, which Deno implements) every 0.5 s; the table gives the first sample
  * after warm-up, the largest, and the last.
  */
 import process from 'node:process';
@@ -36,6 +36,7 @@ interface Sample {
   done: number;
   seconds: number;
   rssMiB: number;
+  heapMiB: number;
   wasmMiB: number;
   liveWorkers: number;
   handles: number;
@@ -64,11 +65,13 @@ function sampler(pool: DecodePool | undefined, t0: number, done: () => number) {
       done: done(),
       seconds: (performance.now() - t0) / 1000,
       rssMiB: process.memoryUsage().rss / MiB,
+      heapMiB: process.memoryUsage().heapUsed / MiB,
       wasmMiB: pool ? pool.memory.buffer.byteLength / MiB : 0,
       liveWorkers: pool ? pool.stats().liveWorkers : 0,
-      handles: process.getActiveResourcesInfo().length - 1, // less the sampler's own interval
+      handles: process.getActiveResourcesInfo().length,
     });
-  const timer = setInterval(take, 2000);
+  take();
+  const timer = setInterval(take, 500);
   return {
     samples,
     stop() {
@@ -106,7 +109,14 @@ async function soakLoader(): Promise<{ samples: Sample[]; delivered: number; fai
         batch.release();
         if (!watch && delivered + failed >= warmup) watch = sampler(pool, t0, () => delivered);
       }
-      failed += pipeline.failures().length;
+      failed += pipeline.failureCount();
+      if (process.env.SOAK_DEBUG)
+        console.log(
+          pipeline
+            .failures()
+            .slice(0, 6)
+            .map((f) => `${f.input}: ${String(f.error)}`),
+        );
       fed += run;
       restarts++;
     }
@@ -147,15 +157,15 @@ async function soakPipeline(): Promise<{ samples: Sample[]; delivered: number; s
 }
 
 function rows(samples: Sample[]): string[] {
-  if (samples.length === 0) return ['| (no samples) | | | | |'];
+  if (samples.length === 0) return ['| (no samples) | | | | | |'];
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
   const peak = (k: keyof Sample) => Math.max(...samples.map((s) => s[k]));
-  const fmt = (s: Pick<Sample, 'rssMiB' | 'wasmMiB' | 'liveWorkers' | 'handles'>) =>
-    `${s.rssMiB.toFixed(1)} | ${s.wasmMiB.toFixed(1)} | ${s.liveWorkers} | ${s.handles}`;
+  const fmt = (s: Pick<Sample, 'rssMiB' | 'heapMiB' | 'wasmMiB' | 'liveWorkers' | 'handles'>) =>
+    `${s.rssMiB.toFixed(1)} | ${s.heapMiB.toFixed(1)} | ${s.wasmMiB.toFixed(1)} | ${s.liveWorkers} | ${s.handles}`;
   return [
     `| first after warm-up (${first.done} done, ${first.seconds.toFixed(0)} s) | ${fmt(first)} |`,
-    `| largest over ${samples.length} samples | ${fmt({ rssMiB: peak('rssMiB'), wasmMiB: peak('wasmMiB'), liveWorkers: peak('liveWorkers'), handles: peak('handles') })} |`,
+    `| largest over ${samples.length} samples | ${fmt({ rssMiB: peak('rssMiB'), heapMiB: peak('heapMiB'), wasmMiB: peak('wasmMiB'), liveWorkers: peak('liveWorkers'), handles: peak('handles') })} |`,
     `| last (${last.done} done, ${last.seconds.toFixed(0)} s) | ${fmt(last)} |`,
   ];
 }
@@ -192,8 +202,8 @@ round, decoded on a 2-thread pool into 64×64 batches of ${BATCH} and released; 
 ${5000 * BATCH} images (${loader.restarts} pipelines). ${loader.delivered} delivered, ${loader.failed} reported as failed
 (every item accounted for: ${loader.delivered + loader.failed === IMAGES ? 'yes' : 'NO'}), ${loader.seconds.toFixed(0)} s.
 
-| sample | RSS MiB | wasm memory MiB | live workers | active handles/timers |
-|---|---|---|---|---|
+| sample | RSS MiB | JS heap used MiB | wasm memory MiB | live workers | active handles/timers |
+|---|---|---|---|---|---|
 ${rows(loader.samples).join('\n')}
 
 After warm-up RSS grew by at most ${growth(loader.samples, 'rssMiB').toFixed(1)} MiB and wasm memory by ${growth(loader.samples, 'wasmMiB').toFixed(1)} MiB.
@@ -203,8 +213,8 @@ After warm-up RSS grew by at most ${growth(loader.samples, 'rssMiB').toFixed(1)}
 A sync stage, an async stage with concurrency 8, an aggregate of 16 and its disaggregate; the
 sum of what came out is checked. ${engine.seconds.toFixed(0)} s.
 
-| sample | RSS MiB | wasm memory MiB | live workers | active handles/timers |
-|---|---|---|---|---|
+| sample | RSS MiB | JS heap used MiB | wasm memory MiB | live workers | active handles/timers |
+|---|---|---|---|---|---|
 ${rows(engine.samples).join('\n')}
 
 After warm-up RSS grew by at most ${growth(engine.samples, 'rssMiB').toFixed(1)} MiB.

@@ -4,6 +4,7 @@ import type { BoundedQueue } from './queue.ts';
 import type { StageCounters } from './stats.ts';
 import { epochEnd, type FailureBudget, type IterableSourceConfig, type MergeSourceConfig } from './types.ts';
 import { seededFloats } from '../random/index.ts';
+import { EventLoopTurns } from './turns.ts';
 
 export async function runIterableSource(
   cfg: IterableSourceConfig,
@@ -17,6 +18,7 @@ export async function runIterableSource(
   // The source's one slot works (produces the next item: the iterator's own time, e.g. an async
   // read) except while its output queue is full.
   s.begin(performance.now());
+  const turns = new EventLoopTurns();
   try {
     for (let epoch = 0; epoch < epochs && !run.stopped; epoch++) {
       const src = typeof cfg.iterable === 'function' ? cfg.iterable() : cfg.iterable;
@@ -26,11 +28,15 @@ export async function runIterableSource(
         for await (const x of src) {
           if (run.stopped || (!out.tryPut(x) && !(await out.put(x, s.holdWhileBlocked)))) return;
           if (++s.out === minItems) run.checkBudget(undefined, undefined);
+          const turn = turns.due();
+          if (turn) await turn;
         }
       } else {
         for (const x of src) {
           if (run.stopped || (!out.tryPut(x) && !(await out.put(x, s.holdWhileBlocked)))) return;
           if (++s.out === minItems) run.checkBudget(undefined, undefined);
+          const turn = turns.due();
+          if (turn) await turn;
         }
       }
       if (cfg.epochMarker && !(await out.put(epochEnd(epoch), s.holdWhileBlocked))) return;
@@ -38,6 +44,7 @@ export async function runIterableSource(
       if (s.out === before && cfg.repeat === true) return;
     }
   } finally {
+    turns.close();
     s.end(performance.now());
   }
 }

@@ -1,6 +1,12 @@
 import { describe, it } from 'vitest';
 import { withPool } from '../shared/decode-scenarios.ts';
-import { forgedHeadersAreTooLarge, hangingVideosEnd, mutationalFuzzPass, timeLimitFailsTheItem } from '../shared/fuzz-scenarios.ts';
+import {
+  damagedJpegDoesNotPoisonItsThread,
+  forgedHeadersAreTooLarge,
+  hangingVideosEnd,
+  mutationalFuzzPass,
+  timeLimitFailsTheItem,
+} from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
@@ -14,6 +20,7 @@ describe('decoder robustness (Chromium)', () => {
   it('videos that used to hang a thread end with a result or a typed error', () => withPool(2, (p) => hangingVideosEnd(p, load)), 120_000);
   it('a job over its time limit fails alone as over-budget', () => withPool(2, (p) => timeLimitFailsTheItem(p, load)), 60_000);
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
+  it("a damaged JPEG does not poison its thread's decoder", () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)));
   it(
     'a seeded mutational fuzz pass over every fixture kind ends every case',
     () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })),

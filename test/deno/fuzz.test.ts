@@ -2,6 +2,7 @@
 import { withPool } from '../shared/decode-scenarios.ts';
 import {
   closeWithQueuedJobs,
+  damagedJpegDoesNotPoisonItsThread,
   forgedHeadersAreTooLarge,
   hangingVideosEnd,
   mutationalFuzzPass,
@@ -28,6 +29,11 @@ Deno.test({
   fn: () => closeWithQueuedJobs('pthreads').then(() => {}),
 });
 Deno.test({ name: 'forged headers fail as too-large', ...opts, fn: () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)) });
+Deno.test({
+  name: "a damaged JPEG does not poison its thread's decoder",
+  ...opts,
+  fn: () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)),
+});
 Deno.test({
   name: 'a seeded mutational fuzz pass over every fixture kind ends every case',
   ...opts,

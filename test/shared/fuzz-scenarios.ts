@@ -3,7 +3,7 @@
 import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { encodeJpeg, encodePng, solidPatches } from '../../src/synthetic/index.ts';
-import { check } from './assert.ts';
+import { check, rejectsWith } from './assert.ts';
 import { sineWav, type FixtureLoader } from './media-scenarios.ts';
 
 /** Repository-relative to the generated fixtures folder each runtime's loader reads from. */
@@ -158,6 +158,10 @@ export async function mutationalFuzzPass(
     for (let i = 0; i < options.perSeed; i++)
       cases.push({ what: `${name} mutation ${i} (seed ${options.seed})`, kind, bytes: mutate(bytes, rng) });
   }
+  // The good JPEG's pixels before the pass: every thread must still decode it to these after.
+  const goodJpeg = seeds[0]![2];
+  const jpegOptions = { width: 64, height: 48, fit: 'stretch' } as const;
+  const reference = (await pool.decode(goodJpeg, jpegOptions)).pixels;
   const parallel = options.parallel ?? pool.threads * 2;
   const slotBytes = CLIP_BYTES;
   const buffers = Array.from({ length: parallel }, () => pool.allocate(slotBytes));
@@ -180,6 +184,13 @@ export async function mutationalFuzzPass(
     const good = await pool.decodeVideo(await load('testsrc.h264.mp4'), ptr, CLIP);
     check(good.framesWritten === 4, 'the pool decodes a good video after the fuzz pass');
   });
+  // Each thread's decoders survive what the pass threw at them (a libjpeg-turbo decompressor
+  // left half-way through a damaged header once failed every later JPEG on its thread).
+  const after = await Promise.all(Array.from({ length: pool.threads * 4 }, () => pool.decode(goodJpeg, jpegOptions)));
+  check(
+    after.every((r) => r.pixels.length === reference.length && r.pixels.every((v, i) => v === reference[i])),
+    'a good JPEG decodes to the same pixels on every thread after the fuzz pass',
+  );
   check(pool.stats().stuckThreads === 0, 'the fuzz pass left a pool thread held');
   return { cases: cases.length, outcomes };
 }
@@ -303,5 +314,33 @@ export async function abortWhileWaitingForASlot(mode: 'pthreads' | 'workers'): P
     pool.free(target);
   } finally {
     await pool.close();
+  }
+}
+
+/**
+ * A JPEG whose header is damaged, then good ones, on a one-thread pool: the damaged one fails as
+ * corrupt and every good one after it still decodes (the thread's libjpeg-turbo decompressor used
+ * to keep the failed header's state and fail every later JPEG with the same error).
+ */
+export async function damagedJpegDoesNotPoisonItsThread(pool: DecodePool): Promise<void> {
+  const pattern = solidPatches(64, 48, 3, 7);
+  const good = encodeJpeg(pattern.rgb, 64, 48, { quality: 90 });
+  const damaged = good.slice();
+  damaged.fill(0xff, 2, 40);
+  const options = { width: 32, height: 24 } as const;
+  const reference = (await pool.decode(good, options)).pixels;
+  for (const bad of [damaged, good.subarray(0, 200)]) {
+    await rejectsWith(
+      pool.decode(bad, options),
+      (e) => e instanceof DecodeError && (e.code === 'corrupt' || e.code === 'truncated'),
+      'a damaged JPEG fails as corrupt or truncated',
+    );
+    for (let i = 0; i < 3; i++) {
+      const { pixels } = await pool.decode(good, options);
+      check(
+        pixels.every((v, k) => v === reference[k]),
+        `good JPEG ${i} after a damaged one decodes to the same pixels`,
+      );
+    }
   }
 }

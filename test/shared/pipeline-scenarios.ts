@@ -353,7 +353,40 @@ export async function failureRecordsAreBounded(): Promise<void> {
   assertEqual(streamed[99], '297', 'in order');
 }
 
+/**
+ * A pipeline of an in-memory source and promise-only stages still lets timers run: a stop()
+ * scheduled 20 ms in lands long before the last of 5 million items.
+ */
+export async function timersRunDuringPromiseOnlyPipelines(): Promise<void> {
+  const total = 5_000_000;
+  const p = new PipelineBuilder<number>()
+    .addSource(
+      (function* () {
+        for (let i = 0; i < total; i++) yield i;
+      })(),
+    )
+    .pipe((x: number) => x + 1)
+    .pipe(async (x: number) => x * 2, { concurrency: 4 })
+    .addSink(16)
+    .build();
+  const t0 = performance.now();
+  let firedAt = -1;
+  const timer = setTimeout(() => {
+    firedAt = performance.now() - t0;
+    void p.stop();
+  }, 20);
+  let delivered = 0;
+  try {
+    for await (const _ of p) delivered++;
+  } finally {
+    clearTimeout(timer);
+  }
+  assert(firedAt >= 0 && firedAt < 2000, `the 20 ms timer fired at ${firedAt.toFixed(0)} ms`);
+  assert(delivered < total, `the stop ended the run early (${delivered} of ${total} delivered)`);
+}
+
 export const scenarios: Record<string, () => Promise<void>> = {
+  timersRunDuringPromiseOnlyPipelines,
   failureRecordsAreBounded,
   generatorOutputsSurviveItsFailure,
   orderedWithConcurrency,

@@ -4,6 +4,7 @@ import { withPool } from '../shared/decode-scenarios.ts';
 import {
   abortWhileWaitingForASlot,
   closeWithQueuedJobs,
+  damagedJpegDoesNotPoisonItsThread,
   forgedHeadersAreTooLarge,
   hangingVideosEnd,
   mutationalFuzzPass,
@@ -29,6 +30,10 @@ describe('decoder robustness (Node)', () => {
     it(`closing with jobs queued ends each as decoded, cancelled or closed (${mode})`, async () => {
       console.log(`[close] ${mode}: ${JSON.stringify(await closeWithQueuedJobs(mode))}`);
     });
+  }
+  for (const mode of ['pthreads', 'workers'] as const) {
+    it(`a damaged JPEG does not poison its thread's decoder for the next ones (${mode})`, () =>
+      withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p), mode));
   }
   it('forged headers (absurd WAV rates and channel counts, video over its limits) fail as too-large', () =>
     withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));

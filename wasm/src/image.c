@@ -304,6 +304,16 @@ static void cmyk_to_rgb_in_place(unsigned char *pixels, size_t count) {
   }
 }
 
+/* Records libjpeg-turbo's error for the job, then replaces the thread's decompressor: one that
+ * stopped half-way through a damaged header keeps that state, and failed every later image with
+ * the same error (found by bench/soak.ts; the fuzz tests now decode a good image after each case). */
+static int fail_and_reset(td_worker *w, td_job *job, int status) {
+  fail(job, status, 0, tjGetErrorStr2(w->turbojpeg));
+  tjDestroy(w->turbojpeg);
+  w->turbojpeg = NULL;
+  return status;
+}
+
 /* Decodes a JPEG with libjpeg-turbo at `eighths`/8 of its size into the worker's pixel buffer.
  * Returns TD_OK, a failure (recorded in the job), or -1 when this decoder does not take the
  * image (CMYK/YCCK to one channel: libavcodec converts that) and nothing was recorded. */
@@ -312,7 +322,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
   if (!w->turbojpeg && !(w->turbojpeg = tjInitDecompress())) return fail(job, TD_E_NOMEM, 0, "cannot allocate a JPEG decoder");
   int width, height, subsampling, colorspace;
   if (tjDecompressHeader3(w->turbojpeg, data, (unsigned long)job->src_len, &width, &height, &subsampling, &colorspace) < 0)
-    return fail(job, TD_E_CORRUPT, 0, tjGetErrorStr2(w->turbojpeg));
+    return fail_and_reset(w, job, TD_E_CORRUPT);
   const int cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   if (cmyk && job->channels == 1) return -1;
   if (width <= 0 || height <= 0) return fail(job, TD_E_CORRUPT, 0, "the JPEG declares an empty image");
@@ -337,7 +347,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
     /* Warnings leave a full image behind; a cut file or damaged entropy data does not count as one. */
     int warning = tjGetErrorCode(w->turbojpeg) == TJERR_WARNING;
     if (!warning || !strstr(why, "extraneous bytes before marker"))
-      return fail(job, strstr(why, "Premature end") ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, why);
+      return fail_and_reset(w, job, strstr(why, "Premature end") ? TD_E_TRUNCATED : TD_E_CORRUPT);
   }
   if (cmyk) cmyk_to_rgb_in_place(w->pixels, (size_t)sw * sh);
   wrap_pixels(w->frame, w->pixels, sw, sh, gray);
