@@ -1,5 +1,5 @@
 import type { DecodePool, ImageDecodeOptions } from './pool.ts';
-import { waitInLine } from '../sync/index.ts';
+import { SlotPool } from '../sync/index.ts';
 
 /** One item to decode: encoded bytes plus what travels with them into the batch. */
 export interface EncodedImage {
@@ -85,12 +85,12 @@ export class ImageBatcher {
   readonly shape: readonly [number, number, number];
   #pool: DecodePool;
   #options: ImageBatcherOptions;
-  #free: BatchBuffer[] = [];
-  #waiters: Array<(b: BatchBuffer) => void> = [];
+  /** The batch buffers in wasm memory, lent to the batch being filled and to batches handed out. */
+  #buffers: SlotPool<BatchBuffer>;
+  #closed = false;
   #current: BatchBuffer | undefined;
   #assignChain: Promise<unknown> = Promise.resolve();
   #sequence = 0;
-  #all: BatchBuffer[] = [];
 
   constructor(pool: DecodePool, options: ImageBatcherOptions) {
     const channels = options.channels ?? 3;
@@ -99,13 +99,11 @@ export class ImageBatcher {
     this.shape = [options.height, options.width, channels];
     this.slotBytes = options.height * options.width * channels;
     const count = Math.max(2, options.buffers ?? 4);
-    for (let i = 0; i < count; i++) {
-      // Rounded up to 4 bytes: GPU uploads copy whole words.
-      const bytes = Math.ceil((this.slotBytes * options.batchSize) / 4) * 4;
-      const buffer = new BatchBuffer(pool.allocate(bytes), this.slotBytes, options.batchSize);
-      this.#free.push(buffer);
-      this.#all.push(buffer);
-    }
+    // Rounded up to 4 bytes: GPU uploads copy whole words.
+    const bytes = Math.ceil((this.slotBytes * options.batchSize) / 4) * 4;
+    this.#buffers = new SlotPool(
+      Array.from({ length: count }, () => new BatchBuffer(pool.allocate(bytes), this.slotBytes, options.batchSize)),
+    );
   }
 
   get batchBytes(): number {
@@ -171,8 +169,9 @@ export class ImageBatcher {
   }
 
   stats(): ImageBatcherStats {
-    const count = (state: BufferState) => this.#all.filter((b) => b.state === state).length;
-    return { buffers: this.#all.length, free: count('free'), filling: count('filling'), handed: count('handed') };
+    const all = this.#closed ? [] : this.#buffers.slots;
+    const count = (state: BufferState) => all.filter((b) => b.state === state).length;
+    return { buffers: all.length, free: count('free'), filling: count('filling'), handed: count('handed') };
   }
 
   /**
@@ -182,7 +181,7 @@ export class ImageBatcher {
    */
   #abandon(): void {
     this.#current = undefined;
-    for (const buffer of this.#all) {
+    for (const buffer of this.#buffers.slots) {
       if (buffer.state !== 'filling') continue;
       buffer.open = false;
       buffer.orphaned = true;
@@ -192,9 +191,9 @@ export class ImageBatcher {
 
   /** Frees every batch buffer; call after the pipeline has stopped. */
   close(): void {
-    for (const b of this.#all) this.#pool.free(b.pointer);
-    this.#all = [];
-    this.#free = [];
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const b of this.#buffers.slots) this.#pool.free(b.pointer);
   }
 
   #assign(signal?: AbortSignal): Promise<{ buffer: BatchBuffer; index: number }> {
@@ -204,7 +203,7 @@ export class ImageBatcher {
       if (signal?.aborted) throw signal.reason;
       let buffer = this.#current;
       if (!buffer) {
-        buffer = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
+        buffer = this.#buffers.tryAcquire() ?? (await this.#buffers.acquire(signal));
         buffer.state = 'filling';
         buffer.orphaned = false;
         buffer.assigned = buffer.settled = 0;
@@ -294,8 +293,6 @@ export class ImageBatcher {
   #recycle(buffer: BatchBuffer): void {
     buffer.state = 'free';
     buffer.orphaned = false;
-    const next = this.#waiters.shift();
-    if (next) next(buffer);
-    else this.#free.push(buffer);
+    this.#buffers.release(buffer);
   }
 }

@@ -16,7 +16,7 @@ import { writeResize, type ImageDecodeOptions } from './options.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
-import { waitInLine } from '../sync/index.ts';
+import { SlotPool } from '../sync/index.ts';
 
 export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
 export type { DecodeMode } from './backend.ts';
@@ -97,8 +97,8 @@ export class DecodePool {
   readonly threads: number;
   readonly mode: DecodeMode;
   #backend: DecodeBackend;
-  #free: JobSlot[] = [];
-  #waiters: Array<(slot: JobSlot) => void> = [];
+  /** The job records requests fill in; one per request in flight. */
+  #slots: SlotPool<JobSlot>;
   #inFlight = 0;
   #completed = 0;
   #failed = 0;
@@ -113,9 +113,10 @@ export class DecodePool {
     this.#backend = backend;
     this.threads = backend.threads;
     this.mode = backend.mode;
+    const slots: JobSlot[] = [];
     for (let i = 0; i < maxInFlight; i++) {
       const ptr = backend.malloc(JOB_BYTES);
-      this.#free.push({
+      slots.push({
         ptr,
         words: new Int32Array(backend.memory.buffer, ptr, JOB_WORDS),
         input: 0,
@@ -124,6 +125,7 @@ export class DecodePool {
         auxWords: 0,
       });
     }
+    this.#slots = new SlotPool(slots);
   }
 
   static async create(options: DecodePoolOptions = {}): Promise<DecodePool> {
@@ -296,7 +298,7 @@ export class DecodePool {
     let slot: JobSlot;
     try {
       // Waiting for a free job record ends with the signal's reason when it aborts.
-      slot = this.#free.pop() ?? (await waitInLine(this.#waiters, signal));
+      slot = this.#slots.tryAcquire() ?? (await this.#slots.acquire(signal));
     } catch (error) {
       this.#leave();
       throw error;
@@ -341,9 +343,7 @@ export class DecodePool {
   #release(slot: JobSlot, wasStuck: boolean): void {
     if (wasStuck) this.#stuck--;
     this.#leave();
-    const next = this.#waiters.shift();
-    if (next) next(slot);
-    else this.#free.push(slot);
+    this.#slots.release(slot);
   }
 
   /** One request is no longer in flight: stop the watchdog when none are, wake close() when done. */
@@ -393,7 +393,7 @@ export class DecodePool {
       mode: this.mode,
       threads: this.threads,
       inFlight: this.#inFlight,
-      queued: this.#waiters.length,
+      queued: this.#slots.waiting,
       completed: this.#completed,
       failed: this.#failed,
       stuckThreads: this.#stuck,

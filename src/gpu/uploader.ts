@@ -1,6 +1,6 @@
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
-import { waitInLine } from '../sync/index.ts';
+import { SlotPool } from '../sync/index.ts';
 
 /** What the uploader needs of a CPU batch (an ImageBatch from src/decode satisfies it). */
 export interface HostBatch {
@@ -65,9 +65,8 @@ export class BatchUploader {
   readonly method: UploadMethod;
   readonly slotCount: number;
   #device: GPUDevice;
-  #free: Slot[] = [];
-  #all: Slot[] = [];
-  #waiters: Array<(slot: Slot) => void> = [];
+  /** The ring: each slot a device buffer (and its staging buffer), lent to one uploaded batch. */
+  #slots: SlotPool<Slot>;
   #closed = false;
   /** A reusable non-shared copy for runtimes whose writeBuffer refuses shared memory (dawn.node). */
   #bounce: Uint8Array<ArrayBuffer> | undefined;
@@ -82,8 +81,9 @@ export class BatchUploader {
     const size = align4(options.maxBatchBytes);
     this.writesSharedMemory = this.method === 'write-buffer' && writeBufferTakesSharedMemory;
     if (this.method === 'write-buffer' && !this.writesSharedMemory) this.#bounce = new Uint8Array(size);
+    const slots: Slot[] = [];
     for (let i = 0; i < this.slotCount; i++) {
-      const slot: Slot = {
+      slots.push({
         device: device.createBuffer({
           size,
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC | (options.usage ?? 0),
@@ -99,10 +99,9 @@ export class BatchUploader {
               })
             : undefined,
         stagingReady: Promise.resolve(),
-      };
-      this.#free.push(slot);
-      this.#all.push(slot);
+      });
     }
+    this.#slots = new SlotPool(slots);
   }
 
   /**
@@ -113,8 +112,7 @@ export class BatchUploader {
     try {
       if (this.#closed) throw new Error('uploader is closed');
       // The wait for a free slot goes to the stage's statistics as a resource wait (pass the stage's context as `waits`).
-      const slot =
-        this.#free.pop() ?? (await (waits ? waits.waitFor(waitInLine(this.#waiters, signal)) : waitInLine(this.#waiters, signal)));
+      const slot = this.#slots.tryAcquire() ?? (await (waits ? waits.waitFor(this.#slots.acquire(signal)) : this.#slots.acquire(signal)));
       try {
         const bytes = align4(batch.data.byteLength);
         if (bytes > slot.device.size) throw new RangeError(`batch of ${bytes} bytes exceeds the slot size ${slot.device.size}`);
@@ -156,24 +154,22 @@ export class BatchUploader {
 
   /** Slots not held by an uploaded batch (all of them once every GpuBatch is released). */
   get freeSlots(): number {
-    return this.#free.length;
+    return this.#slots.available;
   }
 
   /** Destroys the ring; waits for pending staging maps so nothing stays mapped. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled(this.#all.map((s) => s.stagingReady));
-    for (const s of this.#all) {
+    await Promise.allSettled(this.#slots.slots.map((s) => s.stagingReady));
+    for (const s of this.#slots.slots) {
       s.staging?.destroy();
       s.device.destroy();
     }
   }
 
   #giveBack(slot: Slot): void {
-    const next = this.#waiters.shift();
-    if (next) next(slot);
-    else this.#free.push(slot);
+    this.#slots.release(slot);
   }
 
   #handle(slot: Slot, batch: HostBatch, labels: Int32Array, keys: readonly string[], bytes: number): GpuBatch {
