@@ -10,8 +10,8 @@ import type { Sample, Transform } from './types.ts';
 
 export const NATIVE_PACKAGES = 'gcc libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev';
 const root = new URL('../../', import.meta.url).pathname;
-const SOURCES = ['bench/native/decode-native.c', 'wasm/src/image.c', 'wasm/src/probe.c'];
-const HEADERS = ['wasm/src/image.h', 'wasm/src/probe.h', 'wasm/src/tandem_decode.h'];
+const SOURCES = ['bench/native/decode-native.c', 'wasm/src/image.c', 'wasm/src/probe.c', 'wasm/src/resize.c'];
+const HEADERS = ['wasm/src/image.h', 'wasm/src/probe.h', 'wasm/src/resize.h', 'wasm/src/tandem_decode.h'];
 const FLAGS = ['-O2', '-pthread'];
 const LIBS = ['-lavcodec', '-lswscale', '-lavutil', '-lturbojpeg', '-lm'];
 
