@@ -24,3 +24,16 @@ export async function rejectsWith(promise: Promise<unknown>, predicate: (error: 
   }
   throw new CheckError(`${message}: it resolved`);
 }
+
+/** Resolves with `promise`, or rejects after `ms`: a wait that hangs must fail the test, not hang the tier. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -10,7 +10,7 @@ import { BatchUploader, type GpuBatch, type GpuContext } from '../../src/gpu/ind
 import { PipelineBuilder, type Pipeline } from '../../src/pipeline/index.ts';
 import { seededFloats } from '../../src/random/index.ts';
 import { runTraining, type LabelledData, type LabelledSource } from '../../src/train/index.ts';
-import { check } from './assert.ts';
+import { check, within } from './assert.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 
 /** How a run was stopped. */
@@ -26,19 +26,6 @@ export interface CancelOutcome {
 
 const BATCH = 4;
 const SIZE = 32;
-
-/** Resolves with `promise`, or fails after `ms`: a stop that hangs must fail the test, not hang it. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -2,21 +2,8 @@
 // and stop() returns even when tasks were waiting for resources that only the consumer can free.
 import { DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
-import { check } from './assert.ts';
+import { check, within } from './assert.ts';
 import { patternJpeg } from './decode-scenarios.ts';
-
-/** Resolves with `promise`, or fails the check after `ms` (a hang must fail, not hang the tier). */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Items made by stages, stopped at a random point: made = delivered + disposed, none twice. */
 export async function stoppedItemsAreDisposed(seed = 7): Promise<void> {
