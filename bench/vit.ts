@@ -9,7 +9,8 @@
  */
 import { acquireGpu } from '../src/gpu/index.ts';
 import { Kernels, record, type Dispatch } from '../src/vit/kernels.ts';
-import { dims, presets } from '../src/vit/config.ts';
+import { defaultTrain, dims, presets } from '../src/vit/config.ts';
+import { optimValues } from '../src/vit/params.ts';
 import { ViTTrainer } from '../src/vit/model.ts';
 import { buildGraph } from '../src/vit/graph.ts';
 
@@ -137,7 +138,7 @@ trainer.destroy();
 // Step-time breakdown by kernel: the step's dispatches (same graph as the trainer) timed one at a
 // time, each repeated 5× in one submit, median of `reps`, summed per kernel. Wall clock, so each
 // figure includes one submit + wait of overhead divided by 5.
-const graph = buildGraph(device, defaultKernels, tiny, B, new ArrayBuffer(48));
+const graph = buildGraph(device, defaultKernels, tiny, B, optimValues(0, 0, defaultTrain));
 const perKernel = new Map<string, number[]>();
 for (const dispatch of [...graph.forward, ...graph.backward]) {
   await time([dispatch], 1);

@@ -2,6 +2,21 @@ import { readText } from '../runtime/index.ts';
 import { streamFor } from '../random/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 import { IMAGENET_MEAN, IMAGENET_STD, type NormalizeOptions } from './normalize.ts';
+import { UniformStruct } from './uniforms.ts';
+
+/** `struct Params` of augment.wgsl. */
+export const AugmentParams = new UniformStruct('Params', [
+  ['src_width', 'u32'],
+  ['src_height', 'u32'],
+  ['out_width', 'u32'],
+  ['out_height', 'u32'],
+  ['images', 'u32'],
+  ['channels', 'u32'],
+  ['row_pitch', 'u32'],
+  ['_pad', 'u32'],
+  ['mean', 'vec4f'],
+  ['inv_std', 'vec4f'],
+] as const);
 
 export interface AugmentOptions extends NormalizeOptions {
   /** Area fraction of the crop (torchvision RandomResizedCrop's scale); default [0.08, 1]. */
@@ -86,19 +101,19 @@ export class AugmentKernel {
     this.options = options;
     const grid = dispatchGrid(shape.images * shape.outHeight * shape.outWidth);
     this.#groups = grid.groups;
-    const params = new ArrayBuffer(64);
-    new Uint32Array(params, 0, 8).set([
-      shape.srcWidth,
-      shape.srcHeight,
-      shape.outWidth,
-      shape.outHeight,
-      shape.images,
-      shape.channels,
-      grid.rowPitch,
-      0,
-    ]);
-    new Float32Array(params, 32, 8).set(meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD));
-    this.#params = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    const { mean, invStd } = meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD);
+    const params = AugmentParams.pack({
+      src_width: shape.srcWidth,
+      src_height: shape.srcHeight,
+      out_width: shape.outWidth,
+      out_height: shape.outHeight,
+      images: shape.images,
+      channels: shape.channels,
+      row_pitch: grid.rowPitch,
+      mean,
+      inv_std: invStd,
+    });
+    this.#params = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(this.#params, 0, params);
     this.#sampleData = new Float32Array(shape.images * SAMPLE_FLOATS);
     this.#samples = device.createBuffer({ size: this.#sampleData.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -180,7 +195,7 @@ export function augmentReference(
           const bottom = texel(n, xa, yb, c) * (1 - ax) + texel(n, xb, yb, c) * ax;
           let v = (top * (1 - ay) + bottom * ay) / 255;
           v = Math.min(Math.max((v - 0.5) * contrast! + 0.5 + bright!, 0), 1);
-          out[((n * ch + c) * oh + y) * ow + x0] = (v - norm[c]!) * norm[4 + c]!;
+          out[((n * ch + c) * oh + y) * ow + x0] = (v - norm.mean[c]!) * norm.invStd[c]!;
         }
       }
     }

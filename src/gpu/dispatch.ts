@@ -15,14 +15,10 @@ export function align4(bytes: number): number {
   return Math.ceil(bytes / 4) * 4;
 }
 
-/** Mean and 1/std as the 8 floats the kernels' uniform blocks expect. */
-export function meanAndInverseStd(mean: readonly number[], std: readonly number[]): Float32Array {
-  const out = new Float32Array(8);
-  for (let c = 0; c < 4; c++) {
-    out[c] = mean[c] ?? 0;
-    out[4 + c] = 1 / (std[c] ?? 1);
-  }
-  return out;
+/** Mean and 1/std per channel (4, unused ones 0 and 1) as the f32 values the kernels get. */
+export function meanAndInverseStd(mean: readonly number[], std: readonly number[]): { mean: number[]; invStd: number[] } {
+  const channels = [0, 1, 2, 3];
+  return { mean: channels.map((c) => Math.fround(mean[c] ?? 0)), invStd: channels.map((c) => Math.fround(1 / (std[c] ?? 1))) };
 }
 
 /** Bind groups made once per (input, output) buffer pair, for kernels fed from a buffer ring. */

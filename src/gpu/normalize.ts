@@ -1,5 +1,16 @@
 import { readText } from '../runtime/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
+import { UniformStruct } from './uniforms.ts';
+
+/** `struct Params` of normalize.wgsl. */
+export const NormalizeParams = new UniformStruct('Params', [
+  ['pixels_per_image', 'u32'],
+  ['images', 'u32'],
+  ['channels', 'u32'],
+  ['row_pitch', 'u32'],
+  ['mean', 'vec4f'],
+  ['inv_std', 'vec4f'],
+] as const);
 
 export interface BatchShape {
   images: number;
@@ -33,10 +44,16 @@ export class NormalizeKernel {
     this.shape = shape;
     const grid = dispatchGrid(shape.images * shape.height * shape.width);
     this.#groups = grid.groups;
-    const params = new ArrayBuffer(48);
-    new Uint32Array(params, 0, 4).set([shape.height * shape.width, shape.images, shape.channels, grid.rowPitch]);
-    new Float32Array(params, 16, 8).set(meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD));
-    this.#params = device.createBuffer({ size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    const { mean, invStd } = meanAndInverseStd(options.mean ?? IMAGENET_MEAN, options.std ?? IMAGENET_STD);
+    const params = NormalizeParams.pack({
+      pixels_per_image: shape.height * shape.width,
+      images: shape.images,
+      channels: shape.channels,
+      row_pitch: grid.rowPitch,
+      mean,
+      inv_std: invStd,
+    });
+    this.#params = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(this.#params, 0, params);
   }
 

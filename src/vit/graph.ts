@@ -4,6 +4,7 @@
 // first dispatch (images) and the loss (labels) depend on per-step buffers; see model.ts.
 import { dims, paramLayout, type ViTConfig } from './config.ts';
 import type { Dispatch, Kernels, LayerNormSpec } from './kernels.ts';
+import type { OptimValues } from './params.ts';
 
 const USAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 
@@ -26,7 +27,7 @@ export interface StepGraph {
   buffers: GPUBuffer[];
 }
 
-export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: number, hyper: ArrayBuffer): StepGraph {
+export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: number, hyper: OptimValues): StepGraph {
   const d = dims(c);
   const L = paramLayout(c);
   const D = c.width;

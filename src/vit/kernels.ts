@@ -4,6 +4,16 @@
 // the uniforms, so tensors inside one flat buffer need no binding-offset alignment.
 import { readText } from '../runtime/index.ts';
 import { onCpuAdapter } from '../gpu/index.ts';
+import {
+  AttentionParams,
+  ElementwiseParams,
+  EmbedParams,
+  LayerNormParams,
+  LossParams,
+  MatmulParams,
+  OptimHyper,
+  type OptimValues,
+} from './params.ts';
 
 export interface Dispatch {
   pipeline: GPUComputePipeline;
@@ -167,10 +177,27 @@ export class Kernels {
     if (ta && tb) throw new RangeError('vit matmul: Aᵀ·Bᵀ is not provided');
     const batch = s.batch ?? { count: 1, inner: 1, a: [0, 0], b: [0, 0], c: [0, 0] };
     const flags = (s.bias ? 1 : 0) | (s.residual ? 2 : 0) | (s.accumulate ? 4 : 0);
-    const u = new Uint32Array(20);
-    u.set([s.M, s.N, s.K, batch.inner, s.lda ?? (ta ? s.M : s.K), s.ldb ?? (tb ? s.K : s.N), s.ldc ?? s.N, flags]);
-    u.set([s.offA ?? 0, s.offB ?? 0, s.offC ?? 0, 0, ...batch.a, ...batch.b, ...batch.c, s.bias?.offset ?? 0, 0], 8);
-    new Float32Array(u.buffer)[11] = s.alpha ?? 1;
+    const u = MatmulParams.pack({
+      M: s.M,
+      N: s.N,
+      K: s.K,
+      inner: batch.inner,
+      lda: s.lda ?? (ta ? s.M : s.K),
+      ldb: s.ldb ?? (tb ? s.K : s.N),
+      ldc: s.ldc ?? s.N,
+      flags,
+      offA: s.offA ?? 0,
+      offB: s.offB ?? 0,
+      offC: s.offC ?? 0,
+      alpha: s.alpha ?? 1,
+      sA1: batch.a[0],
+      sA2: batch.a[1],
+      sB1: batch.b[0],
+      sB2: batch.b[1],
+      sC1: batch.c[0],
+      sC2: batch.c[1],
+      biasOff: s.bias?.offset ?? 0,
+    });
     const name = ta ? 'mm.tn' : tb ? 'mm.nt' : 'mm.nn';
     const entries: Entries = { 0: s.a, 1: s.b, 2: s.c, 3: s.bias?.buffer ?? this.#dummy, 4: s.residual ?? this.#dummy };
     return this.#make(name, entries, u, [Math.ceil(s.N / this.#tile), Math.ceil(s.M / this.#tile), batch.count], 5);
@@ -212,42 +239,42 @@ export class Kernels {
 
   gelu(u: GPUBuffer, a: GPUBuffer, n: number): Dispatch {
     const f = fold(n, 256);
-    return this.#make('gelu.fwd', { 0: u, 1: a }, Uint32Array.of(n, 0, 0, f.stride), f.groups, 2);
+    return this.#make('gelu.fwd', { 0: u, 1: a }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups, 2);
   }
 
   /** d (dL/da) becomes dL/du in place. */
   geluBackward(u: GPUBuffer, d: GPUBuffer, n: number): Dispatch {
     const f = fold(n, 256);
-    return this.#make('gelu.bwd', { 0: u, 1: d }, Uint32Array.of(n, 0, 0, f.stride), f.groups, 2);
+    return this.#make('gelu.bwd', { 0: u, 1: d }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups, 2);
   }
 
   /** out[off + c] = Σ_r x[r, c]. */
   colSum(x: GPUBuffer, rows: number, cols: number, out: GPUBuffer, off: number): Dispatch {
-    return this.#make('colsum', { 0: x, 1: out }, Uint32Array.of(rows, cols, off, 0), [Math.ceil(cols / 64), 1, 1], 2);
+    return this.#make('colsum', { 0: x, 1: out }, ElementwiseParams.pack({ n: rows, cols, off }), [Math.ceil(cols / 64), 1, 1], 2);
   }
 
   softmax(s: GPUBuffer, rows: number, cols: number): Dispatch {
     const f = fold(rows, 64);
-    return this.#make('softmax.fwd', { 1: s }, Uint32Array.of(rows, cols, 0, f.stride), f.groups, 2);
+    return this.#make('softmax.fwd', { 1: s }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups, 2);
   }
 
   /** d (dL/dP) becomes dL/dS in place. */
   softmaxBackward(p: GPUBuffer, d: GPUBuffer, rows: number, cols: number): Dispatch {
     const f = fold(rows, 64);
-    return this.#make('softmax.bwd', { 0: p, 1: d }, Uint32Array.of(rows, cols, 0, f.stride), f.groups, 2);
+    return this.#make('softmax.bwd', { 0: p, 1: d }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups, 2);
   }
 
   patchify(images: GPUBuffer, patches: GPUBuffer, B: number, C: number, S: number, P: number): Dispatch {
     const total = B * C * S * S;
     const f = fold(total, 256);
-    const u = Uint32Array.of(B, C, S, P, S / P, 0, 0, total, 0, 0, f.stride, 0);
+    const u = EmbedParams.pack({ B, C, S, P, grid: S / P, total, stride: f.stride });
     return this.#make('patchify', { 0: images, 2: patches }, u, f.groups, 4);
   }
 
   tokens(pe: GPUBuffer, w: GPUBuffer, x: GPUBuffer, B: number, T: number, D: number, clsOff: number, posOff: number): Dispatch {
     const total = B * T * D;
     const f = fold(total, 256);
-    const u = Uint32Array.of(B, 0, 0, 0, 0, T, D, total, clsOff, posOff, f.stride, 0);
+    const u = EmbedParams.pack({ B, T, D, total, clsOff, posOff, stride: f.stride });
     return this.#make('tokens.fwd', { 0: pe, 1: w, 2: x }, u, f.groups, 4);
   }
 
@@ -261,23 +288,22 @@ export class Kernels {
     clsOff: number,
     posOff: number,
   ): Dispatch {
-    const u = Uint32Array.of(B, 0, 0, 0, 0, T, D, 0, clsOff, posOff, 0, 0);
+    const u = EmbedParams.pack({ B, T, D, clsOff, posOff });
     return this.#make('tokens.bwd', { 0: dx, 2: dpe, 3: grads }, u, [Math.ceil((T * D) / 256), 1, 1], 4);
   }
 
   crossEntropy(logits: GPUBuffer, labels: GPUBuffer, dlogits: GPUBuffer, stats: GPUBuffer, B: number, K: number): Dispatch {
-    return this.#make('ce', { 0: logits, 1: labels, 2: dlogits, 3: stats }, Uint32Array.of(B, K, 0, 0), [1, 1, 1], 4);
+    return this.#make('ce', { 0: logits, 1: labels, 2: dlogits, 3: stats }, LossParams.pack({ B, K }), [1, 1, 1], 4);
   }
 
   /** Grad norm, schedule and AdamW: three dispatches sharing one hyper-parameter uniform. */
   optimizer(
-    hyper: ArrayBuffer,
+    hyper: OptimValues,
     n: number,
     o: { grads: GPUBuffer; partial: GPUBuffer; state: GPUBuffer; w: GPUBuffer; m: GPUBuffer; v: GPUBuffer },
   ): Dispatch[] {
     const f = fold(n, 256);
-    new Uint32Array(hyper)[11] = f.stride;
-    const uniform = this.#uniform(new Uint32Array(hyper));
+    const uniform = this.#uniform(OptimHyper.pack({ ...hyper, stride: f.stride }));
     return [
       this.#make('sumsq', { 0: o.grads, 1: o.partial }, uniform, [256, 1, 1], 3),
       this.#make('finalize', { 1: o.partial, 2: o.state }, uniform, [1, 1, 1], 3),
@@ -285,20 +311,25 @@ export class Kernels {
     ];
   }
 
-  #attnParams(s: AttentionShape): Uint32Array {
-    const u = Uint32Array.of(s.B, s.H, s.T, s.hd, s.H * s.hd, 0, 0, 0);
-    new Float32Array(u.buffer)[5] = 1 / Math.sqrt(s.hd);
-    return u;
+  #attnParams(s: AttentionShape): ArrayBuffer {
+    return AttentionParams.pack({ B: s.B, H: s.H, T: s.T, hd: s.hd, D: s.H * s.hd, scale: 1 / Math.sqrt(s.hd) });
   }
 
   #attnGroups(s: AttentionShape): [number, number, number] {
     return [Math.ceil((s.B * s.H * s.T) / 64), 1, 1];
   }
 
-  #lnParams(s: LayerNormSpec, accumulate: boolean): Uint32Array {
-    const u = Uint32Array.of(s.rows, s.D, s.xStride, s.yStride, s.gOff, s.bOff, accumulate ? 1 : 0, 0);
-    new Float32Array(u.buffer)[7] = 1e-5;
-    return u;
+  #lnParams(s: LayerNormSpec, accumulate: boolean): ArrayBuffer {
+    return LayerNormParams.pack({
+      rows: s.rows,
+      D: s.D,
+      xStride: s.xStride,
+      yStride: s.yStride,
+      gOff: s.gOff,
+      bOff: s.bOff,
+      accumulate: accumulate ? 1 : 0,
+      eps: 1e-5,
+    });
   }
 
   #own(buffer: GPUBuffer): GPUBuffer {
@@ -306,11 +337,11 @@ export class Kernels {
     return buffer;
   }
 
-  #uniform(data: Uint32Array): GPUBuffer {
+  #uniform(data: ArrayBuffer): GPUBuffer {
     const buffer = this.#own(
       this.#device.createBuffer({ size: Math.max(16, data.byteLength), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true }),
     );
-    new Uint32Array(buffer.getMappedRange()).set(data);
+    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data));
     buffer.unmap();
     return buffer;
   }
@@ -318,13 +349,13 @@ export class Kernels {
   #make(
     name: string,
     entries: Entries,
-    params: Uint32Array | GPUBuffer,
+    params: ArrayBuffer | GPUBuffer,
     groups: [number, number, number],
     uniformBinding: number,
   ): Dispatch {
     const pipeline = this.#pipelines.get(name);
     if (!pipeline) throw new Error(`vit: no pipeline ${name}`);
-    const uniform = params instanceof Uint32Array ? this.#uniform(params) : params;
+    const uniform = params instanceof ArrayBuffer ? this.#uniform(params) : params;
     const all = { ...entries, [uniformBinding]: uniform };
     const bindGroup = this.#device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),

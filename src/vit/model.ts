@@ -4,6 +4,7 @@
 import { readBuffer } from '../gpu/index.ts';
 import { defaultTrain, dims, initParams, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import { buildGraph, type StepGraph } from './graph.ts';
+import { optimValues } from './params.ts';
 import { Kernels, record, recordOne, type Dispatch, type MatmulKernel } from './kernels.ts';
 
 export { defaultTrain, dims, initParams, learningRate, paramLayout, presets, type TrainConfig, type ViTConfig } from './config.ts';
@@ -67,9 +68,7 @@ export class ViTTrainer {
     this.train = { ...defaultTrain, ...o.train };
     this.layout = paramLayout(o.config);
     const t = this.train;
-    const hyper = new ArrayBuffer(48);
-    new Uint32Array(hyper).set([this.layout.size, this.layout.decayEnd]);
-    new Float32Array(hyper).set([t.warmupSteps, t.totalSteps, t.lr, t.minLr, t.beta1, t.beta2, t.eps, t.weightDecay, t.clipNorm], 2);
+    const hyper = optimValues(this.layout.size, this.layout.decayEnd, t);
     const params = o.params ?? initParams(o.config, o.seed ?? 1);
     if (params.length !== this.layout.size) throw new RangeError(`vit: ${params.length} parameters, layout needs ${this.layout.size}`);
     this.#g = buildGraph(device, kernels, o.config, o.batchSize, hyper);

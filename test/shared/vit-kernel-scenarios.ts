@@ -2,6 +2,7 @@
 // each function throws on failure and returns one line per comparison.
 import { Kernels } from '../../src/vit/kernels.ts';
 import { defaultTrain, type TrainConfig } from '../../src/vit/config.ts';
+import { optimValues } from '../../src/vit/params.ts';
 import { adamwStep, patchify } from '../../src/vit/reference.ts';
 import {
   addBias,
@@ -235,9 +236,7 @@ export async function optimizerMatchesCpu(
   const decayEnd = 64_000;
   const p = random(n, 41);
   const state = { m: new Float64Array(n), v: new Float64Array(n), step: 0 };
-  const hyper = new ArrayBuffer(48);
-  new Uint32Array(hyper).set([n, decayEnd]);
-  new Float32Array(hyper).set([t.warmupSteps, t.totalSteps, t.lr, t.minLr, t.beta1, t.beta2, t.eps, t.weightDecay, t.clipNorm], 2);
+  const hyper = optimValues(n, decayEnd, t);
   const w = upload(device, p);
   const g = zeros(device, n);
   const m = zeros(device, n);
