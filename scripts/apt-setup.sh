@@ -30,11 +30,12 @@ mesa_ok() {
 }
 
 missing=()
-for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil; do installed "$p" || missing+=("$p"); done
+# jupyter-nbconvert and python3-nbclient: the consumer tier runs the example notebook in a real Jupyter.
+for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil jupyter-nbconvert python3-nbclient; do installed "$p" || missing+=("$p"); done
 mesa_ok || missing+=("mesa-vulkan-drivers/bookworm-backports")
 
 if [ ${#missing[@]} -eq 0 ]; then
-  log "all system packages present (chromium, debootstrap, mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers))"
+  log "all system packages present (chromium, debootstrap, jupyter-nbconvert, mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers))"
   exit 0
 fi
 if [ "$need_update" = 1 ] || ! compgen -G "/var/lib/apt/lists/*_dists_bookworm-backports_InRelease" >/dev/null; then

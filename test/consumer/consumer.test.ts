@@ -1,6 +1,6 @@
 // The consumer tier: Tandem installed from its npm tarball into fresh projects outside the
 // repository, used as the README's "Use Tandem in your app" snippets (examples/) say, as written.
-import { createReadStream, existsSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -169,6 +169,29 @@ describe('Tandem installed from its tarball', () => {
       });
     }
   });
+
+  it('the Deno notebook, importing npm:tandem, runs in a real Jupyter (nbconvert --execute, Deno kernel) and trains', async () => {
+    const dir = await project('notebook', 'notebook');
+    // The kernelspec goes into a folder of this project, found through JUPYTER_PATH.
+    const home = join(dir, 'jupyter-home');
+    await run(deno, ['jupyter', '--install'], dir, { HOME: home });
+    await run(
+      'jupyter',
+      ['nbconvert', '--to', 'notebook', '--execute', 'tandem.ipynb', '--output', 'executed.ipynb', '--ExecutePreprocessor.timeout=300'],
+      dir,
+      { JUPYTER_PATH: join(home, '.local', 'share', 'jupyter') },
+    );
+    type Output = { output_type: string; text?: string | string[]; data?: Record<string, string | string[]> };
+    const executed = JSON.parse(readFileSync(join(dir, 'executed.ipynb'), 'utf8')) as { cells: Array<{ outputs?: Output[] }> };
+    const outputs = executed.cells.flatMap((c) => c.outputs ?? []);
+    const joined = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join('') : (v ?? ''));
+    const text = outputs.map((o) => joined(o.text)).join('');
+    expect(outputs.filter((o) => o.output_type === 'error')).toEqual([]);
+    expect(text).toMatch(/205 training \/ 51 held-out images/);
+    expect(text).toMatch(/batches: source 205/);
+    expect(text).toMatch(/epoch 4\/4: loss \d+\.\d+, train/);
+    expect(outputs.some((o) => joined(o.data?.['text/html']).includes('<th>held-out</th>'))).toBe(true);
+  }, 300_000);
 
   it('a plain page with an import map and no bundler decodes a JPEG, isolated or not', async () => {
     const dir = await project('script-tag', 'script-tag');
