@@ -2,7 +2,7 @@ import { readText } from '../runtime/index.ts';
 import { streamFor } from '../random/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 import { IMAGENET_MEAN, IMAGENET_STD, type NormalizeOptions } from './normalize.ts';
-import { UniformStruct } from './uniforms.ts';
+import { UniformStruct, uniformBuffer } from './uniforms.ts';
 
 /** `struct Params` of augment.wgsl. */
 export const AugmentParams = new UniformStruct('Params', [
@@ -113,8 +113,7 @@ export class AugmentKernel {
       mean,
       inv_std: invStd,
     });
-    this.#params = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(this.#params, 0, params);
+    this.#params = uniformBuffer(device, params, 'tandem augment params');
     this.#sampleData = new Float32Array(shape.images * SAMPLE_FLOATS);
     this.#samples = device.createBuffer({ size: this.#sampleData.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
   }

@@ -9,5 +9,5 @@ export {
 } from './normalize.ts';
 export { BatchUploader, type GpuBatch, type HostBatch, type UploaderOptions, type UploadMethod } from './uploader.ts';
 export { align4 } from './dispatch.ts';
-export { UniformStruct, type UniformType, type UniformValues } from './uniforms.ts';
+export { UniformStruct, uniformBuffer, type UniformType, type UniformValues } from './uniforms.ts';
 export { AugmentKernel, SAMPLE_FLOATS, augmentReference, sampleAugmentations, type AugmentOptions, type AugmentShape } from './augment.ts';

@@ -1,6 +1,6 @@
 import { readText } from '../runtime/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
-import { UniformStruct } from './uniforms.ts';
+import { UniformStruct, uniformBuffer } from './uniforms.ts';
 
 /** `struct Params` of normalize.wgsl. */
 export const NormalizeParams = new UniformStruct('Params', [
@@ -53,8 +53,7 @@ export class NormalizeKernel {
       mean,
       inv_std: invStd,
     });
-    this.#params = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(this.#params, 0, params);
+    this.#params = uniformBuffer(device, params, 'tandem normalize params');
   }
 
   static async create(device: GPUDevice, shape: BatchShape, options: NormalizeOptions = {}): Promise<NormalizeKernel> {

@@ -56,3 +56,12 @@ export class UniformStruct<F extends string> {
     return buffer;
   }
 }
+
+/** A uniform buffer holding `data`, written at creation (ready for the first dispatch). */
+export function uniformBuffer(device: GPUDevice, data: ArrayBuffer, label?: string): GPUBuffer {
+  const size = Math.max(16, Math.ceil(data.byteLength / 16) * 16);
+  const buffer = device.createBuffer({ size, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true, ...(label ? { label } : {}) });
+  new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data));
+  buffer.unmap();
+  return buffer;
+}

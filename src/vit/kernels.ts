@@ -3,7 +3,7 @@
 // `dispatchWorkgroups` and allocates nothing. Offsets and strides are in f32 elements and live in
 // the uniforms, so tensors inside one flat buffer need no binding-offset alignment.
 import { readText } from '../runtime/index.ts';
-import { onCpuAdapter } from '../gpu/index.ts';
+import { onCpuAdapter, uniformBuffer } from '../gpu/index.ts';
 import {
   AttentionParams,
   ElementwiseParams,
@@ -338,12 +338,7 @@ export class Kernels {
   }
 
   #uniform(data: ArrayBuffer): GPUBuffer {
-    const buffer = this.#own(
-      this.#device.createBuffer({ size: Math.max(16, data.byteLength), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true }),
-    );
-    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data));
-    buffer.unmap();
-    return buffer;
+    return this.#own(uniformBuffer(this.#device, data));
   }
 
   #make(
