@@ -174,7 +174,7 @@ describe('Tandem installed from its tarball', () => {
     const dir = await project('notebook', 'notebook');
     // The kernelspec goes into a folder of this project, found through JUPYTER_PATH.
     const home = join(dir, 'jupyter-home');
-    await run(deno, ['jupyter', '--install'], dir, { HOME: home });
+    await run(deno, ['jupyter', '--install', '--force'], dir, { HOME: home });
     await run(
       'jupyter',
       ['nbconvert', '--to', 'notebook', '--execute', 'tandem.ipynb', '--output', 'executed.ipynb', '--ExecutePreprocessor.timeout=300'],
