@@ -110,13 +110,6 @@ async function soakLoader(): Promise<{ samples: Sample[]; delivered: number; fai
         if (!watch && delivered + failed >= warmup) watch = sampler(pool, t0, () => delivered);
       }
       failed += pipeline.failureCount();
-      if (process.env.SOAK_DEBUG)
-        console.log(
-          pipeline
-            .failures()
-            .slice(0, 6)
-            .map((f) => `${f.input}: ${String(f.error)}`),
-        );
       fed += run;
       restarts++;
     }

@@ -203,7 +203,7 @@ export class ImageBatcher {
       if (signal?.aborted) throw signal.reason;
       let buffer = this.#current;
       if (!buffer) {
-        buffer = this.#buffers.tryAcquire() ?? (await this.#buffers.acquire(signal));
+        buffer = await this.#buffers.acquire(signal);
         buffer.state = 'filling';
         buffer.orphaned = false;
         buffer.assigned = buffer.settled = 0;

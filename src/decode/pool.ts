@@ -298,7 +298,7 @@ export class DecodePool {
     let slot: JobSlot;
     try {
       // Waiting for a free job record ends with the signal's reason when it aborts.
-      slot = this.#slots.tryAcquire() ?? (await this.#slots.acquire(signal));
+      slot = await this.#slots.acquire(signal);
     } catch (error) {
       this.#leave();
       throw error;
