@@ -1,5 +1,5 @@
-// One pass of Tandem's DecodePool over the images: 2 requests in flight per thread, as a
-// pipeline stage would keep them, each decoding into its own slot. Used in Deno and in the page.
+// One pass of Tandem's DecodePool over the images: pool.maxInFlight requests in flight, as the
+// decode stage keeps them, each decoding into its own slot. Used in Deno and in the page.
 import type { DecodePool } from '../../src/decode/index.ts';
 import { OUT, type ImageInfo, type Transform } from './types.ts';
 
@@ -9,7 +9,7 @@ export async function decodePass(
   transform: Transform,
   reducedScale: boolean,
 ): Promise<{ seconds: number; failed: number }> {
-  const lanes = pool.threads * 2;
+  const lanes = pool.maxInFlight;
   const slot = transform === 'resize' ? OUT * OUT * 3 : Math.max(...images.map((m) => m.info.width * m.info.height * 3));
   const target = pool.allocate(slot * lanes);
   let next = 0,

@@ -75,7 +75,7 @@ async function loaderMode(): Promise<void> {
       name: 'read',
       concurrency: readConcurrency,
     })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2 })
+    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight })
     .aggregate(() => batcher.aggregator(), { name: 'batch' })
     .addSink(2)
     .build();

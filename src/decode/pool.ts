@@ -78,7 +78,7 @@ const NO_BYTES = new Uint8Array(0);
 export interface DecodePoolOptions {
   /** Pool threads (default 2). Each decodes one image at a time. */
   threads?: number;
-  /** Jobs handed to C at once; more requests wait in JS (default 4 × threads). */
+  /** Job records: requests beyond these wait in JS before reaching a thread (default 4 × threads). */
   maxInFlight?: number;
   /**
    * 'auto' (default): pthreads where memory can be shared (Node, Deno, cross-origin isolated
@@ -96,6 +96,14 @@ export interface DecodePoolOptions {
 export class DecodePool {
   readonly threads: number;
   readonly mode: DecodeMode;
+  /**
+   * The requests the pool takes at once, and the concurrency to give the stage that decodes
+   * (`concurrency: pool.maxInFlight`). Keeping several per thread queued matters when the threads
+   * use every core: a thread that finishes takes its next job at once instead of waiting for the
+   * event loop to be scheduled. On 2 cores, 2 requests per thread delivered about 15% fewer images/s
+   * in the photo loader than 4 (docs/bench-loader.md).
+   */
+  readonly maxInFlight: number;
   #backend: DecodeBackend;
   /** The job records requests fill in; one per request in flight. */
   #slots: SlotPool<JobSlot>;
@@ -113,6 +121,7 @@ export class DecodePool {
     this.#backend = backend;
     this.threads = backend.threads;
     this.mode = backend.mode;
+    this.maxInFlight = maxInFlight;
     const slots: JobSlot[] = [];
     for (let i = 0; i < maxInFlight; i++) {
       const ptr = backend.malloc(JOB_BYTES);

@@ -60,7 +60,7 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
   const pipeline = new PipelineBuilder()
     .addSource(o.source)
     .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? 16 })
-    .pipe(stages.batcher.decodeStage, { name: 'decode', concurrency: pool.threads * 2, ordered: 'input' })
+    .pipe(stages.batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight, ordered: 'input' })
     .aggregate(() => stages.batcher.aggregator(), { name: 'batch' })
     .pipe((batch: ImageBatch, ctx) => stages.uploader.upload(batch, ctx.signal, ctx), { name: 'upload', concurrency: 1 })
     .addSink(2)
