@@ -2,9 +2,9 @@
 // each linked .mjs):
 //   - pthread workers are started with a literal options object, which Vite (and webpack) need to
 //     see to bundle the worker; emscripten passes a variable;
-//   - the Node-only `import("module")` (behind emscripten's ENVIRONMENT_IS_NODE check) gets a
-//     specifier bundlers do not try to resolve for browsers ("externalized for browser
-//     compatibility" warnings, or failures with bundlers that have no Node shims).
+//   - the Node-only `import("module")` and `import('worker_threads')` (behind emscripten's Node
+//     checks) get a specifier bundlers do not try to resolve for browsers ("externalized for
+//     browser compatibility" warnings, or failures with bundlers that have no Node shims).
 // Each rewrite must match exactly once where expected, or the build fails: an emscripten upgrade
 // that changes the output has to be looked at, not silently shipped unpatched.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -26,6 +26,9 @@ rewrite(
   `new Worker(new URL("${name}.mjs",import.meta.url),{type:"module",workerData:"em-pthread",name:"em-pthread"})`,
   threaded ? 1 : 0,
 );
-rewrite('Node-only import of "module"', 'await import("module")', 'await import(/* @vite-ignore */ /* webpackIgnore: true */ ["node", "module"].join(":"))', 1);
+const hidden = (builtin) => `await import(/* @vite-ignore */ /* webpackIgnore: true */ ["node", "${builtin}"].join(":"))`;
+rewrite('Node-only import of "module"', 'await import("module")', hidden('module'), 1);
+// The threaded module's own check for being a pthread in Node (emscripten's ES6 + pthreads preamble).
+rewrite('Node-only import of "worker_threads"', "await import('worker_threads')", hidden('worker_threads'), threaded ? 1 : 0);
 writeFileSync(file, code);
 console.log(`[wasm] ${file.split('/').pop()}: worker options made literal${threaded ? '' : ' (none: single-threaded)'}, Node import hidden from bundlers`);

@@ -29,7 +29,7 @@ const deno = (globalThis as unknown as { Deno?: DenoStreams }).Deno;
 let nodeFs: Promise<NodeStreams> | undefined;
 function fs(): Promise<NodeStreams> {
   if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
-  nodeFs ??= import(/* @vite-ignore */ 'node:fs/promises' as string) as Promise<NodeStreams>;
+  nodeFs ??= import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeStreams>;
   return nodeFs;
 }
 

@@ -35,7 +35,7 @@ let nodeFsCallbacks: NodeFsCallbacks | undefined;
 
 function fs(): Promise<NodeFs> {
   if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
-  nodeFs ??= import(/* @vite-ignore */ 'node:fs/promises' as string) as Promise<NodeFs>;
+  nodeFs ??= import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeFs>;
   return nodeFs;
 }
 
@@ -47,7 +47,7 @@ export async function readFile(path: string): Promise<Uint8Array> {
   if (deno) return deno.readFile(path);
   if (!nodeFsCallbacks) {
     if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
-    nodeFsCallbacks = (await import(/* @vite-ignore */ 'node:fs' as string)) as NodeFsCallbacks;
+    nodeFsCallbacks = (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs' as string)) as NodeFsCallbacks;
   }
   const callbacks = nodeFsCallbacks;
   return new Promise((resolve, reject) => callbacks.readFile(path, (error, data) => (error ? reject(error) : resolve(data))));

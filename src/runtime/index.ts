@@ -7,7 +7,7 @@ export { runtimeName, type RuntimeName } from './detect.ts';
 
 /** Imports a module by a specifier bundlers must not follow (Node-only packages). */
 function importHidden<T>(specifier: string): Promise<T> {
-  return import(/* @vite-ignore */ specifier) as Promise<T>;
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ specifier) as Promise<T>;
 }
 
 /** Reads a text file shipped next to a module (WGSL sources), given `new URL(..., import.meta.url)`. */

@@ -31,7 +31,7 @@ interface NodeProcess {
 export async function rerunWithFilteredStderr(drop: RegExp): Promise<number | undefined> {
   const proc = (globalThis as { process?: NodeProcess }).process;
   if (runtimeName !== 'node' || !proc || proc.env[CHILD_MARK]) return undefined;
-  const { spawn } = (await import(/* @vite-ignore */ 'node:child_process')) as NodeChildProcess;
+  const { spawn } = (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:child_process')) as NodeChildProcess;
   const child = spawn(proc.execPath, [...proc.execArgv, ...proc.argv.slice(1)], {
     stdio: ['inherit', 'inherit', 'pipe'],
     env: { ...proc.env, [CHILD_MARK]: '1' },

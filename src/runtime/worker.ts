@@ -71,7 +71,7 @@ import(${JSON.stringify(href)});
 async function startNodeWorker(url: URL): Promise<WorkerPort> {
   // A computed specifier keeps bundlers from pulling node:worker_threads into browser builds.
   const spec = 'node:worker_threads';
-  const wt = (await import(/* @vite-ignore */ spec)) as { Worker: typeof NodeWorker };
+  const wt = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as { Worker: typeof NodeWorker };
   const w = new wt.Worker(nodeShim(url.href), { eval: true });
   let terminated = false;
   const messages = inbox<unknown>();

@@ -170,6 +170,26 @@ describe('Tandem installed from its tarball', () => {
     }
   });
 
+  it('a webpack 5 app (no plugins, no config for Tandem) builds without warnings and decodes and loads two batches, isolated or not', async () => {
+    const dir = await project('webpack-app', 'webpack-app', { webpack: true });
+    const built = await run(join(dir, 'node_modules', '.bin', 'webpack'), [], dir);
+    expect(built.stdout + built.stderr).toMatch(/compiled successfully/);
+    for (const isolated of [true, false]) {
+      const { url, server } = await staticServer(dir, isolated);
+      try {
+        expect(await openPage(url)).toEqual({
+          mode: isolated ? 'pthreads' : 'workers',
+          format: 'jpeg',
+          pixels: 150528,
+          batches: [4, 4],
+          failed: 0,
+        });
+      } finally {
+        server.close();
+      }
+    }
+  }, 300_000);
+
   it('the Deno notebook, importing npm:tandem, runs in a real Jupyter (nbconvert --execute, Deno kernel) and trains', async () => {
     const dir = await project('notebook', 'notebook');
     // The kernelspec goes into a folder of this project, found through JUPYTER_PATH.

@@ -12,6 +12,9 @@ export const repoRoot = new URL('../../', import.meta.url).pathname;
 const VITE_VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
   .devDependencies.vite!;
 
+/** The second bundler users have: webpack 5 and its CLI, as a fresh app would pin them. */
+const WEBPACK_VERSIONS = { webpack: '5.112.2', 'webpack-cli': '7.3.1' };
+
 export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) =>
     execFile(cmd, args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 << 20, timeout: 300_000 }, (error, stdout, stderr) =>
@@ -42,11 +45,12 @@ export async function packTarball(): Promise<string> {
 }
 
 /** A fresh project with the tarball (and Vite, when asked) installed; reused while its key holds. */
-export async function project(name: string, files: string, options: { vite?: boolean } = {}): Promise<string> {
+export async function project(name: string, files: string, options: { vite?: boolean; webpack?: boolean } = {}): Promise<string> {
   const tarball = await packTarball();
   const dir = join(tarball, '..', name);
   const dependencies: Record<string, string> = { tandem: `file:${tarball}` };
   if (options.vite) dependencies.vite = VITE_VERSION;
+  if (options.webpack) Object.assign(dependencies, WEBPACK_VERSIONS);
   const manifest = JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module', dependencies }, null, 2);
   const stamp = join(dir, 'node_modules', '.consumer-key');
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== manifest) {
