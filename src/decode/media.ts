@@ -16,7 +16,11 @@ export interface AudioDecodeOptions {
   maxFrames: number;
   /** Start this many seconds after the stream's start (default 0). */
   offsetSeconds?: number;
-  /** Refuse files declaring a longer duration, before decoding anything (default: no limit). */
+  /**
+   * Refuse files declaring a longer duration, before decoding anything (default 24 hours, 0: no
+   * limit). Nothing is allocated from a declared duration; the limit keeps a forged header from
+   * passing as a real stream.
+   */
   maxDurationSeconds?: number;
   /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
   timeLimitSeconds?: number;
@@ -46,7 +50,11 @@ export type FrameSelection =
 /** Each selected frame is fitted into its slot of the clip as an image would be. */
 export interface VideoDecodeOptions extends ResizeOptions {
   frames: FrameSelection;
-  /** Refuse files declaring a longer duration, before decoding anything (default: no limit). */
+  /**
+   * Refuse files declaring a longer duration, before decoding anything (default 24 hours, 0: no
+   * limit). Nothing is allocated from a declared duration; the limit keeps a forged header from
+   * passing as a real stream.
+   */
   maxDurationSeconds?: number;
   /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
   timeLimitSeconds?: number;
@@ -79,6 +87,8 @@ function toMs(seconds: number, what: string): number {
   return ms;
 }
 
+/** Declared durations past a day are refused unless the caller raises maxDurationSeconds. */
+const DEFAULT_MAX_DURATION_SECONDS = 24 * 3600;
 /** The default wall-clock limit of an audio or video job, in seconds. */
 export const DEFAULT_MEDIA_TIME_LIMIT_SECONDS = 60;
 
@@ -88,7 +98,8 @@ function timeLimitMs(seconds: number | undefined): number {
 }
 
 function limitMs(seconds: number | undefined): number {
-  return seconds === undefined ? 0 : Math.max(1, toMs(seconds, 'maxDurationSeconds'));
+  const s = seconds ?? DEFAULT_MAX_DURATION_SECONDS;
+  return s === 0 ? 0 : Math.max(1, toMs(s, 'maxDurationSeconds'));
 }
 
 /** How many clip slots a selection fills. */

@@ -4,6 +4,7 @@ import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { encodeJpeg, encodePng, solidPatches } from '../../src/synthetic/index.ts';
 import { check, rejectsWith } from './assert.ts';
+import { forgeFlacStreamInfo, forgeH264Size, forgeVp9Size } from './forge-media.ts';
 import { sineWav, type FixtureLoader } from './media-scenarios.ts';
 
 /** Repository-relative to the generated fixtures folder each runtime's loader reads from. */
@@ -275,6 +276,7 @@ export async function forgedHeadersAreTooLarge(pool: DecodePool, load: FixtureLo
     }
     check((await pool.decodeAudio(forgedWav(48_000, 2, 480), ptr, audio)).framesWritten > 0, 'a plausible WAV header still decodes');
     const video = await load('testsrc.h264.mp4');
+    await forgedStreamSizes(pool, load, ptr, video);
     check(
       (await outcome('video over maxPixels', () =>
         pool.decodeVideo(video, ptr, { width: 16, height: 16, frames: { indices: [0] }, maxPixels: 100 }),
@@ -289,6 +291,39 @@ export async function forgedHeadersAreTooLarge(pool: DecodePool, load: FixtureLo
     );
   });
 }
+
+/**
+ * Sizes forged where the decoders read them: an H.264 SPS, VP9 key frame headers, FLAC's
+ * STREAMINFO. Each forger rewrites only that field; writing back the true size must give the same
+ * bytes, so a refusal below is the forged field's doing and not a broken file's.
+ */
+async function forgedStreamSizes(pool: DecodePool, load: FixtureLoader, ptr: number, mp4: Uint8Array): Promise<void> {
+  const frames = { width: 16, height: 16, frames: { indices: [0] } };
+  const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+  check(same(forgeH264Size(mp4, 10, 8), mp4), 'forging the H.264 fixture to its own 10×8 macroblocks changed it');
+  const webm = await load('testsrc.vp9.webm');
+  check(same(forgeVp9Size(webm, 160, 120), webm), 'forging the VP9 fixture to its own 160×120 changed it');
+  const flac = await load('sine440.flac');
+  check(same(forgeFlacStreamInfo(flac, { sampleRate: 44_100 }), flac), 'forging the FLAC fixture to its own 44.1 kHz changed it');
+
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    // 8192×8208: past the default 64 Mpx limit, within what libav's own size check lets through.
+    ['an MP4 whose SPS declares 8192×8208', () => pool.decodeVideo(forgeH264Size(mp4, 512, 513), ptr, frames)],
+    ['an MP4 whose SPS declares 65536×65536', () => pool.decodeVideo(forgeH264Size(mp4, 4096, 4096), ptr, frames)],
+    ['a WebM whose VP9 header declares 8192×8208', () => pool.decodeVideo(forgeVp9Size(webm, 8192, 8208), ptr, frames)],
+    ['a WebM whose VP9 header declares 65536×65536', () => pool.decodeVideo(forgeVp9Size(webm, 65536, 65536), ptr, frames)],
+    ['a FLAC declaring 1048575 Hz', () => pool.decodeAudio(forgeFlacStreamInfo(flac, { sampleRate: 1_048_575 }), ptr, FLAC_AUDIO)],
+    ['a FLAC declaring 2^36 - 1 samples (18 days)', () => pool.decodeAudio(forgeFlacStreamInfo(flac, { totalSamples: 2 ** 36 - 1 }), ptr, FLAC_AUDIO)],
+  ];
+  for (const [what, run] of cases) {
+    const code = await outcome(what, run);
+    check(code === 'too-large', `${what} gave ${code}, not too-large`);
+  }
+  // The duration limit is the only thing refusing the long FLAC: without it, its 2 s decode.
+  const long = forgeFlacStreamInfo(flac, { totalSamples: 2 ** 36 - 1 });
+  check((await pool.decodeAudio(long, ptr, { ...FLAC_AUDIO, maxDurationSeconds: 0 })).framesWritten > 0, 'the long FLAC with no duration limit');
+}
+const FLAC_AUDIO = { sampleRate: 16000, channels: 1, maxFrames: 4096 };
 
 /** A request waiting for a free job record gives up when its signal aborts; the others go on. */
 export async function abortWhileWaitingForASlot(mode: 'pthreads' | 'workers'): Promise<void> {

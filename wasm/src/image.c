@@ -15,12 +15,18 @@
 #include <turbojpeg.h>
 
 static _Thread_local char last_log[96];
+static _Thread_local int size_refused;
 
 /* libav reports details through its logger; keep the last error line of this thread so a failed
- * job can say why, and stay silent otherwise. */
+ * job can say why, and stay silent otherwise. Every decoder checks a frame size it read from the
+ * stream (an SPS, a VP9 frame header, an IHDR) with av_image_check_size2 before allocating for it,
+ * and that check's messages all start "Picture size "; seeing one means the stream declared a size
+ * over the job's pixel limit (or past what libav can address), which the job reports as too-large. */
 static void log_to_thread(void *avcl, int level, const char *fmt, va_list vl) {
   (void)avcl;
-  if (level <= AV_LOG_ERROR) vsnprintf(last_log, sizeof last_log, fmt, vl);
+  if (level > AV_LOG_ERROR) return;
+  vsnprintf(last_log, sizeof last_log, fmt, vl);
+  if (strncmp(fmt, "Picture size ", 13) == 0) size_refused = 1;
 }
 
 void td_image_init_process(void) { av_log_set_callback(log_to_thread); }
@@ -54,7 +60,12 @@ static int fail(td_job *job, int status, int av_error, const char *why) {
 }
 
 int td_fail(td_job *job, int status, int av_error, const char *why) { return fail(job, status, av_error, why); }
-void td_clear_log(void) { last_log[0] = 0; }
+void td_clear_log(void) {
+  last_log[0] = 0;
+  size_refused = 0;
+}
+
+int td_size_refused(void) { return size_refused; }
 
 static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
   const td_job *job = ctx->opaque;
@@ -74,7 +85,7 @@ static enum AVCodecID codec_for(int format) {
 }
 
 static int status_for(int av_error) {
-  if (av_error == AVERROR(ERANGE)) return TD_E_TOO_LARGE;
+  if (av_error == AVERROR(ERANGE) || size_refused) return TD_E_TOO_LARGE;
   if (av_error == AVERROR(ENOMEM)) return TD_E_NOMEM;
   return TD_E_CORRUPT;
 }
@@ -103,7 +114,7 @@ static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
     }
   }
   avcodec_free_context(&ctx);
-  if (r < 0) return fail(job, status_for(r), r, r == AVERROR(ERANGE) ? "decoded size over the pixel limit" : "decoder rejected the data");
+  if (r < 0) return fail(job, status_for(r), r, status_for(r) == TD_E_TOO_LARGE ? "decoded size over the pixel limit" : "decoder rejected the data");
   if (w->frame->width <= 0 || w->frame->height <= 0) return fail(job, TD_E_CORRUPT, 0, "decoder produced an empty frame");
   return TD_OK;
 }
@@ -355,7 +366,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
 }
 
 int td_decode_image(td_worker *w, td_job *job) {
-  last_log[0] = 0;
+  td_clear_log();
   job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_eighths = 8;
   job->format = 0; job->src_w = job->src_h = 0; job->orientation = 1;
   int ch = job->channels;

@@ -79,6 +79,7 @@ static int read_failure(td_job *job, const media *m, int r, const char *why) {
   if (r == AVERROR(ENOMEM)) return td_fail(job, TD_E_NOMEM, r, why);
   if (m->io.source_failed) return td_fail(job, TD_E_CORRUPT, r, "the byte source failed");
   if (r == AVERROR(ERANGE)) return td_fail(job, TD_E_TOO_LARGE, r, "decoded frame over the pixel limit");
+  if (td_size_refused()) return td_fail(job, TD_E_TOO_LARGE, r, "the stream declares a frame size over the pixel limit");
   return td_fail(job, m->io.wanted_past_end || r == AVERROR_EOF ? TD_E_TRUNCATED : TD_E_CORRUPT, r, why);
 }
 
@@ -527,6 +528,8 @@ int td_decode_video(td_worker *w, td_job *job) {
     }
   }
   job->frames_out = c.written;
+  /* Frames missing because the decoder refused the size a header declared (it skips such packets). */
+  if (j < n && td_size_refused()) { st = td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit"); goto done; }
   if (j < n) {
     /* Frames the container says exist but the data did not hold: the file was cut. */
     int64_t declared = mode == TD_SELECT_INDICES
