@@ -24,7 +24,13 @@ try {
   }
   batcher.close();
   await pool.close();
-  out.textContent = JSON.stringify({ mode: pool.mode, format: info.format, pixels: pixels.length, batches, failed: pipeline.failures().length });
+  out.textContent = JSON.stringify({
+    mode: pool.mode,
+    format: info.format,
+    pixels: pixels.length,
+    batches,
+    failed: pipeline.failures().length,
+  });
   out.dataset.done = 'true';
 } catch (error) {
   out.textContent = `error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;

@@ -54,7 +54,9 @@ export async function openFileRange(path: string): Promise<FileRange> {
   if (runtimeName !== 'node') throw new Error('openFileRange: local files are read in Node and Deno; in a browser use a File');
   // A computed specifier keeps bundlers from pulling node:fs into browser builds.
   const spec = 'node:fs/promises';
-  const fs = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as unknown as { open(path: string, flags: string): Promise<NodeFileHandle> };
+  const fs = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as unknown as {
+    open(path: string, flags: string): Promise<NodeFileHandle>;
+  };
   const handle = await fs.open(path, 'r');
   const { size } = await handle.stat();
   return {

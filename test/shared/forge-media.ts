@@ -43,7 +43,7 @@ class BitWriter {
 }
 
 /** NAL payload → RBSP: drops the emulation-prevention 0x03 after every 00 00. */
-function unescape(nal: Uint8Array): Uint8Array {
+function nalToRbsp(nal: Uint8Array): Uint8Array {
   const out: number[] = [];
   for (let i = 0; i < nal.length; i++) {
     if (i >= 2 && nal[i] === 3 && nal[i - 1] === 0 && nal[i - 2] === 0 && out.at(-1) === 0 && out.at(-2) === 0) continue;
@@ -53,7 +53,7 @@ function unescape(nal: Uint8Array): Uint8Array {
 }
 
 /** RBSP → NAL payload: a 0x03 goes in wherever 00 00 would be followed by 00–03. */
-function escape(rbsp: Uint8Array): Uint8Array {
+function rbspToNal(rbsp: Uint8Array): Uint8Array {
   const out: number[] = [];
   let zeros = 0;
   for (const b of rbsp) {
@@ -71,7 +71,7 @@ const HIGH_PROFILES = new Set([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 13
 
 /** The SPS with its picture size replaced by `mbWidth` × `mbHeight` macroblocks. */
 function forgeSps(sps: Uint8Array, mbWidth: number, mbHeight: number): Uint8Array {
-  const rbsp = unescape(sps);
+  const rbsp = nalToRbsp(sps);
   const r = new BitReader(rbsp);
   const w = new BitWriter();
   const copyU = (n: number) => w.u(r.u(n), n);
@@ -107,7 +107,7 @@ function forgeSps(sps: Uint8Array, mbWidth: number, mbHeight: number): Uint8Arra
   let last = rbsp.length * 8 - 1;
   while (((rbsp[last >> 3]! >> (7 - (last & 7))) & 1) === 0) last--;
   while (r.pos <= last) w.u(r.bit(), 1);
-  return escape(w.bytes());
+  return rbspToNal(w.bytes());
 }
 
 const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at);

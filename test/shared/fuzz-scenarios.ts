@@ -313,7 +313,10 @@ async function forgedStreamSizes(pool: DecodePool, load: FixtureLoader, ptr: num
     ['a WebM whose VP9 header declares 8192×8208', () => pool.decodeVideo(forgeVp9Size(webm, 8192, 8208), ptr, frames)],
     ['a WebM whose VP9 header declares 65536×65536', () => pool.decodeVideo(forgeVp9Size(webm, 65536, 65536), ptr, frames)],
     ['a FLAC declaring 1048575 Hz', () => pool.decodeAudio(forgeFlacStreamInfo(flac, { sampleRate: 1_048_575 }), ptr, FLAC_AUDIO)],
-    ['a FLAC declaring 2^36 - 1 samples (18 days)', () => pool.decodeAudio(forgeFlacStreamInfo(flac, { totalSamples: 2 ** 36 - 1 }), ptr, FLAC_AUDIO)],
+    [
+      'a FLAC declaring 2^36 - 1 samples (18 days)',
+      () => pool.decodeAudio(forgeFlacStreamInfo(flac, { totalSamples: 2 ** 36 - 1 }), ptr, FLAC_AUDIO),
+    ],
   ];
   for (const [what, run] of cases) {
     const code = await outcome(what, run);
@@ -321,7 +324,10 @@ async function forgedStreamSizes(pool: DecodePool, load: FixtureLoader, ptr: num
   }
   // The duration limit is the only thing refusing the long FLAC: without it, its 2 s decode.
   const long = forgeFlacStreamInfo(flac, { totalSamples: 2 ** 36 - 1 });
-  check((await pool.decodeAudio(long, ptr, { ...FLAC_AUDIO, maxDurationSeconds: 0 })).framesWritten > 0, 'the long FLAC with no duration limit');
+  check(
+    (await pool.decodeAudio(long, ptr, { ...FLAC_AUDIO, maxDurationSeconds: 0 })).framesWritten > 0,
+    'the long FLAC with no duration limit',
+  );
 }
 const FLAC_AUDIO = { sampleRate: 16000, channels: 1, maxFrames: 4096 };
 
