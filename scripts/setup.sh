@@ -26,6 +26,7 @@ else
 fi
 
 bash wasm/build.sh
+bash wasm/fuzz/build.sh >/dev/null   # the native fuzz targets the test tier runs (prints its steps on stderr)
 
 if [ -f dist/.build-key ] && [ "$(cat dist/.build-key)" = "$(bash scripts/source-key.sh)" ]; then
   log "library build up to date: skipped tsc"

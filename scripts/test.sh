@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test tier and says which ran: typecheck, lint (Biome), unit (Node), node-gpu (dawn on lavapipe), consumer
-# (the npm tarball installed into throwaway Node, Deno, Vite and plain-page projects),
-# browser (headless Chromium with WebGPU, cross-origin isolated), deno, e2e (Playwright drives the
-# demo page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
+# Runs every test tier and says which ran: typecheck, lint (Biome), unit (Node), node-gpu (dawn on
+# lavapipe), browser (headless Chromium with WebGPU, cross-origin isolated), consumer (the npm
+# tarball installed into throwaway Node, Deno, Vite, webpack, notebook and plain-page projects),
+# deno, fuzz (native libFuzzer with ASan/UBSan over the C job API), e2e (Playwright drives the demo
+# page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
 # counts as failed; none is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,12 @@ line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | 
 pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
+
+echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src, 60 s per target: wasm/fuzz/run.sh) ==="
+bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-60}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
+pass=$(grep -c 'no crash, leak or timeout' "$out/fuzz.log" || true)
+fail=$(grep -c 'FAILED (exit' "$out/fuzz.log" || true)
+record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="
 npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?

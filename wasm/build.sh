@@ -17,13 +17,7 @@ FFMPEG_CONFIG=(
   --disable-everything --disable-programs --disable-doc --disable-debug --disable-network --disable-autodetect
   --disable-avdevice --disable-avfilter --disable-postproc --enable-swscale --enable-swresample
 )
-FFMPEG_CONFIG_TAIL=(
-  --enable-zlib
-  --enable-decoder=mjpeg,png,webp,bmp,gif,h264,vp8,vp9,mp3,mp3float,aac,pcm_s16le,pcm_s24le,pcm_f32le,pcm_u8,flac,opus,vorbis
-  --enable-demuxer=mov,matroska,mp3,aac,wav,flac,ogg
-  --enable-parser=h264,vp8,vp9,mjpeg,aac,mpegaudio,flac,opus,vorbis
-  --enable-bsf=h264_mp4toannexb,vp9_superframe_split
-)
+source "$here/ffmpeg-components.sh"   # FFMPEG_CONFIG_TAIL: the decoders, demuxers and parsers, shared with wasm/fuzz
 declare -A CFLAGS_OF=([mt]="-O3 -msimd128 -pthread" [st]="-O3 -msimd128")
 declare -A THREADS_CONFIG=([mt]="--enable-pthreads" [st]="--disable-pthreads")
 declare -A OUTPUT_OF=([mt]=tandem-decode [st]=tandem-decode-st)

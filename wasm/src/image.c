@@ -260,8 +260,10 @@ int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned c
   enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
   w->sws = sws_getCachedContext(w->sws, src.w, src.h, f->format, dst.w, dst.h, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
   if (!w->sws) return TD_E_CORRUPT;
-  uint8_t *target = out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch;
-  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, src.h, &target, &stride);
+  /* sws_scale reads four plane pointers and four strides, whatever the format uses. */
+  uint8_t *targets[4] = {out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch};
+  int strides[4] = {stride};
+  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, src.h, targets, strides);
   return r > 0 ? TD_OK : TD_E_CORRUPT;
 }
 
@@ -452,7 +454,9 @@ int td_decode_image(td_worker *w, td_job *job) {
     enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
     w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
     if (!w->sws) { av_frame_unref(f); return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format"); }
-    r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, &target, &target_stride);
+    uint8_t *targets[4] = {target};
+    int strides[4] = {target_stride};
+    r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, targets, strides);
   }
   av_frame_unref(f);
   if (r <= 0) return fail(job, TD_E_CORRUPT, 0, "scaling failed");

@@ -507,10 +507,12 @@ int td_decode_video(td_worker *w, td_job *job) {
       if (next_ts - pts > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
         int e = avformat_index_get_entries_count(m.st) > 0 ? 0 : -1;
         const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m.st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
-        if (key && key->timestamp > reached && seeks_left > 0 && !draining &&
+        /* Read the entry now: seeking can add index entries, which moves the array it lives in. */
+        const int64_t key_ts = key ? key->timestamp : INT64_MIN;
+        if (key && key_ts > reached && seeks_left > 0 && !draining &&
             av_seek_frame(m.fmt, m.st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
           seeks_left--;
-          reached = key->timestamp;
+          reached = key_ts;
           avcodec_flush_buffers(m.dec);
           av_frame_unref(prev); /* the keyframe at or before the target comes first */
         }

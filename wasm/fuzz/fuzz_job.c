@@ -1,0 +1,121 @@
+/* libFuzzer targets for Tandem's C job API (wasm/src), built natively with clang's AddressSanitizer
+ * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, three targets chosen at compile
+ * time: TD_FUZZ_IMAGE (td_decode_image), TD_FUZZ_VIDEO (td_decode_video), TD_FUZZ_AUDIO
+ * (td_decode_audio). The first 8 bytes of an input choose the request (output size, channels, fit,
+ * filter, crop, frame selection, ...); the rest is the file.
+ *
+ * The job record holds 32-bit pointers (it mirrors wasm memory), so the buffers a job points at are
+ * mapped below 4 GiB. ASan does not see into such mappings, so each buffer is placed to end exactly
+ * at a page that is mapped with no access: reading the input past its padding, or writing the
+ * output past its end, faults at once and libFuzzer reports it as a crash. One td_worker is reused
+ * across inputs, as a pool thread reuses it across jobs, so state one input leaves behind is
+ * exercised by the next. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "../src/image.h"
+#include "../src/media.h"
+#include "../src/tandem_decode.h"
+
+#define PADDING 64 /* AV_INPUT_BUFFER_PADDING_SIZE: zero bytes after each input */
+#define MAX_INPUT (4 << 20)
+#define MAX_OUTPUT (8 << 20)
+
+/* A region below 4 GiB whose last `size` bytes end against a page with no access. */
+typedef struct { uint8_t *base; size_t mapped; } guarded;
+
+static uint8_t *guarded_tail(guarded *g, size_t capacity, size_t size) {
+  if (!g->base) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    g->mapped = (capacity + page - 1) / page * page + page;
+    g->base = mmap(NULL, g->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (g->base == MAP_FAILED) { perror("mmap(MAP_32BIT)"); abort(); }
+    if (mprotect(g->base + g->mapped - page, page, PROT_NONE) != 0) { perror("mprotect"); abort(); }
+  }
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return g->base + g->mapped - page - size;
+}
+
+static guarded input_area, output_area, job_area, select_area, pts_area;
+static td_worker worker;
+
+static int32_t ptr32(const void *p) { return (int32_t)(uintptr_t)p; }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc; (void)argv;
+  td_image_init_process();
+  if (td_worker_init(&worker) != 0) abort();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 8 || size - 8 > MAX_INPUT) return -1;
+  const uint8_t *o = data;
+  size_t len = size - 8;
+  uint8_t *src = guarded_tail(&input_area, MAX_INPUT + PADDING, len + PADDING);
+  memcpy(src, data + 8, len);
+  memset(src + len, 0, PADDING);
+
+  td_job *job = (td_job *)guarded_tail(&job_area, sizeof(td_job), sizeof(td_job));
+  memset(job, 0, sizeof *job);
+  job->src = ptr32(src);
+  job->src_len = (int32_t)len;
+  job->max_pixels = 1 << 24;
+  job->time_limit_ms = 2000;
+  job->max_duration_ms = 24 * 3600 * 1000;
+
+  size_t out_bytes;
+#if defined(TD_FUZZ_AUDIO)
+  job->kind = TD_KIND_AUDIO;
+  job->channels = 1 + o[0] % TD_MAX_AUDIO_CHANNELS;
+  static const int32_t rates[] = {8000, 16000, 22050, 44100, 48000, 96000, 11025, 192000};
+  job->sample_rate = rates[o[1] % 8];
+  job->max_frames = 1 + (o[2] | o[3] << 8) % 16384;
+  job->start_ms = o[4] & 1 ? (o[5] % 64) * 100 : 0;
+  out_bytes = (size_t)job->max_frames * job->channels * sizeof(float);
+#else
+  job->dst_w = 1 + o[0] % 96;
+  job->dst_h = 1 + o[1] % 96;
+  static const int32_t channels[] = {1, 3, 4, 3};
+  job->channels = channels[o[2] & 3];
+  job->fit = (o[2] >> 2) % 3;
+  job->filter = (o[2] >> 4) % 5;
+  job->allow_reduced = o[3] & 1;
+  job->apply_orientation = (o[3] >> 1) & 1;
+  job->pad_value = o[4];
+  if (o[3] & 4) { job->crop_x = o[5] % 64; job->crop_y = o[6] % 64; job->crop_w = 1 + o[7] % 128; job->crop_h = 1 + o[5] % 128; }
+  out_bytes = (size_t)job->dst_w * job->dst_h * job->channels;
+#if defined(TD_FUZZ_VIDEO)
+  job->kind = TD_KIND_VIDEO;
+  job->max_frames = 1 + o[6] % 8;
+  job->select_mode = o[7] % 3;
+  int32_t *select = (int32_t *)guarded_tail(&select_area, 8 * 4, (size_t)job->max_frames * 4);
+  for (int i = 0; i < job->max_frames; i++) select[i] = job->select_mode == TD_SELECT_INDICES ? i * (1 + o[4] % 5) : i * 150;
+  job->select = ptr32(select);
+  job->fps_milli = 1000 * (1 + o[4] % 30);
+  job->pts_out = ptr32(guarded_tail(&pts_area, 8 * 4, (size_t)job->max_frames * 4));
+  out_bytes *= (size_t)job->max_frames;
+#else
+  job->kind = TD_KIND_IMAGE;
+#endif
+#endif
+  uint8_t *dst = guarded_tail(&output_area, MAX_OUTPUT, out_bytes);
+  job->dst = ptr32(dst);
+
+#if defined(TD_FUZZ_AUDIO)
+  int status = td_decode_audio(&worker, job);
+#elif defined(TD_FUZZ_VIDEO)
+  int status = td_decode_video(&worker, job);
+#else
+  int status = td_decode_image(&worker, job);
+#endif
+  /* The contract JS relies on: a known status, the same one in the record, a terminated message. */
+  if (status < TD_OK || status > TD_E_CANCELLED || status != job->status) abort();
+  if (memchr(job->message, 0, sizeof job->message) == NULL) abort();
+  if (status == TD_OK && job->kind == TD_KIND_IMAGE && (job->src_w <= 0 || job->src_h <= 0)) abort();
+  return 0;
+}

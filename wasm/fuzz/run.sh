@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the native fuzz targets (built by wasm/fuzz/build.sh) for SECONDS each, seeded from the test
+# fixtures (scripts/make-fixtures.sh) and the regression files, each file under a few requests.
+# wasm/fuzz/regress/<target>/ holds every input that once failed (each runs first, before any
+# mutation). A crash, a sanitizer report, a leak or an input running past 1 s fails the run; the
+# input is kept under $TANDEM_CACHE/fuzz/artifacts. The corpus each target grows is kept under
+# $TANDEM_CACHE/fuzz/corpus-<target>, so later runs start deeper.
+#
+#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio ...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(image video audio)
+TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
+bin=$(bash "$here/build.sh" | tail -1)
+fixtures="$repo/test/fixtures/generated"
+[ -d "$fixtures" ] || { echo "[fuzz] no fixtures: run scripts/make-fixtures.sh first" >&2; exit 1; }
+artifacts="$TANDEM_CACHE/fuzz/artifacts"
+mkdir -p "$artifacts"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The first 8 bytes of an input are the request (see fuzz_job.c); each seed file goes in under
+# three of them, so colour, fit, filter, crop and frame selection all start covered.
+shopt -s nullglob
+seed() { # target file... -- header...
+  local target=$1; shift
+  local files=()
+  while [ "$1" != -- ]; do files+=("$1"); shift; done
+  shift
+  mkdir -p "$work/seed-$target"
+  local file k header
+  for file in "${files[@]}"; do
+    k=0
+    for header in "$@"; do
+      { printf "$header"; cat "$file"; } > "$work/seed-$target/$k-$(basename "$file")"
+      k=$((k + 1))
+    done
+  done
+}
+seed image "$fixtures"/*.{jpg,webp,gif,png} -- '\x60\x40\x01\x01\x00\x00\x00\x00' '\x20\x30\x25\x03\x7f\x00\x00\x00' '\x40\x40\x1a\x06\x00\x05\x07\x30'
+seed video "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mkv} -- \
+  '\x20\x20\x05\x01\x00\x00\x03\x00' '\x10\x18\x01\x00\x02\x00\x07\x01' '\x30\x10\x29\x02\x05\x00\x02\x02'
+seed audio "$fixtures"/sine440.* -- '\x00\x03\x00\x10\x00\x00\x00\x00' '\x01\x04\xff\x0f\x01\x0a\x00\x00' '\x07\x07\x40\x00\x00\x00\x00\x00'
+
+failed=()
+for target in "${targets[@]}"; do
+  corpus="$TANDEM_CACHE/fuzz/corpus-$target"
+  mkdir -p "$corpus"
+  log="$work/$target.log"
+  echo "[fuzz] fuzz-$target for ${seconds} s (corpus $corpus)"
+  set +e
+  "$bin/fuzz-$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2560 -max_len=1048576 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$target-" "$corpus" "$work/seed-$target" "$here/regress/$target" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+  if [ "$rc" = 0 ]; then
+    echo "[fuzz] fuzz-$target: ${runs} executions, coverage ${cov} edges, no crash, leak or timeout"
+  else
+    failed+=("$target")
+    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|timeout|leak' "$log" | head -20
+    tail -40 "$log"
+    echo "[fuzz] fuzz-$target FAILED (exit $rc); inputs under $artifacts"
+  fi
+done
+[ ${#failed[@]} -eq 0 ] || { echo "[fuzz] failed: ${failed[*]}"; exit 1; }
