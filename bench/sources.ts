@@ -8,16 +8,7 @@
  * through the directory cache (cold first epoch, then warm second epoch). Every sample's bytes are
  * read in full. Median of REPS interleaved repetitions; prints a table and writes docs/bench-sources.md.
  */
-import {
-  DirectoryCache,
-  isLoadFailure,
-  isShardFailure,
-  loadFiles,
-  loadUrls,
-  ShardStream,
-  writeFolderShards,
-  type LoadResult,
-} from '../src/sources/index.ts';
+import { DirectoryCache, isFailure, loadFiles, loadUrls, ShardStream, writeFolderShards, type LoadResult } from '../src/sources/index.ts';
 import { payload } from '../test/shared/tar-helpers.ts';
 
 declare const process: { env: Record<string, string | undefined> } | undefined;
@@ -86,7 +77,7 @@ async function countShards(names: string[], workers: number): Promise<number> {
     Array.from({ length: workers }, async (_, workerId) => {
       let n = 0;
       for await (const item of new ShardStream(names, { seed: 3, bufferSize: 256, workerId, numWorkers: workers })) {
-        if (isShardFailure(item)) throw item.error;
+        if (isFailure(item)) throw item.error;
         n++;
       }
       return n;
@@ -98,7 +89,7 @@ async function countShards(names: string[], workers: number): Promise<number> {
 async function countLoads(results: AsyncIterable<LoadResult<string>>): Promise<number> {
   let n = 0;
   for await (const r of results) {
-    if (isLoadFailure(r)) throw r.error;
+    if (isFailure(r)) throw r.error;
     n++;
   }
   return n;
@@ -154,7 +145,7 @@ async function cacheEpochs(): Promise<{ cold: number; warm: number; warmRequests
     timed(async () => {
       let n = 0;
       for await (const r of loadUrls(urls, { concurrency: CONCURRENCY, cache })) {
-        if (isLoadFailure(r)) throw r.error;
+        if (isFailure(r)) throw r.error;
         n++;
       }
       return n;
@@ -172,7 +163,7 @@ async function shardCacheEpochs(): Promise<{ cold: number; warm: number; warmReq
     timed(async () => {
       let n = 0;
       for await (const item of new ShardStream(urls, { seed: 3, bufferSize: 256, cache })) {
-        if (isShardFailure(item)) throw item.error;
+        if (isFailure(item)) throw item.error;
         n++;
       }
       return n;

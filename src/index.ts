@@ -55,6 +55,11 @@ export type {
 export { acquireGpu, readBuffer, BatchUploader, NormalizeKernel, AugmentKernel, IMAGENET_MEAN, IMAGENET_STD } from './gpu/index.ts';
 export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOptions, AugmentOptions } from './gpu/index.ts';
 
+// One failure model: every error is a TandemError with a `code`; every item a source or stage
+// could not deliver is a Failed ({ key, stage, error }), told apart from items by isFailure.
+export { TandemError, isFailure } from './errors/index.ts';
+export type { Failed } from './errors/index.ts';
+
 // Where the bytes come from.
 export {
   listImageFolder,
@@ -62,12 +67,10 @@ export {
   loadFiles,
   loadUrls,
   urlStage,
-  isLoadFailure,
   fetchBytes,
   FetchError,
   httpByteSource,
   ShardStream,
-  isShardFailure,
   webDatasetSamples,
   DistributedSampler,
   mixSources,

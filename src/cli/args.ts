@@ -2,10 +2,12 @@
 // alike): each command declares its options; an unknown option or a bad value is a UsageError,
 // which main.ts prints as one line with exit code 2.
 import { parseArgs } from 'node:util';
+import { TandemError } from '../errors/index.ts';
 import { exists } from '../runtime/index.ts';
 
 /** A mistake in how the command was called: reported as one line, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends TandemError {
+  readonly code = 'usage';
   override readonly name = 'UsageError';
 }
 

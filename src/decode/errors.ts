@@ -1,9 +1,10 @@
+import { TandemError } from '../errors/index.ts';
 import { STATUS_CODES } from './abi.ts';
 
 export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled';
 
 /** A typed, per-item decode failure; the pool that raised it stays healthy. */
-export class DecodeError extends Error {
+export class DecodeError extends TandemError {
   override readonly name = 'DecodeError';
   constructor(
     readonly code: DecodeErrorCode,

@@ -1,11 +1,14 @@
+import { TandemError } from '../errors/index.ts';
+
 export interface StageFailureSummary {
   readonly stage: string;
   readonly failures: number;
   readonly firstError: unknown;
 }
 
-export class PipelineFailureBudgetError extends Error {
+export class PipelineFailureBudgetError extends TandemError {
   override readonly name = 'PipelineFailureBudgetError';
+  readonly code = 'failure-budget';
   readonly stages: readonly StageFailureSummary[];
 
   constructor(budget: string, stages: readonly StageFailureSummary[]) {
@@ -21,8 +24,9 @@ export interface StallInfo {
   readonly inputQueued: number;
 }
 
-export class PipelineStallError extends Error {
+export class PipelineStallError extends TandemError {
   override readonly name = 'PipelineStallError';
+  readonly code = 'stalled';
   readonly stalled: readonly StallInfo[];
 
   constructor(timeoutMs: number, stalled: readonly StallInfo[]) {

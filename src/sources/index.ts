@@ -3,7 +3,6 @@ export { holdOut, shuffledEpoch, shuffledEpochs } from './sampling.ts';
 export * from '../synthetic/index.ts';
 export { readTar, SourceError, unsafeNameReason, type SourceErrorReason, type TarMember, type TarReadOptions } from './tar.ts';
 export {
-  isSampleFailure,
   splitKey,
   webDatasetSamples,
   type WebDatasetFailure,
@@ -11,7 +10,17 @@ export {
   type WebDatasetOptions,
   type WebDatasetSample,
 } from './shards.ts';
-export { DEFAULT_MAX_FETCH_BYTES, fetchBytes, FetchError, fetchStream, httpByteSource, type FetchOptions } from './urls.ts';
+export {
+  DEFAULT_MAX_FETCH_BYTES,
+  fetchBytes,
+  FetchError,
+  fetchStream,
+  httpByteSource,
+  type FetchErrorCode,
+  type FetchOptions,
+} from './urls.ts';
+// Sources yield items and failures in one stream; isFailure tells them apart.
+export { isFailure, type Failed } from '../errors/index.ts';
 export {
   distributedEnv,
   partitionLength,
@@ -25,7 +34,6 @@ export {
 export { DistributedSampler, type SamplerOptions, type SamplerState } from './sampler.ts';
 export { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
 export {
-  isShardFailure,
   ShardStream,
   type ShardFailure,
   type ShardItem,
@@ -37,7 +45,6 @@ export { StateLog } from './shard-state.ts';
 export { mixSources, WeightedMix, type Mixed, type MixInput, type MixOptions, type MixPosition, type MixState } from './mix.ts';
 export {
   DEFAULT_MAX_ITEM_BYTES,
-  isLoadFailure,
   loadFiles,
   loadUrl,
   loadUrls,

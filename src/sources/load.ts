@@ -1,5 +1,6 @@
 // Sources of bytes from lists of URLs or local paths, with a bound on requests in flight. Every
 // input comes out once, in input order: as its bytes, or as a failure naming the stage and reason.
+import { type Failed, isFailure } from '../errors/index.ts';
 import { readFile } from '../runtime/index.ts';
 import type { ByteCache } from './cache.ts';
 import { fetchBytes, FetchError, type FetchOptions } from './urls.ts';
@@ -16,16 +17,13 @@ export interface Loaded<T> {
   /** True when the bytes came from the cache, not the network. */
   cached: boolean;
 }
-export interface LoadFailure<T> {
+/** An item whose bytes could not be had: `stage` says at which step. */
+export interface LoadFailure<T> extends Failed<LoadStage> {
   item: T;
-  key: string;
-  stage: LoadStage;
   /** Short and stable enough to count by: "HTTP 404", "timeout", "network", "ENOENT"... */
   reason: string;
-  error: Error;
 }
 export type LoadResult<T> = Loaded<T> | LoadFailure<T>;
-export const isLoadFailure = <T>(result: LoadResult<T>): result is LoadFailure<T> => 'error' in result;
 
 export interface LoadOptions {
   /** Loads in flight at once (default 8 for URLs, 16 for files). */
@@ -43,9 +41,7 @@ export interface FileLoadOptions<T> extends LoadOptions {
 }
 
 function reasonOf(error: unknown): string {
-  if (error instanceof FetchError && error.code) return error.code;
-  if (error instanceof FetchError)
-    return error.status !== undefined ? `HTTP ${error.status}` : /timed out/.test(error.message) ? 'timeout' : 'network';
+  if (error instanceof FetchError) return error.code === 'http' && error.status !== undefined ? `HTTP ${error.status}` : error.code;
   const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
   return typeof code === 'string' ? code : 'error';
 }
@@ -121,7 +117,7 @@ export function urlStage<T>(
 ): (item: T, context: { signal: AbortSignal }) => Promise<Loaded<T>> {
   return async (item, { signal }) => {
     const result = await loadUrl(item, { ...options, signal });
-    if (isLoadFailure(result)) throw Object.assign(result.error, { stage: result.stage, reason: result.reason });
+    if (isFailure(result)) throw Object.assign(result.error, { stage: result.stage, reason: result.reason });
     return result;
   };
 }

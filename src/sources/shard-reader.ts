@@ -1,5 +1,6 @@
 // One shard's samples, recovering from a connection cut mid-shard: the shard is reopened and the
 // samples already delivered are skipped, so a dropped body costs a re-read, not the shard's tail.
+import { TandemError } from '../errors/index.ts';
 import { openFileStream } from '../runtime/index.ts';
 import { webDatasetSamples, type WebDatasetItem, type WebDatasetOptions } from './shards.ts';
 import { fetchStream, type FetchOptions } from './urls.ts';
@@ -20,8 +21,10 @@ export function defaultOpener(fetchOptions: FetchOptions = {}): ShardOpener {
 export type ShardStage = 'open' | 'read';
 
 /** A shard that could not be read to its end; `samplesRead` of its samples were delivered first. */
-export class ShardError extends Error {
+export class ShardError extends TandemError {
   override readonly name = 'ShardError';
+  /** 'shard-open': the shard could not be opened; 'shard-read': its bytes stopped or went bad. */
+  readonly code: 'shard-open' | 'shard-read';
   constructor(
     readonly shard: string,
     readonly stage: ShardStage,
@@ -33,6 +36,7 @@ export class ShardError extends Error {
       `shard ${shard}: ${stage} failed after ${samplesRead} sample(s), ${attempts} attempt(s): ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
       options,
     );
+    this.code = stage === 'open' ? 'shard-open' : 'shard-read';
   }
 }
 

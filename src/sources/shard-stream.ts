@@ -2,11 +2,12 @@
 // consumer's share of it (ranks × workers), and a bounded seeded shuffle buffer. Its state names
 // samples by (shard position, sample number), never by bytes, so it is small JSON; restoring re-reads
 // only the shards the buffered samples came from.
+import { type Failed, isFailure } from '../errors/index.ts';
 import { hash3 } from '../random/index.ts';
 import { partitionList, resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
 import { shuffledEpoch } from './sampling.ts';
 import { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
-import { isSampleFailure, type WebDatasetOptions, type WebDatasetSample } from './shards.ts';
+import type { WebDatasetOptions, WebDatasetSample } from './shards.ts';
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
 import { StateLog, type ShardStreamState } from './shard-state.ts';
@@ -39,16 +40,12 @@ export interface ShardSample extends WebDatasetSample {
   index: number;
 }
 /** A sample (stage 'sample': refused member) or a shard's unread rest (stage 'open'/'read') that was lost. */
-export interface ShardFailure {
-  key: string;
+export interface ShardFailure extends Failed<'sample' | ShardStage, SourceError | ShardError> {
   shard: string;
   epoch: number;
-  stage: 'sample' | ShardStage;
-  error: SourceError | ShardError;
   index: number;
 }
 export type ShardItem = ShardSample | ShardFailure;
-export const isShardFailure = (item: ShardItem): item is ShardFailure => 'error' in item;
 
 interface Slot {
   item: ShardSample | undefined;
@@ -180,7 +177,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
         try {
           for await (const item of readShard(name, this.sample, this.read)) {
             const at = this.sample++;
-            if (isSampleFailure(item)) {
+            if (isFailure(item)) {
               yield this.fail(item.key, name, 'sample', item.error);
               continue;
             }
@@ -219,7 +216,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
       try {
         for await (const item of readShard(name, 0, this.read)) {
           const slot = wanted.get(`${position}:${at}`);
-          if (slot && !isSampleFailure(item)) {
+          if (slot && !isFailure(item)) {
             slot.item = { ...item, shard: name, epoch: this.epoch, index: -1 };
             wanted.delete(`${position}:${at}`);
           }

@@ -1,5 +1,6 @@
 // WebDataset samples out of a tar stream: consecutive members sharing a key ("000123.jpg",
 // "000123.cls") form one sample. Only the current sample's members are held in memory.
+import type { Failed } from '../errors/index.ts';
 import { readTar, SourceError, type TarMember, type TarReadOptions } from './tar.ts';
 
 export interface WebDatasetSample {
@@ -9,14 +10,9 @@ export interface WebDatasetSample {
 }
 
 /** A sample that could not be read; the shard goes on with the next one. */
-export interface WebDatasetFailure {
-  key: string;
-  error: SourceError;
-}
+export interface WebDatasetFailure extends Failed<'sample', SourceError> {}
 
 export type WebDatasetItem = WebDatasetSample | WebDatasetFailure;
-
-export const isSampleFailure = (item: WebDatasetItem): item is WebDatasetFailure => 'error' in item;
 
 /**
  * Splits a member name into WebDataset key and extension. As in the Python webdataset library the
@@ -38,7 +34,7 @@ export interface WebDatasetOptions extends TarReadOptions {
 }
 
 /**
- * Yields one item per sample key: `{ key, files }`, or `{ key, error }` when any member of that
+ * Yields one item per sample key: `{ key, files }`, or `{ key, stage: 'sample', error }` when any member of that
  * sample was refused (unsafe name, over maxMemberBytes, a link, a repeated extension) — the whole
  * sample is dropped then, since a sample missing its image or label is not usable. A truncated or
  * corrupt shard throws a SourceError after the complete samples before it have been yielded.
@@ -53,7 +49,7 @@ export async function* webDatasetSamples(
   let error: SourceError | undefined;
   const flush = (): WebDatasetItem | undefined => {
     if (key === undefined) return undefined;
-    const item = error ? { key, error } : { key, files };
+    const item: WebDatasetItem = error ? { key, stage: 'sample', error } : { key, files };
     key = undefined;
     files = emptyFiles();
     error = undefined;
@@ -68,7 +64,7 @@ export async function* webDatasetSamples(
         step = await members.next();
       } catch (cause) {
         // Name the shard: the caller may be reading hundreds of them concurrently.
-        if (cause instanceof SourceError && where) throw new SourceError(cause.reason, cause.key, `${cause.message}${where}`);
+        if (cause instanceof SourceError && where) throw new SourceError(cause.code, cause.key, `${cause.message}${where}`);
         throw cause;
       }
       if (step.done) break;
@@ -82,7 +78,7 @@ export async function* webDatasetSamples(
       }
       if (error) continue; // the sample is already lost; its remaining members are just passed over
       if (member.error) {
-        error = new SourceError(member.error.reason, next.key, `${member.error.message}${where}`);
+        error = new SourceError(member.error.code, next.key, `${member.error.message}${where}`);
       } else if (Object.hasOwn(files, next.ext)) {
         error = new SourceError('duplicate', next.key, `sample "${next.key}" has two ".${next.ext}" members${where}`);
       } else if (member.data) {

@@ -2,6 +2,8 @@
 // shards WebDataset tools write. It pulls from a ReadableStream and holds at most one member's bytes,
 // so a multi-gigabyte shard read over fetch() never sits in memory.
 
+import { TandemError } from '../errors/index.ts';
+
 const BLOCK = 512;
 const TRAILER_LIMIT = 64 * 1024;
 
@@ -12,10 +14,10 @@ export type SourceErrorReason = 'unsafe-name' | 'too-large' | 'unsupported-type'
  * value rather than thrown where it concerns one sample, so that a pipeline can count it as that
  * sample's failure and carry on with the next one.
  */
-export class SourceError extends Error {
+export class SourceError extends TandemError {
   override readonly name = 'SourceError';
   constructor(
-    readonly reason: SourceErrorReason,
+    readonly code: SourceErrorReason,
     readonly key: string,
     message: string,
   ) {

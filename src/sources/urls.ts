@@ -1,6 +1,7 @@
 // Fetching bytes over HTTP(S) the way a training job needs it: transient failures (network errors,
 // 5xx, 429, timeouts, bodies cut short) are retried with exponential backoff; a 4xx is an answer
 // and is not; each attempt has its own timeout; large files can be read in ranges.
+import { TandemError } from '../errors/index.ts';
 
 export interface FetchOptions {
   /** Per-attempt limit in ms, covering the response headers and (for fetchBytes) the body. */
@@ -26,7 +27,14 @@ export interface FetchOptions {
 /** fetchBytes' default body limit: 256 MiB. */
 export const DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024;
 
-export class FetchError extends Error {
+/**
+ * Why a fetch failed, for the last attempt: 'http' (the server answered with an error status or
+ * not what was asked), 'timeout', 'network' (no answer, or a body cut short), 'too-large' (the body
+ * is over maxBytes).
+ */
+export type FetchErrorCode = 'http' | 'timeout' | 'network' | 'too-large';
+
+export class FetchError extends TandemError {
   override readonly name = 'FetchError';
   constructor(
     readonly url: string,
@@ -34,13 +42,11 @@ export class FetchError extends Error {
     readonly status: number | undefined,
     readonly attempts: number,
     message: string,
-    options?: { cause?: unknown; code?: 'too-large' },
+    readonly code: FetchErrorCode,
+    options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.code = options?.code;
   }
-  /** 'too-large': the body is over maxBytes; undefined for HTTP, network and timeout failures. */
-  readonly code: 'too-large' | undefined;
 }
 
 /** Thrown inside one attempt; `retry` says whether another attempt could help. */
@@ -48,9 +54,9 @@ class AttemptError extends Error {
   constructor(
     message: string,
     readonly retry: boolean,
+    readonly code: FetchErrorCode,
     readonly status?: number,
     options?: { cause?: unknown },
-    readonly tooLarge = false,
   ) {
     super(message, options);
   }
@@ -130,18 +136,22 @@ async function withRetries<T>(
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof AttemptError) last = error;
-      else if (guard.timedOut()) last = new AttemptError(`timed out after ${timeoutMs} ms`, true, undefined, { cause: error });
+      else if (guard.timedOut()) last = new AttemptError(`timed out after ${timeoutMs} ms`, true, 'timeout', undefined, { cause: error });
       // fetch rejects with a TypeError for network failures; a body cut short rejects while reading.
-      else last = new AttemptError(`network error: ${String(error)}`, true, undefined, { cause: error });
+      else last = new AttemptError(`network error: ${String(error)}`, true, 'network', undefined, { cause: error });
       if (!last.retry) break;
     } finally {
       guard.disarm(streaming && ok ? 'timer' : 'all');
     }
   }
-  throw new FetchError(url, last?.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`, {
-    cause: last,
-    code: last?.tooLarge ? 'too-large' : undefined,
-  });
+  throw new FetchError(
+    url,
+    last?.status,
+    attempts,
+    `GET ${url} failed after ${attempts} attempt(s): ${last?.message ?? 'unknown'}`,
+    last?.code ?? 'network',
+    { cause: last },
+  );
 }
 
 async function request(url: string, options: FetchOptions, signal: AbortSignal): Promise<Response> {
@@ -150,7 +160,7 @@ async function request(url: string, options: FetchOptions, signal: AbortSignal):
   if (range) headers.set('Range', range);
   const response = await fetch(url, { headers, signal });
   const fail = (message: string, retry: boolean) => {
-    const error = new AttemptError(message, retry, response.status);
+    const error = new AttemptError(message, retry, 'http', response.status);
     void response.body?.cancel().catch(() => undefined); // free the connection
     return error;
   };
@@ -161,7 +171,7 @@ async function request(url: string, options: FetchOptions, signal: AbortSignal):
 
 /** The whole body, refusing more than `maxBytes` before reading (declared) or while reading. */
 async function readBody(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = (what: string) => new AttemptError(`${what}, over maxBytes ${maxBytes}`, false, response.status, undefined, true);
+  const tooLarge = (what: string) => new AttemptError(`${what}, over maxBytes ${maxBytes}`, false, 'too-large', response.status);
   const declared = response.headers.get('content-length');
   if (declared !== null && !response.headers.has('content-encoding') && Number(declared) > maxBytes) {
     void response.body?.cancel().catch(() => undefined);
@@ -205,10 +215,10 @@ export async function fetchBytes(url: string, options: FetchOptions = {}): Promi
       const declared = response.headers.get('content-length');
       // With Content-Encoding the header counts compressed bytes, so it can only be checked without.
       if (declared !== null && !response.headers.has('content-encoding') && Number(declared) !== bytes.length)
-        throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, response.status);
+        throw new AttemptError(`body has ${bytes.length} of ${declared} bytes`, true, 'network', response.status);
       const { range } = options;
       if (range?.end !== undefined && bytes.length !== range.end - range.start + 1) {
-        throw new AttemptError(`range ${range.start}-${range.end} returned ${bytes.length} bytes`, false, response.status);
+        throw new AttemptError(`range ${range.start}-${range.end} returned ${bytes.length} bytes`, false, 'http', response.status);
       }
       return bytes;
     },
@@ -224,7 +234,7 @@ export async function fetchBytes(url: string, options: FetchOptions = {}): Promi
  */
 export async function fetchStream(url: string, options: FetchOptions = {}): Promise<ReadableStream<Uint8Array>> {
   const response = await withRetries(url, options, (signal) => request(url, options, signal), true);
-  if (!response.body) throw new FetchError(url, response.status, 1, `GET ${url}: response has no body`);
+  if (!response.body) throw new FetchError(url, response.status, 1, `GET ${url}: response has no body`, 'http');
   return response.body;
 }
 
@@ -240,7 +250,7 @@ export async function httpByteSource(
 ): Promise<{ size?: number; read(offset: number, length: number): Promise<Uint8Array> }> {
   const href = String(url);
   const head = await fetch(href, { method: 'HEAD', signal: options.signal, headers: options.headers });
-  if (!head.ok) throw new FetchError(href, head.status, 1, `HEAD ${href}: HTTP ${head.status}`);
+  if (!head.ok) throw new FetchError(href, head.status, 1, `HEAD ${href}: HTTP ${head.status}`, 'http');
   const declared = head.headers.get('content-length');
   const size = declared !== null && Number(declared) >= 0 ? Number(declared) : undefined;
   return {

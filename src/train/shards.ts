@@ -1,7 +1,7 @@
 // Training data streamed from WebDataset tar shards (as `tandem shards` writes them: `<key>.<image
 // ext>` + `<key>.cls`, and a shards.json manifest), local or over HTTP, split across ranks by
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
-import { isShardFailure, ShardStream, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
+import { isFailure, ShardStream, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
 import type { LabelledSource, LabelledData } from './sources.ts';
 
 const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'bmp', 'gif'];
@@ -38,7 +38,7 @@ export function shardData(manifest: ShardManifest, base: string, options: ShardD
 async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
   for await (const item of stream) {
     const key = `${item.shard}#${item.key}`;
-    if (isShardFailure(item)) {
+    if (isFailure(item)) {
       // Lost samples travel on as sources that fail when read: the loader reports them by key.
       const error = item.error;
       yield { key, label: -1, read: () => Promise.reject(error) };

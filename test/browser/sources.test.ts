@@ -1,5 +1,5 @@
 import { describe, test } from 'vitest';
-import { CacheStorageCache, isLoadFailure, isShardFailure, loadUrls, ShardStream, type LoadResult } from '../../src/sources/index.ts';
+import { CacheStorageCache, isFailure, loadUrls, ShardStream, type LoadResult } from '../../src/sources/index.ts';
 import { check } from '../shared/assert.ts';
 import { fileScenarios } from '../shared/sources-files-scenarios.ts';
 import { memoryShards, samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
@@ -24,7 +24,7 @@ describe('sources (Chromium)', () => {
       const first: LoadResult<string>[] = [];
       for await (const r of loadUrls(urls, { cache, concurrency: 2 })) first.push(r);
       check(
-        first.every((r) => !isLoadFailure(r) && !r.cached && r.bytes.length > 0),
+        first.every((r) => !isFailure(r) && !r.cached && r.bytes.length > 0),
         'first epoch fetched',
       );
       const before = urls.map(requests);
@@ -35,7 +35,7 @@ describe('sources (Chromium)', () => {
       const second: LoadResult<string>[] = [];
       for await (const r of loadUrls(urls, { cache, concurrency: 2 })) second.push(r);
       check(
-        second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
+        second.every((r, i) => !isFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
         'second epoch from the cache',
       );
       check(urls.map(requests).join() === before.join(), `no new requests: ${before} → ${urls.map(requests)}`);
@@ -82,6 +82,6 @@ describe('sources (Chromium)', () => {
 
 async function collectKeys(stream: ShardStream): Promise<string[]> {
   const keys: string[] = [];
-  for await (const item of stream) keys.push(isShardFailure(item) ? `!${item.key}` : item.key);
+  for await (const item of stream) keys.push(isFailure(item) ? `!${item.key}` : item.key);
   return keys;
 }

@@ -5,8 +5,7 @@ import { runShards } from '../../src/cli/shards.ts';
 import { listDir, readFile } from '../../src/runtime/index.ts';
 import {
   DirectoryCache,
-  isLoadFailure,
-  isShardFailure,
+  isFailure,
   loadFiles,
   loadUrls,
   ShardError,
@@ -97,8 +96,8 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
         reopenRetries: 2,
       });
       const items = await collect(stream);
-      const delivered = items.filter((i) => !isShardFailure(i)).map((i) => i.key);
-      const failures = items.filter(isShardFailure);
+      const delivered = items.filter((i) => !isFailure(i)).map((i) => i.key);
+      const failures = items.filter(isFailure);
       check(new Set(delivered).size === delivered.length, 'no sample delivered twice');
       // Shard 5 succeeds once, then every reopen is cut: its samples came whole on the first read.
       const expected = [0, 1, 2, 3, 5].flatMap((s) => sampleKeys(s, per)).sort();
@@ -121,8 +120,8 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       server.files.set('/cut.tar', writeTar(shardEntries(0, 20)));
       server.faults.set('/cut.tar', ['truncate']);
       const items = await collect(new ShardStream([`${url}/cut.tar`], { fetch: { retries: 0 }, reopenRetries: 1 }));
-      const delivered = items.filter((i) => !isShardFailure(i));
-      const failure = items.find(isShardFailure);
+      const delivered = items.filter((i) => !isFailure(i));
+      const failure = items.find(isFailure);
       check(
         failure?.stage === 'read' && failure.error instanceof ShardError && failure.error.samplesRead === delivered.length,
         `failure after ${delivered.length}: ${String(failure?.error)}`,
@@ -147,13 +146,13 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       const results = await collect(loadUrls(urls, { concurrency: 4, fetch: { retries: 1, backoffMs: 5 } }));
       check(results.length === 30 && results.every((r, i) => r.key === urls[i]), 'every input once, in input order');
       check(server.maxInflight <= 4 && server.maxInflight >= 3, `max in flight ${server.maxInflight}`);
-      const failed = results.filter(isLoadFailure).map((f) => `${f.key.slice(url.length)}:${f.stage}:${f.reason}`);
+      const failed = results.filter(isFailure).map((f) => `${f.key.slice(url.length)}:${f.stage}:${f.reason}`);
       check(
         failed.join() === '/f/3.bin:fetch:HTTP 404,/f/5.bin:fetch:HTTP 500,/f/13.bin:fetch:HTTP 404,/f/23.bin:fetch:HTTP 404',
         failed.join(),
       );
       const six = results[6]!;
-      check(!isLoadFailure(six) && bytesEqual(six.bytes, payload(106, 6)), 'a dropped connection is retried');
+      check(!isFailure(six) && bytesEqual(six.bytes, payload(106, 6)), 'a dropped connection is retried');
     });
   },
 
@@ -195,15 +194,13 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
       const second = await collect(loadUrls(urls, { cache, concurrency: 3 }));
       check(afterFirst === 12 && server.total - afterFirst === 0, `requests: ${afterFirst} then ${server.total - afterFirst}`);
       check(
-        second.every((r, i) => !isLoadFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
+        second.every((r, i) => !isFailure(r) && r.cached && bytesEqual(r.bytes, (first[i] as { bytes: Uint8Array }).bytes)),
         'same bytes, from the cache',
       );
       const repeated = await DirectoryCache.open(`${dir}/repeated`, { maxBytes: 1 << 20 });
       const twice = await collect(loadUrls([urls[0]!, urls[0]!, urls[0]!], { cache: repeated, concurrency: 3 }));
       check(
-        twice.every((r) => !isLoadFailure(r)) &&
-          repeated.stats().entries === 1 &&
-          bytesEqual(await repeated.get(urls[0]!), payload(1000, 0)),
+        twice.every((r) => !isFailure(r)) && repeated.stats().entries === 1 && bytesEqual(await repeated.get(urls[0]!), payload(1000, 0)),
         'a URL fetched three times at once is stored once, whole',
       );
       const reopened = await DirectoryCache.open(`${dir}/cache`, { maxBytes: 1 << 20 });
@@ -289,7 +286,7 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     const paths = manifest.shards.map((s) => `${dir}/shards/${s.name}`);
     const items = await collect(new ShardStream(paths, { seed: 2, bufferSize: 6 }));
     const seen = items.map((item) => {
-      check(!isShardFailure(item), 'no failures');
+      check(!isFailure(item), 'no failures');
       const label = Number(new TextDecoder().decode(item.files.cls));
       const bytes = item.files.jpg!;
       check(bytesEqual(images.get(`${label}:${bytes.length}:${bytes[0]}`), bytes), `sample ${item.key} has its label's bytes`);
@@ -300,8 +297,8 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     const files = await collect(loadFiles([`${dir}/data/ant/0.jpg`, `${dir}/data/ant/missing.jpg`]));
     const missing = files[1]!;
     check(
-      !isLoadFailure(files[0]!) && isLoadFailure(missing) && missing.stage === 'read' && /ENOENT|NotFound/.test(missing.reason),
-      `local list: ${isLoadFailure(missing) ? missing.reason : 'ok'}`,
+      !isFailure(files[0]!) && isFailure(missing) && missing.stage === 'read' && /ENOENT|NotFound/.test(missing.reason),
+      `local list: ${isFailure(missing) ? missing.reason : 'ok'}`,
     );
   },
 });

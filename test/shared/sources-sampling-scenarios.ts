@@ -3,7 +3,7 @@
 import { hash3 } from '../../src/random/index.ts';
 import {
   DistributedSampler,
-  isShardFailure,
+  isFailure,
   mixSources,
   partitionList,
   resolvePartition,
@@ -68,14 +68,14 @@ export function memoryShards(count: number, perShard: number) {
   return { names: [...bytes.keys()], open, opens };
 }
 
-const keysOf = (items: ShardItem[]) => items.map((i) => (isShardFailure(i) ? `!${i.key}` : i.key));
+const keysOf = (items: ShardItem[]) => items.map((i) => (isFailure(i) ? `!${i.key}` : i.key));
 
 /** Runs a stream to its end, or stops after `stopAt` items and returns the state there. */
 async function runUntil(stream: ShardStream, stopAt = Infinity): Promise<{ keys: string[]; state: ReturnType<ShardStream['state']> }> {
   const keys: string[] = [];
   if (stopAt > 0) {
     for await (const item of stream) {
-      keys.push(isShardFailure(item) ? `!${item.key}` : item.key);
+      keys.push(isFailure(item) ? `!${item.key}` : item.key);
       if (keys.length >= stopAt) break;
     }
   }
@@ -300,7 +300,7 @@ export const samplingScenarios: Record<string, () => Promise<void>> = {
     const open: ShardOpener = async () => streamOf(bad, 300);
     const items = await collect(new ShardStream(['mem://bad.tar'], { open }));
     check(keysOf(items).join() === 's000-0000,s000-0001,!../escape,s001-0000,s001-0001', keysOf(items).join());
-    const failure = items.find(isShardFailure);
+    const failure = items.find(isFailure);
     check(failure?.stage === 'sample' && failure.error.message.includes('mem://bad.tar'), 'failure names stage and shard');
     // Failures are items too: resuming after one, or after a lost shard, does not report it again.
     const shards = memoryShards(2, 3);

@@ -4,8 +4,7 @@ import {
   fetchBytes,
   FetchError,
   fetchStream,
-  isLoadFailure,
-  isSampleFailure,
+  isFailure,
   loadUrl,
   readTar,
   SourceError,
@@ -23,7 +22,7 @@ const sampleEntries = (count: number, first = 0): TarEntry[] =>
 
 const summary = (items: WebDatasetItem[]) =>
   items
-    .map((item) => (isSampleFailure(item) ? `${item.key}!${item.error.reason}` : `${item.key}:${Object.keys(item.files).sort().join(',')}`))
+    .map((item) => (isFailure(item) ? `${item.key}!${item.error.code}` : `${item.key}:${Object.keys(item.files).sort().join(',')}`))
     .join(' ');
 
 export const scenarios: Record<string, () => Promise<void>> = {
@@ -60,7 +59,7 @@ export const scenarios: Record<string, () => Promise<void>> = {
     const items = await collect(webDatasetSamples(streamOf(shard, 333)));
     check(summary(items) === '000000:cls,jpg 000001:cls,jpg 000002:cls,jpg seg/000009:json,seg.png', summary(items));
     const second = items[1];
-    check(second !== undefined && !isSampleFailure(second), 'second sample ok');
+    check(second !== undefined && !isFailure(second), 'second sample ok');
     check(bytesEqual(second.files.jpg, payload(737, 1)) && new TextDecoder().decode(second.files.cls) === '1', 'second sample bytes');
   },
 
@@ -82,7 +81,7 @@ export const scenarios: Record<string, () => Promise<void>> = {
     const expected =
       '000000:cls,jpg ../evil!unsafe-name /etc/passwd!unsafe-name a/../../b!unsafe-name 000001!too-large 000002!unsupported-type 000003!duplicate 000004:__proto__ 000005:cls,jpg';
     check(summary(items) === expected, summary(items));
-    const failure = items.find(isSampleFailure);
+    const failure = items.find(isFailure);
     check(
       failure?.error instanceof SourceError && failure.error.message.includes('mem://s0.tar'),
       'errors are SourceErrors naming the shard',
@@ -98,18 +97,18 @@ export const scenarios: Record<string, () => Promise<void>> = {
       };
       const error = await rejectsWith(
         run(),
-        (e) => e instanceof SourceError && e.reason === 'truncated' && e.message.includes('cut.tar'),
+        (e) => e instanceof SourceError && e.code === 'truncated' && e.message.includes('cut.tar'),
         `cut at ${cut}`,
       );
       check(
-        seen.every((s) => !isSampleFailure(s)),
+        seen.every((s) => !isFailure(s)),
         `only complete samples before the error: ${summary(seen)} / ${String(error)}`,
       );
     }
     const corrupt = shard.slice();
     const at = 1024 + 512 + 1024 + 10; // a byte inside the third member's header
     corrupt[at] = (corrupt[at] ?? 0) ^ 0xff;
-    await rejectsWith(collect(readTar(streamOf(corrupt))), (e) => e instanceof SourceError && e.reason === 'corrupt', 'checksum mismatch');
+    await rejectsWith(collect(readTar(streamOf(corrupt))), (e) => e instanceof SourceError && e.code === 'corrupt', 'checksum mismatch');
   },
 
   async 'stopping early cancels the underlying stream'() {
@@ -217,7 +216,7 @@ export const httpScenarios = (serve: Serve): Record<string, () => Promise<void>>
       );
       check(
         items.length === 20 &&
-          items.every((i) => !isSampleFailure(i) && bytesEqual(i.files.jpg, payload(700 + Number(i.key) * 37, Number(i.key)))),
+          items.every((i) => !isFailure(i) && bytesEqual(i.files.jpg, payload(700 + Number(i.key) * 37, Number(i.key)))),
         summary(items),
       );
     });
@@ -270,8 +269,8 @@ export const httpScenarios = (serve: Serve): Record<string, () => Promise<void>>
       check(hits('/endless') === 1, 'an endless body is read once, up to maxBytes');
       const item = await loadUrl(`${url}/endless`, { fetch: { maxBytes: 1 << 20, timeoutMs: 30_000 } });
       check(
-        isLoadFailure(item) && item.reason === 'too-large' && item.stage === 'fetch',
-        `loadUrl reports the item as too-large at fetch: ${JSON.stringify(isLoadFailure(item) ? item.reason : 'delivered')}`,
+        isFailure(item) && item.reason === 'too-large' && item.stage === 'fetch',
+        `loadUrl reports the item as too-large at fetch: ${JSON.stringify(isFailure(item) ? item.reason : 'delivered')}`,
       );
       const ok = await fetchBytes(`${url}/shard.tar`, { maxBytes: 1 << 20 });
       check(ok.length > 0, 'a body under maxBytes is delivered');

@@ -1,0 +1,22 @@
+// One failure model for all of Tandem. Every error it raises or reports is a TandemError whose
+// `code` says what went wrong in words stable enough to branch on; every item a source or a stage
+// could not deliver is a Failed: which item (key), at which step (stage), and why (error). Items
+// and failures travel in the same stream, told apart with isFailure, so a loader counts a bad item
+// and goes on with the next.
+
+/** The base of Tandem's errors: `code` is the one tag to switch on (each subclass lists its codes). */
+export abstract class TandemError extends Error {
+  abstract readonly code: string;
+}
+
+/** An item that was not delivered: which one (`key`), at which step (`stage`), and why (`error`). */
+export interface Failed<Stage extends string = string, E extends Error = Error> {
+  readonly key: string;
+  readonly stage: Stage;
+  readonly error: E;
+}
+
+/** True for the failures in a stream of items and failures (sources yield both). */
+export function isFailure<T extends object>(item: T): item is Extract<T, Failed<string, Error>> {
+  return 'error' in item && (item as { error: unknown }).error instanceof Error && 'stage' in item;
+}
