@@ -26,7 +26,10 @@
 
 #define PADDING 64 /* AV_INPUT_BUFFER_PADDING_SIZE: zero bytes after each input */
 
-typedef struct { uint8_t *data; int len; } input;
+typedef struct {
+  uint8_t *data;
+  int len;
+} input;
 
 static input *inputs;
 static int count, out_w = 224, out_h = 224, native_size, reduced;
@@ -34,7 +37,10 @@ static atomic_int next_item, failed;
 
 static void *low_alloc(size_t n) {
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-  if (p == MAP_FAILED) { perror("mmap(MAP_32BIT)"); exit(2); }
+  if (p == MAP_FAILED) {
+    perror("mmap(MAP_32BIT)");
+    exit(2);
+  }
   return p;
 }
 
@@ -58,7 +64,8 @@ static long peak_rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
   long kb = -1;
-  while (f && fgets(line, sizeof line, f)) if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
   if (f) fclose(f);
   return kb;
 }
@@ -100,7 +107,10 @@ static size_t max_out_bytes(void) {
 static void *run_thread(void *arg) {
   uint8_t *dst = arg;
   td_worker worker;
-  if (td_worker_init(&worker) != 0) { fprintf(stderr, "td_worker_init failed\n"); exit(2); }
+  if (td_worker_init(&worker) != 0) {
+    fprintf(stderr, "td_worker_init failed\n");
+    exit(2);
+  }
   td_job *job = low_alloc(sizeof *job);
   for (int i; (i = atomic_fetch_add(&next_item, 1)) < count;) {
     fill_job(job, &inputs[i], dst);
@@ -115,12 +125,18 @@ static void *run_thread(void *arg) {
 
 static uint8_t *read_file(const char *path, int *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) { perror(path); exit(2); }
+  if (!f) {
+    perror(path);
+    exit(2);
+  }
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
   uint8_t *data = low_alloc((size_t)n + PADDING); /* zero-filled, padding included */
-  if (fread(data, 1, (size_t)n, f) != (size_t)n) { perror(path); exit(2); }
+  if (fread(data, 1, (size_t)n, f) != (size_t)n) {
+    perror(path);
+    exit(2);
+  }
   fclose(f);
   *len = (int)n;
   return data;
@@ -130,12 +146,20 @@ int main(int argc, char **argv) {
   int threads = 1;
   inputs = calloc((size_t)argc, sizeof *inputs);
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--width") && i + 1 < argc) out_w = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--height") && i + 1 < argc) out_h = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--native-size")) native_size = 1;
-    else if (!strcmp(argv[i], "--reduced")) reduced = 1;
-    else { inputs[count].data = read_file(argv[i], &inputs[count].len); count++; }
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--width") && i + 1 < argc)
+      out_w = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--height") && i + 1 < argc)
+      out_h = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--native-size"))
+      native_size = 1;
+    else if (!strcmp(argv[i], "--reduced"))
+      reduced = 1;
+    else {
+      inputs[count].data = read_file(argv[i], &inputs[count].len);
+      count++;
+    }
   }
   if (count == 0 || threads < 1) {
     fprintf(stderr, "usage: decode-native [--threads N] [--width W --height H] [--native-size] [--reduced] FILE...\n");
@@ -158,7 +182,7 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; t++) pthread_create(&ids[t], NULL, run_thread, low_alloc(out_bytes));
   for (int t = 0; t < threads; t++) pthread_join(ids[t], NULL);
   double seconds = now() - t0, cpu = cpu_seconds() - cpu0;
-  printf("{\"images\":%d,\"seconds\":%.6f,\"cpu\":%.6f,\"maxrss_kb\":%ld,\"failed\":%d}\n", count, seconds, cpu,
-         peak_rss_kb(), atomic_load(&failed));
+  printf("{\"images\":%d,\"seconds\":%.6f,\"cpu\":%.6f,\"maxrss_kb\":%ld,\"failed\":%d}\n", count, seconds, cpu, peak_rss_kb(),
+         atomic_load(&failed));
   return 0;
 }

@@ -21,20 +21,29 @@
 #include "../src/media.h"
 #include "../src/tandem_decode.h"
 
-#define PADDING 64 /* AV_INPUT_BUFFER_PADDING_SIZE: zero bytes after each input */
-#define MAX_INPUT (4 << 20)
+#define PADDING    64 /* AV_INPUT_BUFFER_PADDING_SIZE: zero bytes after each input */
+#define MAX_INPUT  (4 << 20)
 #define MAX_OUTPUT (8 << 20)
 
 /* A region below 4 GiB whose last `size` bytes end against a page with no access. */
-typedef struct { uint8_t *base; size_t mapped; } guarded;
+typedef struct {
+  uint8_t *base;
+  size_t mapped;
+} guarded;
 
 static uint8_t *guarded_tail(guarded *g, size_t capacity, size_t size) {
   if (!g->base) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     g->mapped = (capacity + page - 1) / page * page + page;
     g->base = mmap(NULL, g->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-    if (g->base == MAP_FAILED) { perror("mmap(MAP_32BIT)"); abort(); }
-    if (mprotect(g->base + g->mapped - page, page, PROT_NONE) != 0) { perror("mprotect"); abort(); }
+    if (g->base == MAP_FAILED) {
+      perror("mmap(MAP_32BIT)");
+      abort();
+    }
+    if (mprotect(g->base + g->mapped - page, page, PROT_NONE) != 0) {
+      perror("mprotect");
+      abort();
+    }
   }
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   return g->base + g->mapped - page - size;
@@ -46,7 +55,8 @@ static td_worker worker;
 static int32_t ptr32(const void *p) { return (int32_t)(uintptr_t)p; }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc; (void)argv;
+  (void)argc;
+  (void)argv;
   td_image_init_process();
   if (td_worker_init(&worker) != 0) abort();
   return 0;
@@ -87,7 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job->allow_reduced = o[3] & 1;
   job->apply_orientation = (o[3] >> 1) & 1;
   job->pad_value = o[4];
-  if (o[3] & 4) { job->crop_x = o[5] % 64; job->crop_y = o[6] % 64; job->crop_w = 1 + o[7] % 128; job->crop_h = 1 + o[5] % 128; }
+  if (o[3] & 4) {
+    job->crop_x = o[5] % 64;
+    job->crop_y = o[6] % 64;
+    job->crop_w = 1 + o[7] % 128;
+    job->crop_h = 1 + o[5] % 128;
+  }
   out_bytes = (size_t)job->dst_w * job->dst_h * job->channels;
 #if defined(TD_FUZZ_VIDEO)
   job->kind = TD_KIND_VIDEO;

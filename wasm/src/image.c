@@ -95,7 +95,7 @@ static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
   if (!codec) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "no decoder for this format");
   AVCodecContext *ctx = avcodec_alloc_context3(codec);
   if (!ctx) return fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
-  ctx->thread_count = 1; /* parallelism is one image per pool thread */
+  ctx->thread_count = 1;             /* parallelism is one image per pool thread */
   ctx->max_pixels = job->max_pixels; /* the decoder refuses larger frames before allocating */
   ctx->lowres = lowres;
   ctx->opaque = job;
@@ -114,12 +114,15 @@ static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
     }
   }
   avcodec_free_context(&ctx);
-  if (r < 0) return fail(job, status_for(r), r, status_for(r) == TD_E_TOO_LARGE ? "decoded size over the pixel limit" : "decoder rejected the data");
+  if (r < 0)
+    return fail(job, status_for(r), r, status_for(r) == TD_E_TOO_LARGE ? "decoded size over the pixel limit" : "decoder rejected the data");
   if (w->frame->width <= 0 || w->frame->height <= 0) return fail(job, TD_E_CORRUPT, 0, "decoder produced an empty frame");
   return TD_OK;
 }
 
-typedef struct rect { int x, y, w, h; } rect;
+typedef struct rect {
+  int x, y, w, h;
+} rect;
 
 /* The source region (oriented, in decoded-frame pixels) and where it lands in the target. */
 static void plan_geometry(const td_job *job, int ow, int oh, double frame_scale, rect *src, rect *dst) {
@@ -138,7 +141,10 @@ static void plan_geometry(const td_job *job, int ow, int oh, double frame_scale,
     int cw = (int)(job->dst_w / s + 0.5), ch = (int)(job->dst_h / s + 0.5);
     if (cw > r.w) cw = r.w;
     if (ch > r.h) ch = r.h;
-    r.x += (r.w - cw) / 2; r.y += (r.h - ch) / 2; r.w = cw; r.h = ch;
+    r.x += (r.w - cw) / 2;
+    r.y += (r.h - ch) / 2;
+    r.w = cw;
+    r.h = ch;
   } else if (job->fit == TD_FIT_CONTAIN) {
     double s = fmin((double)job->dst_w / r.w, (double)job->dst_h / r.h);
     int dw = (int)(r.w * s + 0.5), dh = (int)(r.h * s + 0.5);
@@ -202,7 +208,10 @@ static void offset_planes(const AVFrame *f, rect *r, uint8_t *planes[4]) {
   int ax = d->flags & AV_PIX_FMT_FLAG_BITSTREAM ? 8 : 1 << d->log2_chroma_w;
   int ay = 1 << d->log2_chroma_h;
   int x = r->x - r->x % ax, y = r->y - r->y % ay;
-  r->w += r->x - x; r->h += r->y - y; r->x = x; r->y = y;
+  r->w += r->x - x;
+  r->h += r->y - y;
+  r->x = x;
+  r->y = y;
   for (int p = 0; p < 4; p++) planes[p] = f->data[p];
   int done[4] = {0};
   for (int c = 0; c < d->nb_components; c++) {
@@ -234,14 +243,38 @@ static void orient_copy(const uint8_t *src, int iw, int ih, int o, uint8_t *dst,
     for (int u = 0; u < d.w; u++) {
       int a, b;
       switch (o) {
-        case 2: a = iw - 1 - u; b = v; break;
-        case 3: a = iw - 1 - u; b = ih - 1 - v; break;
-        case 4: a = u; b = ih - 1 - v; break;
-        case 5: a = v; b = u; break;
-        case 6: a = v; b = ih - 1 - u; break;
-        case 7: a = iw - 1 - v; b = ih - 1 - u; break;
-        case 8: a = iw - 1 - v; b = u; break;
-        default: a = u; b = v; break;
+        case 2:
+          a = iw - 1 - u;
+          b = v;
+          break;
+        case 3:
+          a = iw - 1 - u;
+          b = ih - 1 - v;
+          break;
+        case 4:
+          a = u;
+          b = ih - 1 - v;
+          break;
+        case 5:
+          a = v;
+          b = u;
+          break;
+        case 6:
+          a = v;
+          b = ih - 1 - u;
+          break;
+        case 7:
+          a = iw - 1 - v;
+          b = ih - 1 - u;
+          break;
+        case 8:
+          a = iw - 1 - v;
+          b = u;
+          break;
+        default:
+          a = u;
+          b = v;
+          break;
       }
       memcpy(row + u * ch, src + ((ptrdiff_t)b * iw + a) * ch, (size_t)ch);
     }
@@ -354,7 +387,10 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
   /* Progressive files may hold at most 500 scans (a file of endless tiny scans is a known way to
    * make decoding take forever). */
   int r = tjDecompress2(w->turbojpeg, data, (unsigned long)job->src_len, w->pixels, sw, 0, sh,
-                        gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_LIMITSCANS);
+                        gray   ? TJPF_GRAY
+                        : cmyk ? TJPF_CMYK
+                               : TJPF_RGB,
+                        TJFLAG_LIMITSCANS);
   if (r < 0) {
     const char *why = tjGetErrorStr2(w->turbojpeg);
     /* Warnings leave a full image behind; a cut file or damaged entropy data does not count as one. */
@@ -369,8 +405,13 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
 
 int td_decode_image(td_worker *w, td_job *job) {
   td_clear_log();
-  job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->reduced_eighths = 8;
-  job->format = 0; job->src_w = job->src_h = 0; job->orientation = 1;
+  job->status = TD_OK;
+  job->av_error = 0;
+  job->message[0] = 0;
+  job->reduced_eighths = 8;
+  job->format = 0;
+  job->src_w = job->src_h = 0;
+  job->orientation = 1;
   int ch = job->channels;
   if (job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || !job->dst)
     return fail(job, TD_E_BAD_REQUEST, 0, "invalid target size or channel count");
@@ -405,8 +446,8 @@ int td_decode_image(td_worker *w, td_job *job) {
   int full_w = pr.width > 0 ? (transposed ? pr.height : pr.width) : ow;
   job->src_w = full_w;
   job->src_h = pr.height > 0 ? (transposed ? pr.width : pr.height) : oh;
-  if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 ||
-                          job->crop_x + job->crop_w > job->src_w || job->crop_y + job->crop_h > job->src_h)) {
+  if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 || job->crop_x + job->crop_w > job->src_w ||
+                          job->crop_y + job->crop_h > job->src_h)) {
     av_frame_unref(f);
     return fail(job, TD_E_BAD_REQUEST, 0, "crop box outside the image");
   }
@@ -440,20 +481,28 @@ int td_decode_image(td_worker *w, td_job *job) {
       free(w->scratch);
       w->scratch = malloc(need);
       w->scratch_cap = w->scratch ? need : 0;
-      if (!w->scratch) { av_frame_unref(f); return fail(job, TD_E_NOMEM, 0, "cannot allocate orientation scratch"); }
+      if (!w->scratch) {
+        av_frame_unref(f);
+        return fail(job, TD_E_NOMEM, 0, "cannot allocate orientation scratch");
+      }
     }
     target = w->scratch;
     target_stride = iw * ch;
   }
   /* Packed RGB or gray from libjpeg-turbo, bilinear: Tandem's own resize. Everything else: swscale. */
   int in_ch = f->format == AV_PIX_FMT_GRAY8 ? 1 : 3;
-  int r = (f->format == AV_PIX_FMT_RGB24 || f->format == AV_PIX_FMT_GRAY8) && job->filter == TD_FILTER_BILINEAR &&
-          td_resize(&w->resizer, f->data[0], f->linesize[0], f->width, f->height, in_ch, area, target, target_stride, iw, ih, ch) == 0
-    ? 1 : -1;
+  int r =
+      (f->format == AV_PIX_FMT_RGB24 || f->format == AV_PIX_FMT_GRAY8) && job->filter == TD_FILTER_BILINEAR &&
+              td_resize(&w->resizer, f->data[0], f->linesize[0], f->width, f->height, in_ch, area, target, target_stride, iw, ih, ch) == 0
+          ? 1
+          : -1;
   if (r < 0) {
     enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
     w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
-    if (!w->sws) { av_frame_unref(f); return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format"); }
+    if (!w->sws) {
+      av_frame_unref(f);
+      return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format");
+    }
     uint8_t *targets[4] = {target};
     int strides[4] = {target_stride};
     r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, targets, strides);

@@ -19,7 +19,7 @@
 /* Demuxers re-read headers, indexes and, after seeks, data; legitimate files stay far below
  * this many passes over their bytes. */
 #define READ_PASSES 64
-#define READ_SLACK (64 << 20)
+#define READ_SLACK  (64 << 20)
 
 double td_now_ms(void) {
 #ifdef __EMSCRIPTEN__
@@ -69,9 +69,7 @@ int td_io_init(td_io *io, const td_job *job) {
  * (V8 11 Liftoff) can come back from memory.atomic.wait32 with the waiting code's values lost
  * (seen as the window copied to address 0). Pool threads are workers, where Atomics.wait is
  * allowed in every runtime. */
-EM_JS(void, wait_while_equal, (int32_t *word, int32_t value), {
-  Atomics.wait(new Int32Array(wasmMemory.buffer), word >> 2, value);
-});
+EM_JS(void, wait_while_equal, (int32_t * word, int32_t value), { Atomics.wait(new Int32Array(wasmMemory.buffer), word >> 2, value); });
 
 /* Blocks this pool thread until JS has put the bytes at `pos` into the window. */
 static int fetch_window(td_io *io, int64_t pos) {
@@ -81,8 +79,7 @@ static int fetch_window(td_io *io, int64_t pos) {
   s->want_len = s->capacity;
   __atomic_store_n(&s->state, TD_STREAM_WANT, __ATOMIC_SEQ_CST);
   __builtin_wasm_memory_atomic_notify(&s->state, 1);
-  while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT)
-    wait_while_equal(&s->state, TD_STREAM_WANT);
+  while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT) wait_while_equal(&s->state, TD_STREAM_WANT);
   int32_t got = s->got_len;
   if (got < 0 || got > s->capacity) {
     io->source_failed = 1;
@@ -100,7 +97,8 @@ void td_stream_close(td_stream *s) {
 }
 #else
 static int fetch_window(td_io *io, int64_t pos) {
-  (void)io; (void)pos;
+  (void)io;
+  (void)pos;
   return AVERROR(ENOSYS);
 }
 void td_stream_close(td_stream *s) { (void)s; }

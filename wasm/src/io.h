@@ -6,8 +6,8 @@
 #include "tandem_decode.h"
 
 typedef struct td_io {
-  const uint8_t *data;  /* the file (memory) or the current window (stream) */
-  int64_t size;         /* -1 when a stream's size is unknown */
+  const uint8_t *data; /* the file (memory) or the current window (stream) */
+  int64_t size;        /* -1 when a stream's size is unknown */
   int64_t pos;
   int64_t window_start; /* stream: file offset of data[0] */
   int32_t window_len;   /* stream: valid bytes at data */

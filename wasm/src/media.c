@@ -20,11 +20,11 @@
 #include <libavutil/opt.h>
 #include <libswresample/swresample.h>
 
-#define IO_BUFFER_BYTES 32768
+#define IO_BUFFER_BYTES          32768
 #define MAX_BAD_PACKETS_IN_A_ROW 32
-#define MAX_OUTPUT_RATE 384000
-#define MAX_SOURCE_RATE 768000
-#define SEEK_GAP_MS 1000
+#define MAX_OUTPUT_RATE          384000
+#define MAX_SOURCE_RATE          768000
+#define SEEK_GAP_MS              1000
 
 /* ---- opening a container and its best stream ------------------------------------------------- */
 
@@ -34,7 +34,7 @@ typedef struct media {
   AVFormatContext *fmt;
   AVCodecContext *dec;
   AVStream *st;
-  int64_t start;       /* the stream's first timestamp, in its time base */
+  int64_t start; /* the stream's first timestamp, in its time base */
 } media;
 
 static void media_close(media *m) {
@@ -68,8 +68,7 @@ static int codec_code(enum AVCodecID id) {
     case AV_CODEC_ID_FLAC: return TD_CODEC_FLAC;
     case AV_CODEC_ID_OPUS: return TD_CODEC_OPUS;
     case AV_CODEC_ID_VORBIS: return TD_CODEC_VORBIS;
-    default:
-      return id >= AV_CODEC_ID_FIRST_AUDIO && id < AV_CODEC_ID_ADPCM_IMA_QT ? TD_CODEC_PCM : TD_CODEC_OTHER;
+    default: return id >= AV_CODEC_ID_FIRST_AUDIO && id < AV_CODEC_ID_ADPCM_IMA_QT ? TD_CODEC_PCM : TD_CODEC_OTHER;
   }
 }
 
@@ -127,7 +126,9 @@ static int media_open(media *m, td_job *job, enum AVMediaType type) {
   if (r < 0) return read_failure(job, m, r, "cannot read the stream parameters");
 
   int index = av_find_best_stream(m->fmt, type, -1, -1, NULL, 0);
-  if (index < 0) return td_fail(job, TD_E_UNKNOWN_FORMAT, index, type == AVMEDIA_TYPE_AUDIO ? "the file has no audio stream" : "the file has no video stream");
+  if (index < 0)
+    return td_fail(job, TD_E_UNKNOWN_FORMAT, index,
+                   type == AVMEDIA_TYPE_AUDIO ? "the file has no audio stream" : "the file has no video stream");
   m->st = m->fmt->streams[index];
   m->start = m->st->start_time != AV_NOPTS_VALUE ? m->st->start_time : 0;
   job->codec = codec_code(m->st->codecpar->codec_id);
@@ -198,9 +199,18 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
 
 static void reset_media_result(td_job *job) {
   td_clear_log();
-  job->status = TD_OK; job->av_error = 0; job->message[0] = 0; job->format = 0; job->codec = 0;
-  job->frames_out = 0; job->src_rate = 0; job->src_channels = 0; job->duration_ms = -1;
-  job->src_w = job->src_h = 0; job->reduced_eighths = 8; job->orientation = 1;
+  job->status = TD_OK;
+  job->av_error = 0;
+  job->message[0] = 0;
+  job->format = 0;
+  job->codec = 0;
+  job->frames_out = 0;
+  job->src_rate = 0;
+  job->src_channels = 0;
+  job->duration_ms = -1;
+  job->src_w = job->src_h = 0;
+  job->reduced_eighths = 8;
+  job->orientation = 1;
 }
 
 /* ---- audio ------------------------------------------------------------------------------------ */
@@ -232,7 +242,8 @@ static const char *wav_declared_too_large(const uint8_t *p, int64_t len, char *w
       unsigned channels = p[at + 10] | p[at + 11] << 8;
       uint32_t rate = le32(p + at + 12);
       if (channels > TD_MAX_SOURCE_CHANNELS || rate > MAX_SOURCE_RATE) {
-        snprintf(why, size, "the WAV declares %u Hz x %u channels, over the limit of %d Hz x %d", rate, channels, MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
+        snprintf(why, size, "the WAV declares %u Hz x %u channels, over the limit of %d Hz x %d", rate, channels, MAX_SOURCE_RATE,
+                 TD_MAX_SOURCE_CHANNELS);
         return why;
       }
       return NULL;
@@ -287,7 +298,8 @@ int td_decode_audio(td_worker *w, td_job *job) {
   }
   if (job->src_rate > MAX_SOURCE_RATE || job->src_channels > TD_MAX_SOURCE_CHANNELS) {
     char why[96];
-    snprintf(why, sizeof why, "declared %d Hz x %d channels is over the limit of %d Hz x %d", job->src_rate, job->src_channels, MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
+    snprintf(why, sizeof why, "declared %d Hz x %d channels is over the limit of %d Hz x %d", job->src_rate, job->src_channels,
+             MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
     st = td_fail(job, TD_E_TOO_LARGE, 0, why);
     goto done;
   }
@@ -302,15 +314,23 @@ int td_decode_audio(td_worker *w, td_job *job) {
   while (!full) {
     int r = next_frame(&m, w->packet, f, &draining);
     if (r == AVERROR_EOF) break;
-    if (r < 0) { st = read_failure(job, &m, r, "cannot decode the audio"); goto done; }
+    if (r < 0) {
+      st = read_failure(job, &m, r, "cannot decode the audio");
+      goto done;
+    }
     int64_t pts = f->best_effort_timestamp;
     int64_t t_us = pts == AV_NOPTS_VALUE ? decoded_end_us : av_rescale_q(pts - m.start, tb, AV_TIME_BASE_Q);
     int64_t end_us = t_us + av_rescale(f->nb_samples, AV_TIME_BASE, f->sample_rate > 0 ? f->sample_rate : 1);
     if (end_us > decoded_end_us) decoded_end_us = end_us;
-    if (!started && end_us <= start_us) { av_frame_unref(f); continue; } /* wholly before the offset */
+    if (!started && end_us <= start_us) {
+      av_frame_unref(f);
+      continue;
+    } /* wholly before the offset */
     if (!started) {
       started = 1;
-      in_format = f->format; in_rate = f->sample_rate; in_channels = f->ch_layout.nb_channels;
+      in_format = f->format;
+      in_rate = f->sample_rate;
+      in_channels = f->ch_layout.nb_channels;
       if (in_rate <= 0 || in_channels <= 0 || in_channels > TD_MAX_SOURCE_CHANNELS) {
         st = td_fail(job, TD_E_CORRUPT, 0, "implausible decoded audio parameters");
         goto done;
@@ -327,7 +347,10 @@ int td_decode_audio(td_worker *w, td_job *job) {
         r = swr_set_matrix(swr, ones, 1);
       }
       if (r >= 0) r = swr_init(swr);
-      if (r < 0) { st = td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "cannot set up the resampler"); goto done; }
+      if (r < 0) {
+        st = td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "cannot set up the resampler");
+        goto done;
+      }
       /* Output sample 0 is at t_us; drop those before the requested offset. */
       skip = start_us > t_us ? av_rescale(start_us - t_us, job->sample_rate, AV_TIME_BASE) : 0;
     } else if (f->format != in_format || f->sample_rate != in_rate || f->ch_layout.nb_channels != in_channels) {
@@ -337,7 +360,10 @@ int td_decode_audio(td_worker *w, td_job *job) {
     uint8_t *o = (uint8_t *)(out + written * ch);
     int n = swr_convert(swr, &o, (int)(cap - written), (const uint8_t **)f->extended_data, f->nb_samples);
     av_frame_unref(f);
-    if (n < 0) { st = td_fail(job, TD_E_CORRUPT, n, "resampling failed"); goto done; }
+    if (n < 0) {
+      st = td_fail(job, TD_E_CORRUPT, n, "resampling failed");
+      goto done;
+    }
     n = drop_leading(o, n, &skip, frame_bytes);
     written += n;
     full = written >= cap;
@@ -384,8 +410,8 @@ done:
 /* ---- video ------------------------------------------------------------------------------------ */
 
 typedef struct target {
-  int64_t key;   /* frame index, or time in ms from the stream's start */
-  int32_t slot;  /* where in the clip the frame goes */
+  int64_t key;  /* frame index, or time in ms from the stream's start */
+  int32_t slot; /* where in the clip the frame goes */
   int32_t done;
 } target;
 
@@ -431,7 +457,8 @@ int td_decode_video(td_worker *w, td_job *job) {
     for (int i = 0; i < n; i++)
       if (select[i] < 0) return td_fail(job, TD_E_BAD_REQUEST, 0, "negative frame index or time");
   int32_t *pts_out = (int32_t *)(uintptr_t)job->pts_out;
-  if (pts_out) for (int i = 0; i < n; i++) pts_out[i] = -1;
+  if (pts_out)
+    for (int i = 0; i < n; i++) pts_out[i] = -1;
   if (job->kind != TD_KIND_VIDEO_STREAM && job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
 
   AVFrame *prev = NULL;
@@ -441,7 +468,10 @@ int td_decode_video(td_worker *w, td_job *job) {
   const size_t slot_bytes = (size_t)job->dst_w * job->dst_h * ch;
   clip c = {w, job, &m, (uint8_t *)(uintptr_t)job->dst, slot_bytes, pts_out, 0};
   int st;
-  if (!targets) { st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the frame list"); goto done; }
+  if (!targets) {
+    st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the frame list");
+    goto done;
+  }
   for (int i = 0; i < n; i++) {
     int64_t key = mode == TD_SELECT_RATE ? job->start_ms + (int64_t)i * 1000000 / job->fps_milli : select[i];
     targets[i] = (target){key, i, 0};
@@ -464,12 +494,15 @@ int td_decode_video(td_worker *w, td_job *job) {
   st = media_open_decoder(&m, job);
   if (st != TD_OK) goto done;
   prev = av_frame_alloc();
-  if (!prev) { st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame"); goto done; }
+  if (!prev) {
+    st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame");
+    goto done;
+  }
 
   const AVRational tb = m.st->time_base, ms_tb = {1, 1000};
   AVFrame *f = w->frame;
   int j = 0, draining = 0, r = 0;
-  int64_t index = 0;        /* frames decoded so far (index mode) */
+  int64_t index = 0; /* frames decoded so far (index mode) */
   int64_t last_pts = INT64_MIN;
   /* Gap seeks only ever move forward, past every timestamp already seen: damaged files whose
    * timestamps run backwards would otherwise seek back to the same keyframe forever. */
@@ -519,11 +552,13 @@ int td_decode_video(td_worker *w, td_job *job) {
       }
     }
   }
-  if (r < 0 && r != AVERROR_EOF) { st = read_failure(job, &m, r, "cannot decode the video"); goto done; }
+  if (r < 0 && r != AVERROR_EOF) {
+    st = read_failure(job, &m, r, "cannot decode the video");
+    goto done;
+  }
   /* At the end: times within the last frame's display interval still show it. */
   if (mode != TD_SELECT_INDICES && prev->buf[0]) {
-    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration
-                : fps.num > 0 ? av_rescale_q(1, av_inv_q(fps), tb) : 0;
+    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : fps.num > 0 ? av_rescale_q(1, av_inv_q(fps), tb) : 0;
     while (j < n && m.start + av_rescale_q(targets[j].key, ms_tb, tb) < last_pts + dur) {
       if ((st = emit(&c, prev, &targets[j])) != TD_OK) goto done;
       j++;
@@ -531,12 +566,16 @@ int td_decode_video(td_worker *w, td_job *job) {
   }
   job->frames_out = c.written;
   /* Frames missing because the decoder refused the size a header declared (it skips such packets). */
-  if (j < n && td_size_refused()) { st = td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit"); goto done; }
+  if (j < n && td_size_refused()) {
+    st = td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit");
+    goto done;
+  }
   if (j < n) {
     /* Frames the container says exist but the data did not hold: the file was cut. */
-    int64_t declared = mode == TD_SELECT_INDICES
-      ? (m.st->nb_frames > 0 ? m.st->nb_frames : job->duration_ms > 0 ? (int64_t)job->duration_ms * job->src_rate / 1000000 : 0)
-      : job->duration_ms;
+    int64_t declared = mode == TD_SELECT_INDICES ? (m.st->nb_frames > 0    ? m.st->nb_frames
+                                                    : job->duration_ms > 0 ? (int64_t)job->duration_ms * job->src_rate / 1000000
+                                                                           : 0)
+                                                 : job->duration_ms;
     int64_t margin = mode == TD_SELECT_INDICES ? 1 : job->src_rate > 0 ? 1000000 / job->src_rate : 0;
     if (targets[j].key + margin < declared) {
       char why[96];
@@ -553,7 +592,8 @@ int td_decode_video(td_worker *w, td_job *job) {
 done:
   if (st != TD_OK) {
     job->frames_out = 0;
-    if (pts_out) for (int i = 0; i < n; i++) pts_out[i] = -1;
+    if (pts_out)
+      for (int i = 0; i < n; i++) pts_out[i] = -1;
   }
   /* Slots without a frame are zeroed, so a clip never shows stale pixels. */
   for (int i = 0; targets && i < n; i++)

@@ -32,18 +32,29 @@ static void probe_jpeg(const uint8_t *p, int n, td_probe *out) {
   while (i + 4 <= n) {
     if (p[i] != 0xFF) return; /* not a marker: leave the verdict to the decoder */
     int m = p[i + 1];
-    if (m == 0xFF) { i++; continue; }
-    if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { i += 2; continue; }
+    if (m == 0xFF) {
+      i++;
+      continue;
+    }
+    if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
+      i += 2;
+      continue;
+    }
     if (m == 0xD9) return;
     int len = (int)be16(p + i + 2);
     if (len < 2) return;
-    if (i + 2 + len > n) { out->truncated = 1; return; }
+    if (i + 2 + len > n) {
+      out->truncated = 1;
+      return;
+    }
     const uint8_t *seg = p + i + 4;
     int seglen = len - 2;
     int is_sof = m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
-    if (is_sof && seglen >= 5) { out->height = (int)be16(seg + 1); out->width = (int)be16(seg + 3); }
-    if (m == 0xE1 && seglen >= 14 && memcmp(seg, "Exif\0\0", 6) == 0)
-      out->orientation = exif_orientation(seg + 6, seglen - 6);
+    if (is_sof && seglen >= 5) {
+      out->height = (int)be16(seg + 1);
+      out->width = (int)be16(seg + 3);
+    }
+    if (m == 0xE1 && seglen >= 14 && memcmp(seg, "Exif\0\0", 6) == 0) out->orientation = exif_orientation(seg + 6, seglen - 6);
     if (m == 0xDA) {
       /* Entropy-coded data cannot contain FF D9 (0xFF is stuffed), so the end marker after the
        * first scan tells a complete file from a cut one, progressive files included. */
@@ -59,7 +70,10 @@ static void probe_jpeg(const uint8_t *p, int n, td_probe *out) {
 
 static void probe_webp(const uint8_t *p, int n, td_probe *out) {
   if (le32(p + 4) > (uint32_t)n - 8) out->truncated = 1;
-  if (n < 30) { out->truncated = 1; return; }
+  if (n < 30) {
+    out->truncated = 1;
+    return;
+  }
   if (memcmp(p + 12, "VP8X", 4) == 0) {
     out->width = (int)(p[24] | p[25] << 8 | p[26] << 16) + 1;
     out->height = (int)(p[27] | p[28] << 8 | p[29] << 16) + 1;
@@ -81,7 +95,10 @@ void td_probe_image(const uint8_t *p, int n, td_probe *out) {
     probe_jpeg(p, n, out);
   } else if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) {
     out->format = TD_FORMAT_PNG;
-    if (n < 24) { out->truncated = 1; return; }
+    if (n < 24) {
+      out->truncated = 1;
+      return;
+    }
     out->width = (int)be32(p + 16);
     out->height = (int)be32(p + 20);
     if (out->width < 0 || out->height < 0) out->width = out->height = 0x7FFFFFFF;
@@ -91,12 +108,18 @@ void td_probe_image(const uint8_t *p, int n, td_probe *out) {
     probe_webp(p, n, out);
   } else if (n >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0)) {
     out->format = TD_FORMAT_GIF;
-    if (n < 10) { out->truncated = 1; return; }
+    if (n < 10) {
+      out->truncated = 1;
+      return;
+    }
     out->width = (int)le16(p + 6);
     out->height = (int)le16(p + 8);
   } else if (n >= 2 && p[0] == 'B' && p[1] == 'M') {
     out->format = TD_FORMAT_BMP;
-    if (n < 26) { out->truncated = 1; return; }
+    if (n < 26) {
+      out->truncated = 1;
+      return;
+    }
     int32_t w = (int32_t)le32(p + 18), h = (int32_t)le32(p + 22);
     out->width = w < 0 ? 0x7FFFFFFF : w;
     out->height = h == INT32_MIN ? 0x7FFFFFFF : (h < 0 ? -h : h);

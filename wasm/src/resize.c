@@ -11,8 +11,8 @@
 #endif
 
 #define PRECISION 22 /* as PIL: 255 x 2^22 still fits an int32 accumulator */
-#define ONE (1 << PRECISION)
-#define MAX_TAPS 256
+#define ONE       (1 << PRECISION)
+#define MAX_TAPS  256
 
 void td_resizer_free(td_resizer *r) {
   free(r->taps);
@@ -62,7 +62,10 @@ static void plan_axis(int in, double start, double span, int out, int max_taps, 
      * exactly one tap per sample after this). */
     int skip = 0;
     while (lo + skip < hi - 1 && w[skip] == 0.0) skip++;
-    if (skip) { memmove(w, w + skip, (size_t)(hi - lo - skip) * sizeof *w); lo += skip; }
+    if (skip) {
+      memmove(w, w + skip, (size_t)(hi - lo - skip) * sizeof *w);
+      lo += skip;
+    }
     while (hi - 1 > lo && w[hi - 1 - lo] == 0.0) hi--;
     int n = hi - lo;
     int32_t *wi = weights + (size_t)i * max_taps;
@@ -73,8 +76,13 @@ static void plan_axis(int in, double start, double span, int out, int max_taps, 
       total += wi[k];
       if (wi[k] > wi[biggest]) biggest = k;
     }
-    if (n > 0) wi[biggest] += ONE - total;
-    else { lo = center < in ? (int)center : in - 1; n = 1; wi[0] = ONE; }
+    if (n > 0)
+      wi[biggest] += ONE - total;
+    else {
+      lo = center < in ? (int)center : in - 1;
+      n = 1;
+      wi[0] = ONE;
+    }
     first[i] = lo;
     count[i] = n;
   }
@@ -85,8 +93,8 @@ static inline uint8_t clamp_round(int32_t acc) {
   return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-static void horizontal_row(const uint8_t *in, uint8_t *out, int out_w, int ch, const int32_t *first,
-                           const int32_t *count, const int32_t *weights, int max_taps) {
+static void horizontal_row(const uint8_t *in, uint8_t *out, int out_w, int ch, const int32_t *first, const int32_t *count,
+                           const int32_t *weights, int max_taps) {
 #ifdef __wasm_simd128__
   if (ch == 3) {
     /* One pixel per i32x4 (R, G, B and a neighbour's byte that gets weight-summed and dropped);
@@ -168,8 +176,10 @@ static int vertical_simd(const uint8_t *row, size_t row_bytes, const int32_t *w,
       a2 = wasm_i32x4_add(a2, wasm_i32x4_mul(wasm_u32x4_extend_low_u16x8(hi), wk));
       a3 = wasm_i32x4_add(a3, wasm_i32x4_mul(wasm_u32x4_extend_high_u16x8(hi), wk));
     }
-    a0 = wasm_i32x4_shr(a0, PRECISION); a1 = wasm_i32x4_shr(a1, PRECISION);
-    a2 = wasm_i32x4_shr(a2, PRECISION); a3 = wasm_i32x4_shr(a3, PRECISION);
+    a0 = wasm_i32x4_shr(a0, PRECISION);
+    a1 = wasm_i32x4_shr(a1, PRECISION);
+    a2 = wasm_i32x4_shr(a2, PRECISION);
+    a3 = wasm_i32x4_shr(a3, PRECISION);
     wasm_v128_store(out + i, wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(a0, a1), wasm_i16x8_narrow_i32x4(a2, a3)));
   }
   for (; i < row_bytes; i++) {
@@ -182,8 +192,8 @@ static int vertical_simd(const uint8_t *row, size_t row_bytes, const int32_t *w,
 }
 #endif
 
-int td_resize(td_resizer *r, const uint8_t *src, int src_stride, int in_w, int in_h, int in_ch, td_area area,
-              uint8_t *dst, int dst_stride, int out_w, int out_h, int out_ch) {
+int td_resize(td_resizer *r, const uint8_t *src, int src_stride, int in_w, int in_h, int in_ch, td_area area, uint8_t *dst, int dst_stride,
+              int out_w, int out_h, int out_ch) {
   if (in_w <= 0 || in_h <= 0 || out_w <= 0 || out_h <= 0 || !(area.w > 0) || !(area.h > 0)) return -1;
   if (!(in_ch == out_ch || (in_ch == 1 && (out_ch == 3 || out_ch == 4)) || (in_ch == 3 && out_ch == 4))) return -1;
   if (in_ch != 1 && in_ch != 3) return -1;
@@ -194,7 +204,10 @@ int td_resize(td_resizer *r, const uint8_t *src, int src_stride, int in_w, int i
     for (int y = 0; y < out_h; y++) {
       const uint8_t *s = src + (ptrdiff_t)y * src_stride;
       uint8_t *d = dst + (ptrdiff_t)y * dst_stride;
-      if (in_ch == out_ch) { memcpy(d, s, (size_t)out_w * in_ch); continue; }
+      if (in_ch == out_ch) {
+        memcpy(d, s, (size_t)out_w * in_ch);
+        continue;
+      }
       for (int x = 0; x < out_w; x++, d += out_ch) {
         d[0] = s[x * in_ch];
         d[1] = s[x * in_ch + (in_ch == 3)];
@@ -209,8 +222,7 @@ int td_resize(td_resizer *r, const uint8_t *src, int src_stride, int in_w, int i
   const size_t row_bytes = (size_t)out_w * in_ch;
   if (grow((void **)&r->taps, &r->taps_cap, (size_t)2 * (out_w + out_h) * sizeof(int32_t)) ||
       grow((void **)&r->weights, &r->weights_cap, ((size_t)out_w * taps_x + (size_t)out_h * taps_y) * sizeof(int32_t)) ||
-      grow((void **)&r->rows, &r->rows_cap, row_bytes * in_h + 16) ||
-      grow((void **)&r->acc, &r->acc_cap, row_bytes * sizeof(int32_t)))
+      grow((void **)&r->rows, &r->rows_cap, row_bytes * in_h + 16) || grow((void **)&r->acc, &r->acc_cap, row_bytes * sizeof(int32_t)))
     return -1;
   int32_t *first_x = r->taps, *count_x = first_x + out_w, *first_y = count_x + out_w, *count_y = first_y + out_h;
   int32_t *weights_x = r->weights, *weights_y = weights_x + (size_t)out_w * taps_x;

@@ -27,9 +27,7 @@ static void td_decode_job(td_worker *worker, td_job *job) {
       td_decode_video(worker, job);
       td_stream_close((td_stream *)(uintptr_t)job->src);
       break;
-    default:
-      job->status = TD_E_BAD_REQUEST;
-      strcpy(job->message, "unknown job kind");
+    default: job->status = TD_E_BAD_REQUEST; strcpy(job->message, "unknown job kind");
   }
 }
 
@@ -81,8 +79,12 @@ static void *pool_thread(void *arg) {
     if (!job) break;
     __atomic_store_n(&job->state, TD_STATE_RUNNING, __ATOMIC_SEQ_CST);
     job->on_pool_thread = !emscripten_is_main_runtime_thread();
-    if (ok) td_decode_job(&worker, job);
-    else { job->status = TD_E_NOMEM; strcpy(job->message, "pool thread could not allocate its state"); }
+    if (ok)
+      td_decode_job(&worker, job);
+    else {
+      job->status = TD_E_NOMEM;
+      strcpy(job->message, "pool thread could not allocate its state");
+    }
     finish(job);
   }
   td_worker_free(&worker);
@@ -112,8 +114,10 @@ EMSCRIPTEN_KEEPALIVE void td_submit(td_job *job) {
   job->state = TD_STATE_QUEUED;
   job->next = 0;
   pthread_mutex_lock(&queue_lock);
-  if (queue_tail) queue_tail->next = (int32_t)(uintptr_t)job;
-  else queue_head = job;
+  if (queue_tail)
+    queue_tail->next = (int32_t)(uintptr_t)job;
+  else
+    queue_head = job;
   queue_tail = job;
   pthread_cond_signal(&queue_ready);
   pthread_mutex_unlock(&queue_lock);

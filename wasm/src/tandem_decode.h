@@ -27,69 +27,88 @@ enum td_status {
 };
 
 enum td_fit { TD_FIT_STRETCH = 0, TD_FIT_COVER = 1, TD_FIT_CONTAIN = 2 };
-enum td_filter { TD_FILTER_BILINEAR = 0, TD_FILTER_BICUBIC = 1, TD_FILTER_AREA = 2,
-                 TD_FILTER_NEAREST = 3, TD_FILTER_LANCZOS = 4 };
-enum td_format { TD_FORMAT_JPEG = 1, TD_FORMAT_PNG = 2, TD_FORMAT_WEBP = 3, TD_FORMAT_BMP = 4,
-                 TD_FORMAT_GIF = 5,
-                 /* containers of audio and video jobs */
-                 TD_FORMAT_MP4 = 6, TD_FORMAT_MATROSKA = 7, TD_FORMAT_MP3 = 8, TD_FORMAT_AAC = 9,
-                 TD_FORMAT_WAV = 10, TD_FORMAT_FLAC = 11, TD_FORMAT_OGG = 12 };
+enum td_filter { TD_FILTER_BILINEAR = 0, TD_FILTER_BICUBIC = 1, TD_FILTER_AREA = 2, TD_FILTER_NEAREST = 3, TD_FILTER_LANCZOS = 4 };
+enum td_format {
+  TD_FORMAT_JPEG = 1,
+  TD_FORMAT_PNG = 2,
+  TD_FORMAT_WEBP = 3,
+  TD_FORMAT_BMP = 4,
+  TD_FORMAT_GIF = 5,
+  /* containers of audio and video jobs */
+  TD_FORMAT_MP4 = 6,
+  TD_FORMAT_MATROSKA = 7,
+  TD_FORMAT_MP3 = 8,
+  TD_FORMAT_AAC = 9,
+  TD_FORMAT_WAV = 10,
+  TD_FORMAT_FLAC = 11,
+  TD_FORMAT_OGG = 12
+};
 
 /* TD_KIND_VIDEO_STREAM: a video job whose `src` points to a td_stream instead of the file. */
 enum td_kind { TD_KIND_IMAGE = 0, TD_KIND_AUDIO = 1, TD_KIND_VIDEO = 2, TD_KIND_VIDEO_STREAM = 3 };
 /* How a video job picks its frames; `select` holds max_frames values (indices or ms). */
 enum td_select { TD_SELECT_INDICES = 0, TD_SELECT_TIMES_MS = 1, TD_SELECT_RATE = 2 };
-enum td_codec { TD_CODEC_OTHER = 0, TD_CODEC_H264 = 1, TD_CODEC_VP8 = 2, TD_CODEC_VP9 = 3, TD_CODEC_MP3 = 4,
-                TD_CODEC_AAC = 5, TD_CODEC_PCM = 6, TD_CODEC_FLAC = 7, TD_CODEC_OPUS = 8, TD_CODEC_VORBIS = 9 };
+enum td_codec {
+  TD_CODEC_OTHER = 0,
+  TD_CODEC_H264 = 1,
+  TD_CODEC_VP8 = 2,
+  TD_CODEC_VP9 = 3,
+  TD_CODEC_MP3 = 4,
+  TD_CODEC_AAC = 5,
+  TD_CODEC_PCM = 6,
+  TD_CODEC_FLAC = 7,
+  TD_CODEC_OPUS = 8,
+  TD_CODEC_VORBIS = 9
+};
 
 /* Upper bounds checked before anything is allocated. */
-#define TD_MAX_CLIP_FRAMES 65536
-#define TD_MAX_AUDIO_CHANNELS 8
+#define TD_MAX_CLIP_FRAMES     65536
+#define TD_MAX_AUDIO_CHANNELS  8
 #define TD_MAX_SOURCE_CHANNELS 64
 
 typedef struct td_job {
-  int32_t state;          /* td_state; the word JS waits on */
-  int32_t status;         /* td_status */
+  int32_t state;  /* td_state; the word JS waits on */
+  int32_t status; /* td_status */
   /* request: src must be followed by 64 zero bytes (AV_INPUT_BUFFER_PADDING_SIZE) */
-  int32_t src;            /* const uint8_t* */
+  int32_t src; /* const uint8_t* */
   int32_t src_len;
-  int32_t dst;            /* uint8_t*, dst_h rows of dst_w*channels bytes */
+  int32_t dst;                    /* uint8_t*, dst_h rows of dst_w*channels bytes */
   int32_t dst_w, dst_h, channels; /* channels: 1 gray, 3 RGB, 4 RGBA */
   int32_t fit, filter;
-  int32_t max_pixels;     /* limit on width*height as declared and as decoded */
-  int32_t allow_reduced;  /* 1: JPEG may decode at a reduced DCT scale M/8 when still >= target */
-  int32_t apply_orientation; /* 1: apply EXIF orientation */
+  int32_t max_pixels;                     /* limit on width*height as declared and as decoded */
+  int32_t allow_reduced;                  /* 1: JPEG may decode at a reduced DCT scale M/8 when still >= target */
+  int32_t apply_orientation;              /* 1: apply EXIF orientation */
   int32_t crop_x, crop_y, crop_w, crop_h; /* in oriented source pixels; crop_w == 0: no crop */
   int32_t pad_value;
   /* result */
-  int32_t src_w, src_h;   /* oriented source size */
-  int32_t format;         /* td_format */
+  int32_t src_w, src_h;    /* oriented source size */
+  int32_t format;          /* td_format */
   int32_t reduced_eighths; /* 1..8: the JPEG was decoded at this many eighths of its size (8: full) */
-  int32_t orientation;    /* EXIF orientation found (1 when none) */
-  int32_t av_error;       /* the libav error code behind a failure, 0 if none */
-  int32_t on_pool_thread; /* 1 when a pool pthread (not the caller's thread) decoded it */
-  int32_t next;           /* queue link, owned by the pool */
+  int32_t orientation;     /* EXIF orientation found (1 when none) */
+  int32_t av_error;        /* the libav error code behind a failure, 0 if none */
+  int32_t on_pool_thread;  /* 1 when a pool pthread (not the caller's thread) decoded it */
+  int32_t next;            /* queue link, owned by the pool */
   /* Audio and video jobs (image jobs leave these zero). Video reuses dst, dst_w, dst_h, channels,
    * fit, filter, max_pixels, crop_* and pad_value with their image meaning, per frame; audio reuses
    * dst (float*, interleaved) and channels (1..TD_MAX_AUDIO_CHANNELS, output channel count). */
-  int32_t kind;           /* td_kind */
-  int32_t sample_rate;    /* audio: output rate in Hz */
-  int32_t max_frames;     /* audio: capacity of dst in sample frames; video: frames (NHWC slots) requested */
-  int32_t start_ms;       /* audio: offset from the stream's start; video, fixed rate: time of the first frame */
+  int32_t kind;            /* td_kind */
+  int32_t sample_rate;     /* audio: output rate in Hz */
+  int32_t max_frames;      /* audio: capacity of dst in sample frames; video: frames (NHWC slots) requested */
+  int32_t start_ms;        /* audio: offset from the stream's start; video, fixed rate: time of the first frame */
   int32_t max_duration_ms; /* refuse streams declaring a longer duration (0: no limit) */
-  int32_t select_mode;    /* video: td_select */
-  int32_t select;         /* video: const int32_t*, max_frames frame indices or times in ms (unused for RATE) */
-  int32_t fps_milli;      /* video, fixed rate: frames per 1000 s */
-  int32_t pts_out;        /* video: int32_t*, max_frames presentation times in ms, -1 where none written (may be 0) */
+  int32_t select_mode;     /* video: td_select */
+  int32_t select;          /* video: const int32_t*, max_frames frame indices or times in ms (unused for RATE) */
+  int32_t fps_milli;       /* video, fixed rate: frames per 1000 s */
+  int32_t pts_out;         /* video: int32_t*, max_frames presentation times in ms, -1 where none written (may be 0) */
   /* audio and video result */
-  int32_t frames_out;     /* audio: sample frames written; video: frames written */
-  int32_t src_rate;       /* audio: source sample rate; video: average frame rate in frames per 1000 s */
-  int32_t src_channels;   /* audio: source channel count */
-  int32_t duration_ms;    /* duration declared by the container, -1 when unknown */
-  int32_t codec;          /* td_codec */
+  int32_t frames_out;   /* audio: sample frames written; video: frames written */
+  int32_t src_rate;     /* audio: source sample rate; video: average frame rate in frames per 1000 s */
+  int32_t src_channels; /* audio: source channel count */
+  int32_t duration_ms;  /* duration declared by the container, -1 when unknown */
+  int32_t codec;        /* td_codec */
   /* request, audio and video: wall-clock limit for the job in ms (0: none); checked per packet */
   int32_t time_limit_ms;
-  char message[96];       /* NUL-terminated detail for failures */
+  char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
 #define TD_JOB_WORDS 41

@@ -26,8 +26,7 @@ static inline v128_t round_shift16(v128_t lo, v128_t hi) {
 static inline void convert8(v128_t y, v128_t cb, v128_t cr, v128_t *r, v128_t *g, v128_t *b) {
   const v128_t r_cr = wasm_i16x8_splat(R_CR), b_cb = wasm_i16x8_splat(B_CB);
   const v128_t g_cb = wasm_i16x8_splat(G_CB), g_cr = wasm_i16x8_splat(G_CR);
-  *r = wasm_i16x8_add(wasm_i16x8_add(y, cr),
-                      round_shift16(wasm_i32x4_extmul_low_i16x8(cr, r_cr), wasm_i32x4_extmul_high_i16x8(cr, r_cr)));
+  *r = wasm_i16x8_add(wasm_i16x8_add(y, cr), round_shift16(wasm_i32x4_extmul_low_i16x8(cr, r_cr), wasm_i32x4_extmul_high_i16x8(cr, r_cr)));
   *b = wasm_i16x8_add(wasm_i16x8_add(y, wasm_i16x8_add(cb, cb)),
                       round_shift16(wasm_i32x4_extmul_low_i16x8(cb, b_cb), wasm_i32x4_extmul_high_i16x8(cb, b_cb)));
   const v128_t g_lo = wasm_i32x4_add(wasm_i32x4_extmul_low_i16x8(cb, g_cb), wasm_i32x4_extmul_low_i16x8(cr, g_cr));
@@ -48,8 +47,7 @@ static inline void store_rgb(uint8_t *out, v128_t r, v128_t g, v128_t b) {
 static inline JSAMPLE clamp(int v) { return (JSAMPLE)(v < 0 ? 0 : v > MAXJSAMPLE ? MAXJSAMPLE : v); }
 
 GLOBAL(void)
-jsimd_ycc_rgb_convert_wasm(JDIMENSION out_width, JSAMPIMAGE input_buf, JDIMENSION input_row, JSAMPARRAY output_buf,
-                           int num_rows) {
+jsimd_ycc_rgb_convert_wasm(JDIMENSION out_width, JSAMPIMAGE input_buf, JDIMENSION input_row, JSAMPARRAY output_buf, int num_rows) {
   const v128_t center = wasm_i16x8_splat(CENTERJSAMPLE);
   while (--num_rows >= 0) {
     const JSAMPLE *y_row = input_buf[0][input_row], *cb_row = input_buf[1][input_row], *cr_row = input_buf[2][input_row];
@@ -63,8 +61,7 @@ jsimd_ycc_rgb_convert_wasm(JDIMENSION out_width, JSAMPIMAGE input_buf, JDIMENSIO
                wasm_i16x8_sub(wasm_u16x8_extend_low_u8x16(cr), center), &r_lo, &g_lo, &b_lo);
       convert8(wasm_u16x8_extend_high_u8x16(y), wasm_i16x8_sub(wasm_u16x8_extend_high_u8x16(cb), center),
                wasm_i16x8_sub(wasm_u16x8_extend_high_u8x16(cr), center), &r_hi, &g_hi, &b_hi);
-      store_rgb(out, wasm_u8x16_narrow_i16x8(r_lo, r_hi), wasm_u8x16_narrow_i16x8(g_lo, g_hi),
-                wasm_u8x16_narrow_i16x8(b_lo, b_hi));
+      store_rgb(out, wasm_u8x16_narrow_i16x8(r_lo, r_hi), wasm_u8x16_narrow_i16x8(g_lo, g_hi), wasm_u8x16_narrow_i16x8(b_lo, b_hi));
     }
     for (; col < out_width; col++, out += 3) {
       const int y = y_row[col], cb = cb_row[col] - CENTERJSAMPLE, cr = cr_row[col] - CENTERJSAMPLE;

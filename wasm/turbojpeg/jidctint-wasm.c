@@ -34,8 +34,8 @@
 #define F_2_562915447 20995
 #define F_3_072711026 25172
 
-#define MUL(v, c) wasm_i32x4_mul((v), wasm_i32x4_splat(c))
-#define DESCALE(v, n) wasm_i32x4_shr(wasm_i32x4_add((v), wasm_i32x4_splat(1 << ((n) - 1))), (n))
+#define MUL(v, c)     wasm_i32x4_mul((v), wasm_i32x4_splat(c))
+#define DESCALE(v, n) wasm_i32x4_shr(wasm_i32x4_add((v), wasm_i32x4_splat(1 << ((n)-1))), (n))
 
 /* One 8-point inverse DCT of the C's loop body over four lanes at once: in[k] holds input k
  * (k = 0..7 along the transformed axis) and out[k] gets output k, before the final descale. */
@@ -51,7 +51,10 @@ static inline void idct8(const v128_t in[8], v128_t out[8]) {
   const v128_t tmp11 = wasm_i32x4_add(tmp1, tmp2), tmp12 = wasm_i32x4_sub(tmp1, tmp2);
 
   /* Odd part. */
-  tmp0 = in[7]; tmp1 = in[5]; tmp2 = in[3]; tmp3 = in[1];
+  tmp0 = in[7];
+  tmp1 = in[5];
+  tmp2 = in[3];
+  tmp3 = in[1];
   z1 = wasm_i32x4_add(tmp0, tmp3);
   z2 = wasm_i32x4_add(tmp1, tmp2);
   z3 = wasm_i32x4_add(tmp0, tmp2);
@@ -70,10 +73,14 @@ static inline void idct8(const v128_t in[8], v128_t out[8]) {
   tmp2 = wasm_i32x4_add(tmp2, wasm_i32x4_add(z2, z3));
   tmp3 = wasm_i32x4_add(tmp3, wasm_i32x4_add(z1, z4));
 
-  out[0] = wasm_i32x4_add(tmp10, tmp3); out[7] = wasm_i32x4_sub(tmp10, tmp3);
-  out[1] = wasm_i32x4_add(tmp11, tmp2); out[6] = wasm_i32x4_sub(tmp11, tmp2);
-  out[2] = wasm_i32x4_add(tmp12, tmp1); out[5] = wasm_i32x4_sub(tmp12, tmp1);
-  out[3] = wasm_i32x4_add(tmp13, tmp0); out[4] = wasm_i32x4_sub(tmp13, tmp0);
+  out[0] = wasm_i32x4_add(tmp10, tmp3);
+  out[7] = wasm_i32x4_sub(tmp10, tmp3);
+  out[1] = wasm_i32x4_add(tmp11, tmp2);
+  out[6] = wasm_i32x4_sub(tmp11, tmp2);
+  out[2] = wasm_i32x4_add(tmp12, tmp1);
+  out[5] = wasm_i32x4_sub(tmp12, tmp1);
+  out[3] = wasm_i32x4_add(tmp13, tmp0);
+  out[4] = wasm_i32x4_sub(tmp13, tmp0);
 }
 
 /* Transposes the 4x4 tile a..d (rows) in place. */
@@ -147,10 +154,19 @@ jsimd_idct_islow_wasm(void *dct_table, JCOEFPTR coef_block, JSAMPARRAY output_bu
     const int r = 4 * g;
     v128_t a = ws_lo[r], b = ws_lo[r + 1], c = ws_lo[r + 2], d = ws_lo[r + 3];
     transpose4(&a, &b, &c, &d);
-    dst[0] = a; dst[1] = b; dst[2] = c; dst[3] = d;
-    a = ws_hi[r]; b = ws_hi[r + 1]; c = ws_hi[r + 2]; d = ws_hi[r + 3];
+    dst[0] = a;
+    dst[1] = b;
+    dst[2] = c;
+    dst[3] = d;
+    a = ws_hi[r];
+    b = ws_hi[r + 1];
+    c = ws_hi[r + 2];
+    d = ws_hi[r + 3];
     transpose4(&a, &b, &c, &d);
-    dst[4] = a; dst[5] = b; dst[6] = c; dst[7] = d;
+    dst[4] = a;
+    dst[5] = b;
+    dst[6] = c;
+    dst[7] = d;
   }
 
   /* Pass 2: rows, four at a time; then descale by 2^18 and store. */
