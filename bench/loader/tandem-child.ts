@@ -75,8 +75,7 @@ async function loaderMode(): Promise<void> {
       name: 'read',
       concurrency: readConcurrency,
     })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight })
-    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .batch(batcher, { name: 'decode', concurrency: pool.maxInFlight })
     .addSink(2)
     .build();
 

@@ -11,8 +11,7 @@ const batcher = new ImageBatcher(pool, { batchSize: 4, height: 224, width: 224, 
 await using pipeline = new PipelineBuilder()
   .addSource(files)
   .pipe(async (file) => ({ bytes: await Deno.readFile(file.path), label: file.label }), { name: 'read', concurrency: 8 })
-  .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight })
-  .aggregate(() => batcher.aggregator(), { name: 'batch' })
+  .batch(batcher, { name: 'decode', concurrency: pool.maxInFlight })
   .addSink(2)
   .build();
 let images = 0;

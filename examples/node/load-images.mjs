@@ -15,8 +15,7 @@ try {
   const pipeline = new PipelineBuilder()
     .addSource(files)
     .pipe(async (file) => ({ bytes: await readFile(file.path), label: file.label }), { name: 'read', concurrency: 8 })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight })
-    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .batch(batcher, { name: 'decode', concurrency: pool.maxInFlight })
     .addSink(2)
     .build();
   let images = 0;

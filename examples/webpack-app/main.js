@@ -13,8 +13,7 @@ try {
   const pipeline = new PipelineBuilder()
     .addSource(urls)
     .pipe(async (item) => ({ bytes: await fetchBytes(item.url), label: item.label }), { name: 'fetch', concurrency: 8 })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight })
-    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .batch(batcher, { name: 'decode', concurrency: pool.maxInFlight })
     .addSink(2)
     .build();
   const batches = [];

@@ -78,7 +78,8 @@ class BatchBuffer {
  * Decodes images straight into slots of reusable batch buffers in the decode pool's shared memory.
  * Slots are assigned in input order; a batch is complete when every assigned slot has settled
  * (decoded or failed); failed slots are filled by moving later rows down, so batches stay dense.
- * Use `decodeStage` as a pipeline stage and `aggregator` right after it.
+ * Add it to a pipeline with `builder.batch(batcher, { concurrency: pool.maxInFlight })`: its
+ * decode stage, then its aggregator right after it (or `decodeStage` and `aggregator` by hand).
  */
 export class ImageBatcher {
   readonly slotBytes: number;
@@ -148,6 +149,14 @@ export class ImageBatcher {
     if (failure === undefined || completes) yield { buffer, completes };
     if (failure !== undefined) throw failure;
   }.bind(this);
+
+  /**
+   * The decode stage for `PipelineBuilder.batch(batcher, options)`, which puts this batcher's
+   * aggregator right after it (the same function as decodeStage).
+   */
+  get stage(): typeof this.decodeStage {
+    return this.decodeStage;
+  }
 
   /** Aggregator for the stage after decodeStage: emits each batch once it is complete. */
   aggregator(): { push(token: SlotToken): ImageBatch | undefined; flush(): ImageBatch | undefined; abandon(): void } {

@@ -15,6 +15,7 @@ import type {
   StageConfig,
   StageContext,
   StageFn,
+  StagedAggregator,
   WorkerTask,
 } from './types.ts';
 
@@ -88,6 +89,16 @@ export class PipelineBuilder<T = never> {
       queueSize: opts.queueSize ?? Math.max(8, 2 * concurrency),
     });
     return this as unknown as PipelineBuilder<U>;
+  }
+
+  /**
+   * A stage and the aggregator that alone understands its outputs, in one step:
+   * `.batch(batcher, { name: 'decode', concurrency: pool.maxInFlight })` is the decode stage with
+   * those options, followed by the batcher's aggregator (named `batchName`, default 'batch').
+   */
+  batch<Token, U>(batcher: StagedAggregator<T, Token, U>, opts: PipeOptions & { batchName?: string } = {}): PipelineBuilder<U> {
+    const { batchName, ...pipeOptions } = opts;
+    return this.pipe<Token>(batcher.stage, pipeOptions).aggregate(() => batcher.aggregator(), { name: batchName ?? 'batch' });
   }
 
   aggregate(size: number, opts?: { dropLast?: boolean; name?: string }): PipelineBuilder<T[]>;

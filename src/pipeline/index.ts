@@ -25,6 +25,7 @@ export type {
   StageConfig,
   StageContext,
   StageFn,
+  StagedAggregator,
   WorkerTask,
   CustomTask,
 } from './types.ts';

@@ -121,6 +121,16 @@ export interface PipeConfig {
   readonly queueSize: number;
 }
 
+/**
+ * A stage whose outputs only its own aggregator understands, such as ImageBatcher: each task fills
+ * one slot of a batch buffer, and only the aggregator knows when a batch is complete. The builder's
+ * `batch()` adds the two together, so nothing can come between them.
+ */
+export interface StagedAggregator<I, Token, O> {
+  readonly stage: (item: I, ctx: StageContext) => AsyncIterator<Token, unknown, undefined>;
+  aggregator(): Aggregator<Token, O>;
+}
+
 export interface Aggregator<I, O> {
   /** Returns a finished group, or undefined while still collecting. */
   push(item: I): O | undefined;

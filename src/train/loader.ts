@@ -60,8 +60,7 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
   const pipeline = new PipelineBuilder()
     .addSource(o.source)
     .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? 16 })
-    .pipe(stages.batcher.decodeStage, { name: 'decode', concurrency: pool.maxInFlight, ordered: 'input' })
-    .aggregate(() => stages.batcher.aggregator(), { name: 'batch' })
+    .batch(stages.batcher, { name: 'decode', concurrency: pool.maxInFlight, ordered: 'input' })
     .pipe((batch: ImageBatch, ctx) => stages.uploader.upload(batch, ctx.signal, ctx), { name: 'upload', concurrency: 1 })
     .addSink(2)
     .build(o.signal ? { signal: o.signal } : {});

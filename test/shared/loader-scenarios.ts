@@ -19,8 +19,7 @@ export async function loaderAccountsForEveryItem(): Promise<{ delivered: number;
   const output = gpu.device.createBuffer({ size: normalize.outputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
   const pipeline = new PipelineBuilder()
     .addSource(items, { repeat: 2 })
-    .pipe(batcher.decodeStage, { name: 'decode', concurrency: 4 })
-    .aggregate(() => batcher.aggregator(), { name: 'batch' })
+    .batch(batcher, { name: 'decode', concurrency: 4 })
     // The test keeps a copy of each batch's bytes, to check the GPU's normalisation against the CPU.
     .pipe((batch: ImageBatch) => ((hostBytes = batch.data.slice()), batch), { name: 'copy-for-test' })
     .pipe((batch: ImageBatch, ctx) => uploader.upload(batch, ctx.signal), { name: 'upload' })
