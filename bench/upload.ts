@@ -19,7 +19,7 @@ const batchesPerRep = 16;
 const gpu = await acquireGpu();
 const { device } = gpu;
 const pool = await DecodePool.create({ threads: 1 });
-const wasmPtr = pool.allocate(batchBytes);
+const wasmPtr = pool.malloc(batchBytes);
 const wasmView = new Uint8Array(pool.memory.buffer, wasmPtr, batchBytes);
 for (let i = 0; i < batchBytes; i++) wasmView[i] = i & 0xff;
 const plain = new Uint8Array(batchBytes).fill(7);

@@ -39,6 +39,7 @@ export type {
   DecodeMode,
   DecodeErrorCode,
   DecodedImageInfo,
+  DecodeTarget,
   ImageDecodeOptions,
   EncodedImage,
   ImageBatch,

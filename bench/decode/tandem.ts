@@ -11,7 +11,7 @@ export async function decodePass(
 ): Promise<{ seconds: number; failed: number }> {
   const lanes = pool.maxInFlight;
   const slot = transform === 'resize' ? OUT * OUT * 3 : Math.max(...images.map((m) => m.info.width * m.info.height * 3));
-  const target = pool.allocate(slot * lanes);
+  const target = pool.malloc(slot * lanes);
   let next = 0,
     failed = 0;
   const t0 = performance.now();

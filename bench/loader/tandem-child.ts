@@ -132,7 +132,7 @@ async function referenceMode(list: string, seconds: number): Promise<void> {
   const pool = await lib.DecodePool.create({ threads: 1 });
   const lanes = 2;
   const slot = Math.max(...files.map((f) => f.width * f.height * 3));
-  const target = pool.allocate(slot * lanes);
+  const target = pool.malloc(slot * lanes);
   const perFile: { path: string; width: number; height: number; decodesPerSecond: number }[] = [];
   const cpu0 = cpuSeconds();
   for (const f of files) {

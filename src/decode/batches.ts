@@ -103,7 +103,7 @@ export class ImageBatcher {
     // Rounded up to 4 bytes: GPU uploads copy whole words.
     const bytes = Math.ceil((this.slotBytes * options.batchSize) / 4) * 4;
     this.#buffers = new SlotPool(
-      Array.from({ length: count }, () => new BatchBuffer(pool.allocate(bytes), this.slotBytes, options.batchSize)),
+      Array.from({ length: count }, () => new BatchBuffer(pool.malloc(bytes), this.slotBytes, options.batchSize)),
     );
   }
 

@@ -2,6 +2,7 @@ export {
   DecodePool,
   PoolBuffer,
   type DecodedImageInfo,
+  type DecodeTarget,
   type DecodePoolOptions,
   type DecodePoolStats,
   type DecodeMode,

@@ -155,19 +155,20 @@ export class DecodePool {
   }
 
   /**
-   * Allocates `bytes` in the pool's memory and returns its raw address (what decodeInto takes as
-   * a target); the caller frees it with `free`. `allocateBuffer` wraps the same in a handle.
+   * Allocates `bytes` in the pool's memory as a handle to decode into: `bytes` reads it (a view
+   * taken afresh whenever the memory has grown), `free()` or `using` gives it back. The decode
+   * calls take the handle as their target and refuse a request larger than it.
    */
-  allocate(bytes: number): number {
-    return this.#backend.malloc(bytes);
+  allocate(bytes: number): PoolBuffer {
+    return new PoolBuffer(this, this.malloc(bytes), bytes);
   }
 
   /**
-   * Allocates `bytes` in the pool's memory as a handle: `ptr` for decodeInto, `bytes` for reading
-   * (a view taken afresh whenever the memory has grown), `free()`; `using` frees it too.
+   * The raw form of allocate: the block's address in the pool's memory (what `ptr` of a handle
+   * is), freed with `free`. For code that lays out its own buffers, such as ImageBatcher's batches.
    */
-  allocateBuffer(bytes: number): PoolBuffer {
-    return new PoolBuffer(this, this.allocate(bytes), bytes);
+  malloc(bytes: number): number {
+    return this.#backend.malloc(bytes);
   }
 
   free(ptr: number): void {
@@ -175,10 +176,12 @@ export class DecodePool {
   }
 
   /**
-   * Decodes `bytes` into `targetPtr` (height × width × channels bytes in this pool's memory).
-   * Resolves with what the decoder saw, or rejects with a DecodeError for this item only.
+   * Decodes `bytes` into `target` (height × width × channels bytes in this pool's memory: a handle
+   * from allocate, or a raw address). Resolves with what the decoder saw, or rejects with a
+   * DecodeError for this item only.
    */
-  async decodeInto(bytes: Uint8Array, targetPtr: number, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
+  async decodeInto(bytes: Uint8Array, target: DecodeTarget, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
+    const targetPtr = targetAddress(target, options.width * options.height * (options.channels ?? 3));
     return this.#run(
       bytes,
       signal,
@@ -199,7 +202,7 @@ export class DecodePool {
   ): Promise<{ pixels: Uint8Array; info: DecodedImageInfo }> {
     const size = options.width * options.height * (options.channels ?? 3);
     if (!(Number.isInteger(size) && size > 0)) throw new DecodeError('bad-request', 'width, height and channels must be positive integers');
-    const target = this.allocate(size);
+    const target = this.malloc(size);
     try {
       const info = await this.decodeInto(bytes, target, options, signal);
       return { pixels: new Uint8Array(this.memory.buffer, target, size).slice(), info };
@@ -213,7 +216,8 @@ export class DecodePool {
    * audio of an MP4/WebM) into `targetPtr`: `maxFrames` × `channels` f32 samples, interleaved,
    * resampled to `sampleRate` and mixed to `channels`. Samples past the end are zero.
    */
-  async decodeAudio(bytes: Uint8Array, targetPtr: number, options: AudioDecodeOptions, signal?: AbortSignal): Promise<DecodedAudioInfo> {
+  async decodeAudio(bytes: Uint8Array, target: DecodeTarget, options: AudioDecodeOptions, signal?: AbortSignal): Promise<DecodedAudioInfo> {
+    const targetPtr = targetAddress(target, options.maxFrames * options.channels * 4);
     return this.#run(
       bytes,
       signal,
@@ -227,8 +231,8 @@ export class DecodePool {
    * H.264, VP8, VP9) into consecutive height × width × channels u8 slots starting at `targetPtr`
    * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
    */
-  async decodeVideo(bytes: Uint8Array, targetPtr: number, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
-    return this.#video(bytes, targetPtr, options, signal);
+  async decodeVideo(bytes: Uint8Array, target: DecodeTarget, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
+    return this.#video(bytes, targetAddress(target, clipBytes(options)), options, signal);
   }
 
   /**
@@ -238,10 +242,11 @@ export class DecodePool {
    */
   async decodeVideoStream(
     source: ByteSource,
-    targetPtr: number,
+    target: DecodeTarget,
     options: VideoStreamOptions,
     signal?: AbortSignal,
   ): Promise<DecodedVideoInfo> {
+    const targetPtr = targetAddress(target, clipBytes(options));
     if (this.mode !== 'pthreads')
       throw new DecodeError(
         'bad-request',
@@ -249,7 +254,7 @@ export class DecodePool {
       );
     const capacity = Math.floor(options.windowBytes ?? 1 << 20);
     if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
-    const record = this.allocate(STREAM_WORDS * 4 + capacity);
+    const record = this.malloc(STREAM_WORDS * 4 + capacity);
     const server = new StreamServer(source, () => this.memory.buffer, record);
     if (options.readTimeoutMs) server.readTimeoutMs = options.readTimeoutMs;
     initStreamRecord(this.memory.buffer, record, record + STREAM_WORDS * 4, capacity, source.size);
@@ -435,7 +440,7 @@ export class DecodePool {
       if (slot.aux) this.free(slot.aux);
       slot.aux = 0;
       slot.auxWords = 0;
-      slot.aux = this.allocate(words * 4);
+      slot.aux = this.malloc(words * 4);
       slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       slot.auxWords = words;
     }
@@ -472,7 +477,7 @@ export class DecodePool {
   }
 }
 
-/** A block of a DecodePool's memory (see DecodePool.allocateBuffer). */
+/** A block of a DecodePool's memory (see DecodePool.allocate). */
 export class PoolBuffer {
   #pool: DecodePool;
   #view: Uint8Array | undefined;
@@ -484,6 +489,10 @@ export class PoolBuffer {
     readonly length: number,
   ) {
     this.#pool = pool;
+  }
+
+  get freed(): boolean {
+    return this.#freed;
   }
 
   /** The block's bytes; valid until the next call that may grow the memory, so take it afresh. */
@@ -504,6 +513,23 @@ export class PoolBuffer {
   [Symbol.dispose](): void {
     this.free();
   }
+}
+
+/** Where a decode writes: a handle from DecodePool.allocate, or a raw address in the pool's memory. */
+export type DecodeTarget = number | PoolBuffer;
+
+/** The target's address; a handle smaller than the request is refused before any job starts. */
+function targetAddress(target: DecodeTarget, needed: number): number {
+  if (typeof target === 'number') return target;
+  if (Number.isFinite(needed) && needed > target.length)
+    throw new DecodeError('bad-request', `the request needs ${needed} bytes; the target holds ${target.length}`);
+  if (target.freed) throw new DecodeError('bad-request', 'the target has been freed');
+  return target.ptr;
+}
+
+/** Bytes of the NHWC clip a video request fills. */
+function clipBytes(o: VideoDecodeOptions): number {
+  return frameCount(o.frames) * o.width * o.height * (o.channels ?? 3);
 }
 
 function fillImage(w: Int32Array, targetPtr: number, o: ImageDecodeOptions): void {

@@ -7,6 +7,7 @@ import {
   jpegDecodesToPattern,
   oversubscribedPoolNeverHangs,
   pngDecodesExactly,
+  poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
@@ -24,6 +25,7 @@ describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
   it('applies every EXIF orientation', () => exifOrientationApplied(pool));
   it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
   it('decodes PNG losslessly', () => pngDecodesExactly(pool));
+  it('allocate gives a handle that survives memory growth and refuses misuse', () => poolBufferHandle(pool));
   it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
   it('never blocks the page while oversubscribed', async () => {
     expect((await oversubscribedPoolNeverHangs(pool)).ticks).toBeGreaterThan(0);

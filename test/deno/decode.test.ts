@@ -6,6 +6,7 @@ import {
   jpegDecodesToPattern,
   oversubscribedPoolNeverHangs,
   pngDecodesExactly,
+  poolBufferHandle,
   withPool,
 } from '../shared/decode-scenarios.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
@@ -20,6 +21,11 @@ Deno.test({
 Deno.test({ name: 'applies every EXIF orientation', ...opts, fn: () => withPool(2, exifOrientationApplied) });
 Deno.test({ name: 'decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', ...opts, fn: () => withPool(2, formatsAndModes) });
 Deno.test({ name: 'decodes PNG losslessly', ...opts, fn: () => withPool(2, pngDecodesExactly) });
+Deno.test({
+  name: 'allocate gives a handle that survives memory growth and refuses misuse',
+  ...opts,
+  fn: () => withPool(2, poolBufferHandle),
+});
 Deno.test({
   name: 'broken input gets typed errors and the pool stays healthy',
   ...opts,

@@ -83,7 +83,7 @@ export async function jpegDecodesToPattern(
   const w = 96,
     h = 72,
     channels = 3;
-  const target = pool.allocate(w * h * channels);
+  const target = pool.malloc(w * h * channels);
   try {
     let result: Comparison | undefined;
     for (const reducedScale of [true, false]) {
@@ -115,7 +115,7 @@ export async function jpegDecodesToPattern(
 export async function exifOrientationApplied(pool: DecodePool): Promise<void> {
   const w = 64,
     h = 48;
-  const target = pool.allocate(w * h * 3);
+  const target = pool.malloc(w * h * 3);
   try {
     for (let orientation = 1; orientation <= 8; orientation++) {
       const { pattern, bytes } = patternJpeg(320, 240, { exifOrientation: orientation });
@@ -137,7 +137,7 @@ export async function exifOrientationApplied(pool: DecodePool): Promise<void> {
 export async function pngDecodesExactly(pool: DecodePool): Promise<void> {
   const pattern = solidPatches(64, 48);
   const bytes = encodePng(pattern.rgb, 64, 48, { channels: 3 });
-  const target = pool.allocate(64 * 48 * 4);
+  const target = pool.malloc(64 * 48 * 4);
   try {
     const info = await pool.decodeInto(bytes, target, { width: 64, height: 48, channels: 4, fit: 'stretch', filter: 'nearest' });
     check(info.format === 'png', `format ${info.format}`);
@@ -158,7 +158,7 @@ function expectCode(code: DecodeErrorCode) {
 /** Broken inputs get typed errors, and the pool keeps decoding good input afterwards. */
 export async function brokenInputsGetTypedErrors(pool: DecodePool): Promise<void> {
   const { bytes, pattern } = patternJpeg();
-  const target = pool.allocate(96 * 72 * 3);
+  const target = pool.malloc(96 * 72 * 3);
   const opts = { width: 96, height: 72 };
   try {
     await rejectsWith(pool.decodeInto(new Uint8Array(0), target, opts), expectCode('empty'), 'empty input');
@@ -195,7 +195,7 @@ function findMarker(bytes: Uint8Array, marker: number): number {
 export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24): Promise<{ ticks: number }> {
   const { bytes } = patternJpeg();
   const slot = 32 * 32 * 3;
-  const batch = pool.allocate(slot * count);
+  const batch = pool.malloc(slot * count);
   let ticks = 0;
   const timer = setInterval(() => ticks++, 1);
   try {
@@ -218,7 +218,7 @@ async function decodeCopy(
   options: Parameters<DecodePool['decodeInto']>[2],
 ): Promise<{ pixels: Uint8Array; format: string }> {
   const size = options.width * options.height * (options.channels ?? 3);
-  const target = pool.allocate(size);
+  const target = pool.malloc(size);
   try {
     const info = await pool.decodeInto(bytes, target, options);
     return { pixels: new Uint8Array(pool.memory.buffer, target, size).slice(), format: info.format };
@@ -292,4 +292,48 @@ export async function formatsAndModes(pool: DecodePool): Promise<void> {
     boxed.pixels.subarray(32 * 4 * 3, 32 * 28 * 3).some((v) => v !== 7),
     'contain keeps the image between the bands',
   );
+}
+
+/**
+ * pool.allocate's handle: a decode target whose `bytes` stay readable after the memory grows (the
+ * workers mode replaces its unshared buffer then), that refuses a request larger than itself and
+ * any use after it is freed, and that `Symbol.dispose` frees.
+ */
+export async function poolBufferHandle(pool: DecodePool): Promise<void> {
+  const { bytes } = patternJpeg();
+  const options = { width: 96, height: 72, fit: 'stretch' as const };
+  const target = pool.allocate(96 * 72 * 3);
+  const copy = await pool.decode(bytes, options);
+  await pool.decodeInto(bytes, target, options);
+  const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+  check(same(target.bytes, copy.pixels), 'decodeInto a handle gives the pixels decode returns');
+
+  // 96 MiB more than the module starts with: the memory grows, and the handle's view follows it.
+  const big = pool.malloc(96 << 20);
+  check(target.bytes.buffer === pool.memory.buffer, "the handle's bytes view the pool's current memory");
+  check(same(target.bytes, copy.pixels), 'the pixels are still there after the memory grew');
+  pool.free(big);
+
+  const small = pool.allocate(100);
+  await rejectsWith(
+    pool.decodeInto(bytes, small, options),
+    (e) => e instanceof DecodeError && e.code === 'bad-request',
+    'a request larger than the handle',
+  );
+  small[Symbol.dispose]();
+  check(small.freed && target.freed === false, 'dispose frees only that handle');
+  await rejectsWith(
+    pool.decodeInto(bytes, small, { width: 4, height: 4 }),
+    (e) => e instanceof DecodeError && e.code === 'bad-request',
+    'a freed handle',
+  );
+  let threw = false;
+  try {
+    void small.bytes;
+  } catch (e) {
+    threw = e instanceof RangeError;
+  }
+  check(threw, "a freed handle's bytes throw a RangeError");
+  target.free();
+  target.free(); // a second free is a no-op, never a double free of the block
 }

@@ -15,7 +15,7 @@ async function decodeBoth<T>(
   const outputs: Uint8Array[] = [];
   const infos: T[] = [];
   for (const pool of pools) {
-    const ptr = pool.allocate(bytes);
+    const ptr = pool.malloc(bytes);
     try {
       infos.push(await run(pool, ptr));
       outputs.push(new Uint8Array(pool.memory.buffer, ptr, bytes).slice());

@@ -15,7 +15,7 @@ const CLIP = { width: 48, height: 48, frames: { fps: 5, count: 4 } } as const;
 const CLIP_BYTES = 4 * 48 * 48 * 3;
 
 async function withBuffer<T>(pool: DecodePool, bytes: number, body: (ptr: number) => Promise<T>): Promise<T> {
-  const ptr = pool.allocate(bytes);
+  const ptr = pool.malloc(bytes);
   try {
     return await body(ptr);
   } finally {
@@ -165,7 +165,7 @@ export async function mutationalFuzzPass(
   const reference = (await pool.decode(goodJpeg, jpegOptions)).pixels;
   const parallel = options.parallel ?? pool.threads * 2;
   const slotBytes = CLIP_BYTES;
-  const buffers = Array.from({ length: parallel }, () => pool.allocate(slotBytes));
+  const buffers = Array.from({ length: parallel }, () => pool.malloc(slotBytes));
   try {
     let next = 0;
     await Promise.all(
@@ -214,7 +214,7 @@ export async function closeWithQueuedJobs(mode: 'pthreads' | 'workers'): Promise
   const pool = await DecodePool.create({ threads: 1, mode, maxInFlight: 8 });
   const pattern = solidPatches(320, 240, 4, 4);
   const jpeg = encodeJpeg(pattern.rgb, 320, 240, { quality: 90 });
-  const target = pool.allocate(64 * 64 * 3 * 24);
+  const target = pool.malloc(64 * 64 * 3 * 24);
   const jobs = Array.from({ length: 24 }, (_, i) =>
     outcome(`job ${i}`, () => pool.decodeInto(jpeg, target + i * 64 * 64 * 3, { width: 64, height: 64 })),
   );
@@ -338,7 +338,7 @@ export async function abortWhileWaitingForASlot(mode: 'pthreads' | 'workers'): P
   try {
     const pattern = solidPatches(640, 480, 4, 4);
     const jpeg = encodeJpeg(pattern.rgb, 640, 480, { quality: 90 });
-    const target = pool.allocate(640 * 480 * 3 * 3);
+    const target = pool.malloc(640 * 480 * 3 * 3);
     const opts = { width: 640, height: 480, reducedScale: false } as const;
     const first = pool.decodeInto(jpeg, target, opts);
     const controller = new AbortController();

@@ -72,7 +72,7 @@ function compare(got: Uint8Array, want: Uint8Array, limits: Limits, what: string
 
 /** Every case decodes at its own size (no resampling) to pixels within its limits. */
 export async function imageFormatsMatchReferences(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
-  const target = pool.allocate(W * H * 4);
+  const target = pool.malloc(W * H * 4);
   const checked: string[] = [];
   try {
     for (const c of CASES) {
@@ -111,7 +111,7 @@ export async function coverMatchesTorchvision(
   limits = { full: { mean: 0.05, max: 2 }, reduced: { mean: 7, max: 110, outliers: 0.08 } },
 ): Promise<string[]> {
   const size = 224 * 224 * 3;
-  const target = pool.allocate(size);
+  const target = pool.malloc(size);
   const measured: string[] = [];
   try {
     for (const file of ['photo-landscape.jpg', 'photo-portrait.jpg']) {

@@ -82,7 +82,7 @@ function checkSine(level: Level, what: string, rmsTolerance: number, hzTolerance
 }
 
 async function withFloats<T>(pool: DecodePool, count: number, body: (ptr: number, view: () => Float32Array) => Promise<T>): Promise<T> {
-  const ptr = pool.allocate(count * 4);
+  const ptr = pool.malloc(count * 4);
   try {
     return await body(ptr, () => new Float32Array(pool.memory.buffer, ptr, count));
   } finally {
@@ -226,7 +226,7 @@ function meanColour(frame: Uint8Array): number[] {
 }
 
 async function withClip<T>(pool: DecodePool, bytes: number, body: (ptr: number, view: () => Uint8Array) => Promise<T>): Promise<T> {
-  const ptr = pool.allocate(bytes);
+  const ptr = pool.malloc(bytes);
   try {
     return await body(ptr, () => new Uint8Array(pool.memory.buffer, ptr, bytes));
   } finally {

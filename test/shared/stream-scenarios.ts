@@ -50,7 +50,7 @@ export function countingSource(inner: ByteSource): ByteSource & { reads: number;
 }
 
 async function withClip<T>(pool: DecodePool, body: (ptr: number, view: () => Uint8Array) => Promise<T>): Promise<T> {
-  const ptr = pool.allocate(CLIP_BYTES);
+  const ptr = pool.malloc(CLIP_BYTES);
   try {
     return await body(ptr, () => new Uint8Array(pool.memory.buffer, ptr, CLIP_BYTES));
   } finally {

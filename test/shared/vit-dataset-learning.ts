@@ -59,7 +59,7 @@ export async function learnGeneratedDataset(device: GPUDevice, o: DatasetLearnin
   const pool = await DecodePool.create({ threads: 2 });
   const decoded = new Uint8Array(files.length * pixels);
   const chunk = 8;
-  const target = pool.allocate(pixels * chunk);
+  const target = pool.malloc(pixels * chunk);
   try {
     for (let i = 0; i < files.length; i += chunk) {
       const part = files.slice(i, i + chunk);

@@ -6,6 +6,7 @@ import {
   formatsAndModes,
   jpegDecodesToPattern,
   oversubscribedPoolNeverHangs,
+  poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
 
@@ -21,6 +22,7 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
     await threads?.close();
   });
 
+  it('allocate gives a handle that survives memory growth (the unshared buffer is replaced)', () => poolBufferHandle(workers));
   it('says which mode it runs in', () => {
     expect(workers.stats().mode).toBe('workers');
     expect(threads.stats().mode).toBe('pthreads');

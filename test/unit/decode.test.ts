@@ -9,6 +9,7 @@ import {
   oversubscribedPoolNeverHangs,
   patternJpeg,
   pngDecodesExactly,
+  poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Node)', () => {
@@ -27,6 +28,7 @@ describe('wasm decode pool (Node)', () => {
   it('applies every EXIF orientation', () => exifOrientationApplied(pool));
   it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
   it('decodes PNG losslessly to RGBA', () => pngDecodesExactly(pool));
+  it('allocate gives a handle that survives memory growth and refuses misuse', () => poolBufferHandle(pool));
   it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
   it('queues more work than threads without hanging or blocking timers', async () => {
     const { ticks } = await oversubscribedPoolNeverHangs(pool);
@@ -34,7 +36,7 @@ describe('wasm decode pool (Node)', () => {
   });
   it('reports its mode and counts (one decode and one failure more, whatever ran before)', async () => {
     const before = pool.stats();
-    const target = pool.allocate(32 * 32 * 3);
+    const target = pool.malloc(32 * 32 * 3);
     try {
       await pool.decodeInto(patternJpeg(64, 48).bytes, target, { width: 32, height: 32 });
       await expect(pool.decodeInto(new Uint8Array([1, 2, 3]), target, { width: 32, height: 32 })).rejects.toThrow(/unknown-format/);
