@@ -83,7 +83,27 @@ function fold(n: number, size: number): { groups: [number, number, number]; stri
   return { groups: [x, rows, 1], stride: x * size };
 }
 
-type Entries = Record<number, GPUBuffer>;
+/** A dispatch's storage buffers, by the names its WGSL gives them (`@binding(n) var<…> name`). */
+type Entries = Record<string, GPUBuffer>;
+
+/** A kernel's pipeline and where its WGSL binds each named buffer and its uniform block. */
+interface Kernel {
+  pipeline: GPUComputePipeline;
+  bindings: ReadonlyMap<string, number>;
+  uniformBinding: number;
+}
+
+/** `@group(0) @binding(n) var<…> name` of one WGSL source: each name's binding, and the uniform's. */
+function bindingsOf(code: string): { bindings: Map<string, number>; uniformBinding: number } {
+  const bindings = new Map<string, number>();
+  let uniformBinding = -1;
+  for (const m of code.matchAll(/@group\(0\)\s*@binding\((\d+)\)\s*var(?:<([^>]+)>)?\s+(\w+)/g)) {
+    if (m[2] === 'uniform') uniformBinding = Number(m[1]);
+    else bindings.set(m[3]!, Number(m[1]));
+  }
+  if (uniformBinding < 0) throw new Error('vit: a kernel source declares no uniform block');
+  return { bindings, uniformBinding };
+}
 
 /** Which matmul kernel a Kernels object runs; see Kernels.create. */
 export type MatmulKernel = 'tiled' | 'direct';
@@ -91,20 +111,20 @@ const DIRECT_TILE = 32; // matmul-direct.wgsl: 8×8 threads × 4×4 outputs
 
 export class Kernels {
   readonly #device: GPUDevice;
-  readonly #pipelines: Map<string, GPUComputePipeline>;
+  readonly #kernels: Map<string, Kernel>;
   readonly #dummy: GPUBuffer;
   readonly #owned: GPUBuffer[] = [];
   readonly #tile: number;
 
   private constructor(
     device: GPUDevice,
-    pipelines: Map<string, GPUComputePipeline>,
+    kernels: Map<string, Kernel>,
     readonly matmulKernel: MatmulKernel,
     tile: number,
   ) {
     this.#tile = tile;
     this.#device = device;
-    this.#pipelines = pipelines;
+    this.#kernels = kernels;
     this.#dummy = this.#own(device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
   }
 
@@ -124,42 +144,56 @@ export class Kernels {
       !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
     const direct = matmul === 'direct';
     const source = (file: string) => readText(new URL(`./${file}`, import.meta.url));
-    const load = async (file: string, prefix = '') =>
-      device.createShaderModule({ code: prefix + (await source(file)), label: `vit ${file}` });
     const common = await source('matmul-common.wgsl');
-    const [mm, ln, ew, em, lo, op, at] = await Promise.all([
-      load(direct ? 'matmul-direct.wgsl' : 'matmul.wgsl', common),
-      ...['layernorm.wgsl', 'elementwise.wgsl', 'embed.wgsl', 'loss.wgsl', 'optim.wgsl', 'attention.wgsl'].map((file) => load(file)),
-    ]);
+    const files = {
+      matmul: direct ? 'matmul-direct.wgsl' : 'matmul.wgsl',
+      layerNorm: 'layernorm.wgsl',
+      elementwise: 'elementwise.wgsl',
+      embed: 'embed.wgsl',
+      loss: 'loss.wgsl',
+      optim: 'optim.wgsl',
+      attention: 'attention.wgsl',
+    };
+    type ModuleName = keyof typeof files;
+    const modules = new Map<ModuleName, { module: GPUShaderModule; bindings: Map<string, number>; uniformBinding: number }>();
+    await Promise.all(
+      Object.entries(files).map(async ([name, file]) => {
+        const code = (name === 'matmul' ? common : '') + (await source(file));
+        modules.set(name as ModuleName, { module: device.createShaderModule({ code, label: `vit ${file}` }), ...bindingsOf(code) });
+      }),
+    );
     const tile = (transA: number, transB: number): Record<string, number> =>
       direct ? { TRANS_A: transA, TRANS_B: transB } : { TRANS_A: transA, TRANS_B: transB, WG: wg, TB: tb };
-    const specs: [string, GPUShaderModule, string, Record<string, number>?][] = [
-      ['mm.nn', mm!, 'main', tile(0, 0)],
-      ['mm.tn', mm!, 'main', tile(1, 0)],
-      ['mm.nt', mm!, 'main', tile(0, 1)],
-      ['ln.fwd', ln!, 'forward'],
-      ['ln.bwd', ln!, 'backward'],
-      ['ln.params', ln!, 'params_backward'],
-      ['gelu.fwd', ew!, 'gelu_forward'],
-      ['gelu.bwd', ew!, 'gelu_backward'],
-      ['colsum', ew!, 'col_sum'],
-      ['softmax.fwd', ew!, 'softmax_forward'],
-      ['softmax.bwd', ew!, 'softmax_backward'],
-      ['patchify', em!, 'patchify'],
-      ['tokens.fwd', em!, 'tokens_forward'],
-      ['tokens.bwd', em!, 'tokens_backward'],
-      ['attn.fwd', at!, 'forward'],
-      ['attn.rows', at!, 'backward_rows'],
-      ['attn.cols', at!, 'backward_cols'],
-      ['ce', lo!, 'main'],
-      ['sumsq', op!, 'sum_squares'],
-      ['finalize', op!, 'finalize'],
-      ['adamw', op!, 'adamw'],
+    // Each dispatch's name, its WGSL module and entry point, and its pipeline constants.
+    const specs: [string, ModuleName, string, Record<string, number>?][] = [
+      ['mm.nn', 'matmul', 'main', tile(0, 0)],
+      ['mm.tn', 'matmul', 'main', tile(1, 0)],
+      ['mm.nt', 'matmul', 'main', tile(0, 1)],
+      ['ln.fwd', 'layerNorm', 'forward'],
+      ['ln.bwd', 'layerNorm', 'backward'],
+      ['ln.params', 'layerNorm', 'params_backward'],
+      ['gelu.fwd', 'elementwise', 'gelu_forward'],
+      ['gelu.bwd', 'elementwise', 'gelu_backward'],
+      ['colsum', 'elementwise', 'col_sum'],
+      ['softmax.fwd', 'elementwise', 'softmax_forward'],
+      ['softmax.bwd', 'elementwise', 'softmax_backward'],
+      ['patchify', 'embed', 'patchify'],
+      ['tokens.fwd', 'embed', 'tokens_forward'],
+      ['tokens.bwd', 'embed', 'tokens_backward'],
+      ['attn.fwd', 'attention', 'forward'],
+      ['attn.rows', 'attention', 'backward_rows'],
+      ['attn.cols', 'attention', 'backward_cols'],
+      ['ce', 'loss', 'main'],
+      ['sumsq', 'optim', 'sum_squares'],
+      ['finalize', 'optim', 'finalize'],
+      ['adamw', 'optim', 'adamw'],
     ];
     const made = await Promise.all(
-      specs.map(async ([name, module, entryPoint, constants]) => {
+      specs.map(async ([name, moduleName, entryPoint, constants]): Promise<[string, Kernel]> => {
+        const { module, bindings, uniformBinding } = modules.get(moduleName)!;
         const compute: GPUProgrammableStage = constants ? { module, entryPoint, constants } : { module, entryPoint };
-        return [name, await device.createComputePipelineAsync({ layout: 'auto', compute, label: `vit ${name}` })] as const;
+        const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute, label: `vit ${name}` });
+        return [name, { pipeline, bindings, uniformBinding }];
       }),
     );
     return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb);
@@ -199,12 +233,12 @@ export class Kernels {
       biasOff: s.bias?.offset ?? 0,
     });
     const name = ta ? 'mm.tn' : tb ? 'mm.nt' : 'mm.nn';
-    const entries: Entries = { 0: s.a, 1: s.b, 2: s.c, 3: s.bias?.buffer ?? this.#dummy, 4: s.residual ?? this.#dummy };
-    return this.#make(name, entries, u, [Math.ceil(s.N / this.#tile), Math.ceil(s.M / this.#tile), batch.count], 5);
+    const entries: Entries = { a: s.a, b: s.b, c: s.c, bias: s.bias?.buffer ?? this.#dummy, res: s.residual ?? this.#dummy };
+    return this.#make(name, entries, u, [Math.ceil(s.N / this.#tile), Math.ceil(s.M / this.#tile), batch.count]);
   }
 
   layerNorm(s: LayerNormSpec, x: GPUBuffer, w: GPUBuffer, y: GPUBuffer, stats: GPUBuffer): Dispatch {
-    return this.#make('ln.fwd', { 0: x, 1: w, 2: y, 3: stats }, this.#lnParams(s, false), [s.rows, 1, 1], 4);
+    return this.#make('ln.fwd', { x, w, y, stats }, this.#lnParams(s, false), [s.rows, 1, 1]);
   }
 
   /** dx (+)= the input gradient; `accumulate` adds it to dx's residual gradient in place. */
@@ -217,65 +251,65 @@ export class Kernels {
     dx: GPUBuffer,
     accumulate: boolean,
   ): Dispatch {
-    return this.#make('ln.bwd', { 0: x, 1: w, 5: dy, 6: dx, 7: stats }, this.#lnParams(s, accumulate), [s.rows, 1, 1], 4);
+    return this.#make('ln.bwd', { x, w, dy, dx, st: stats }, this.#lnParams(s, accumulate), [s.rows, 1, 1]);
   }
 
   /** Gain and bias gradients written into `grads` at the spec's gOff / bOff. */
   layerNormParams(s: LayerNormSpec, dy: GPUBuffer, x: GPUBuffer, stats: GPUBuffer, grads: GPUBuffer): Dispatch {
-    return this.#make('ln.params', { 0: x, 5: dy, 7: stats, 8: grads }, this.#lnParams(s, false), [Math.ceil(s.D / 64), 1, 1], 4);
+    return this.#make('ln.params', { x, dy, st: stats, grads }, this.#lnParams(s, false), [Math.ceil(s.D / 64), 1, 1]);
   }
 
   /** Fused attention forward: probabilities kept in `probs` [B,H,T,T], output heads into o [B·T, D]. */
   attention(s: AttentionShape, qkv: GPUBuffer, probs: GPUBuffer, o: GPUBuffer): Dispatch {
-    return this.#make('attn.fwd', { 0: qkv, 1: probs, 2: o }, this.#attnParams(s), this.#attnGroups(s), 6);
+    return this.#make('attn.fwd', { qkv, probs, o }, this.#attnParams(s), this.#attnGroups(s));
   }
 
   /** Attention backward: dS (scratch [B,H,T,T]) and dq, dk, dv into dqkv; two dispatches. */
   attentionBackward(s: AttentionShape, qkv: GPUBuffer, probs: GPUBuffer, dO: GPUBuffer, dS: GPUBuffer, dqkv: GPUBuffer): Dispatch[] {
     const u = this.#uniform(this.#attnParams(s));
-    const e = { 0: qkv, 3: dO, 4: dS, 5: dqkv, 7: probs };
-    return [this.#make('attn.rows', e, u, this.#attnGroups(s), 6), this.#make('attn.cols', e, u, this.#attnGroups(s), 6)];
+    const e = { qkv, dO, dS, dqkv, P: probs };
+    return [this.#make('attn.rows', e, u, this.#attnGroups(s)), this.#make('attn.cols', e, u, this.#attnGroups(s))];
   }
 
   gelu(u: GPUBuffer, a: GPUBuffer, n: number): Dispatch {
     const f = fold(n, 256);
-    return this.#make('gelu.fwd', { 0: u, 1: a }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups, 2);
+    return this.#make('gelu.fwd', { src: u, dst: a }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups);
   }
 
   /** d (dL/da) becomes dL/du in place. */
   geluBackward(u: GPUBuffer, d: GPUBuffer, n: number): Dispatch {
     const f = fold(n, 256);
-    return this.#make('gelu.bwd', { 0: u, 1: d }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups, 2);
+    return this.#make('gelu.bwd', { src: u, dst: d }, ElementwiseParams.pack({ n, stride: f.stride }), f.groups);
   }
 
   /** out[off + c] = Σ_r x[r, c]. */
   colSum(x: GPUBuffer, rows: number, cols: number, out: GPUBuffer, off: number): Dispatch {
-    return this.#make('colsum', { 0: x, 1: out }, ElementwiseParams.pack({ n: rows, cols, off }), [Math.ceil(cols / 64), 1, 1], 2);
+    return this.#make('colsum', { src: x, dst: out }, ElementwiseParams.pack({ n: rows, cols, off }), [Math.ceil(cols / 64), 1, 1]);
   }
 
   softmax(s: GPUBuffer, rows: number, cols: number): Dispatch {
     const f = fold(rows, 64);
-    return this.#make('softmax.fwd', { 1: s }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups, 2);
+    return this.#make('softmax.fwd', { dst: s }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups);
   }
 
   /** d (dL/dP) becomes dL/dS in place. */
   softmaxBackward(p: GPUBuffer, d: GPUBuffer, rows: number, cols: number): Dispatch {
     const f = fold(rows, 64);
-    return this.#make('softmax.bwd', { 0: p, 1: d }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups, 2);
+    return this.#make('softmax.bwd', { src: p, dst: d }, ElementwiseParams.pack({ n: rows, cols, stride: f.stride }), f.groups);
   }
 
   patchify(images: GPUBuffer, patches: GPUBuffer, B: number, C: number, S: number, P: number): Dispatch {
     const total = B * C * S * S;
     const f = fold(total, 256);
     const u = EmbedParams.pack({ B, C, S, P, grid: S / P, total, stride: f.stride });
-    return this.#make('patchify', { 0: images, 2: patches }, u, f.groups, 4);
+    return this.#make('patchify', { src: images, dst: patches }, u, f.groups);
   }
 
   tokens(pe: GPUBuffer, w: GPUBuffer, x: GPUBuffer, B: number, T: number, D: number, clsOff: number, posOff: number): Dispatch {
     const total = B * T * D;
     const f = fold(total, 256);
     const u = EmbedParams.pack({ B, T, D, total, clsOff, posOff, stride: f.stride });
-    return this.#make('tokens.fwd', { 0: pe, 1: w, 2: x }, u, f.groups, 4);
+    return this.#make('tokens.fwd', { src: pe, w, dst: x }, u, f.groups);
   }
 
   tokensBackward(
@@ -289,11 +323,11 @@ export class Kernels {
     posOff: number,
   ): Dispatch {
     const u = EmbedParams.pack({ B, T, D, clsOff, posOff });
-    return this.#make('tokens.bwd', { 0: dx, 2: dpe, 3: grads }, u, [Math.ceil((T * D) / 256), 1, 1], 4);
+    return this.#make('tokens.bwd', { src: dx, dst: dpe, grads }, u, [Math.ceil((T * D) / 256), 1, 1]);
   }
 
   crossEntropy(logits: GPUBuffer, labels: GPUBuffer, dlogits: GPUBuffer, stats: GPUBuffer, B: number, K: number): Dispatch {
-    return this.#make('ce', { 0: logits, 1: labels, 2: dlogits, 3: stats }, LossParams.pack({ B, K }), [1, 1, 1], 4);
+    return this.#make('ce', { logits, labels, dlogits, stats }, LossParams.pack({ B, K }), [1, 1, 1]);
   }
 
   /** Grad norm, schedule and AdamW: three dispatches sharing one hyper-parameter uniform. */
@@ -305,9 +339,9 @@ export class Kernels {
     const f = fold(n, 256);
     const uniform = this.#uniform(OptimHyper.pack({ ...hyper, stride: f.stride }));
     return [
-      this.#make('sumsq', { 0: o.grads, 1: o.partial }, uniform, [256, 1, 1], 3),
-      this.#make('finalize', { 1: o.partial, 2: o.state }, uniform, [1, 1, 1], 3),
-      this.#make('adamw', { 0: o.grads, 4: o.w, 5: o.m, 6: o.v, 7: o.state }, uniform, f.groups, 3),
+      this.#make('sumsq', { grads: o.grads, partial: o.partial }, uniform, [256, 1, 1]),
+      this.#make('finalize', { partial: o.partial, state: o.state }, uniform, [1, 1, 1]),
+      this.#make('adamw', { grads: o.grads, w: o.w, m1: o.m, m2: o.v, st: o.state }, uniform, f.groups),
     ];
   }
 
@@ -341,22 +375,19 @@ export class Kernels {
     return this.#own(uniformBuffer(this.#device, data));
   }
 
-  #make(
-    name: string,
-    entries: Entries,
-    params: ArrayBuffer | GPUBuffer,
-    groups: [number, number, number],
-    uniformBinding: number,
-  ): Dispatch {
-    const pipeline = this.#pipelines.get(name);
-    if (!pipeline) throw new Error(`vit: no pipeline ${name}`);
+  /** One dispatch: `entries` by their WGSL names, the uniform block packed from `params` (or shared). */
+  #make(name: string, entries: Entries, params: ArrayBuffer | GPUBuffer, groups: [number, number, number]): Dispatch {
+    const kernel = this.#kernels.get(name);
+    if (!kernel) throw new Error(`vit: no pipeline ${name}`);
+    const { pipeline, bindings, uniformBinding } = kernel;
     const uniform = params instanceof ArrayBuffer ? this.#uniform(params) : params;
-    const all = { ...entries, [uniformBinding]: uniform };
-    const bindGroup = this.#device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: Object.entries(all).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
-      label: `vit ${name}`,
-    });
+    const bound: GPUBindGroupEntry[] = [{ binding: uniformBinding, resource: { buffer: uniform } }];
+    for (const [variable, buffer] of Object.entries(entries)) {
+      const binding = bindings.get(variable);
+      if (binding === undefined) throw new Error(`vit ${name}: its WGSL declares no buffer named ${variable}`);
+      bound.push({ binding, resource: { buffer } });
+    }
+    const bindGroup = this.#device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bound, label: `vit ${name}` });
     for (const g of groups) if (g > MAX_GROUPS) throw new RangeError(`vit ${name}: ${g} workgroups in one dimension`);
     return { pipeline, bindGroup, groups, label: name };
   }
