@@ -4,7 +4,9 @@ import type { RunContext } from './context.ts';
 import { PipelineStallError } from './errors.ts';
 import type { Executor } from './executor.ts';
 import { describeInput, type FailureRecord, FailureLog } from './failures.ts';
-import { PipeRunner } from './pipe.ts';
+import type { PipeRunner } from './pipe.ts';
+import { OrderedPipe } from './pipe-ordered.ts';
+import { UnorderedPipe } from './pipe-unordered.ts';
 import { BoundedQueue, CLOSED, EMPTY } from './queue.ts';
 import { runAggregate, runDisaggregate } from './reshape.ts';
 import { runIterableSource, runMergeSource } from './source.ts';
@@ -272,7 +274,9 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     if (stage.kind === 'disaggregate') return runDisaggregate(input, output, this.#ctx, s);
     const exec = createExecutor(stage);
     if (exec !== undefined) this.#executors.push(exec);
-    const runner = new PipeRunner(stage, input, output, this.#ctx, s, exec);
+    // Input order with one task in flight is completion order: no ring is needed.
+    const Runner = stage.ordered === 'input' && stage.concurrency > 1 ? OrderedPipe : UnorderedPipe;
+    const runner = new Runner(stage, input, output, this.#ctx, s, exec);
     this.#pipes.push(runner);
     return runner.loop();
   }
