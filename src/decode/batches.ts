@@ -42,8 +42,11 @@ export interface ImageBatcherOptions {
   decode?: Omit<ImageDecodeOptions, 'width' | 'height' | 'channels'>;
 }
 
-/** Where a batch buffer is: free, being filled by the decode stage, or handed out as an ImageBatch. */
-type BufferState = 'free' | 'filling' | 'handed';
+/**
+ * What a lent batch buffer is doing: being filled by the decode stage, or handed out as an
+ * ImageBatch. Whether it is free is the SlotPool's to know.
+ */
+type BufferUse = 'filling' | 'handed';
 
 /** How many of an ImageBatcher's buffers are in each state. */
 export interface ImageBatcherStats {
@@ -54,7 +57,7 @@ export interface ImageBatcherStats {
 }
 
 class BatchBuffer {
-  state: BufferState = 'free';
+  use: BufferUse = 'filling';
   /** Filling when its pipeline stopped: goes back to the free list once its last slot settles. */
   orphaned = false;
   assigned = 0;
@@ -179,8 +182,9 @@ export class ImageBatcher {
 
   stats(): ImageBatcherStats {
     const all = this.#closed ? [] : this.#buffers.slots;
-    const count = (state: BufferState) => all.filter((b) => b.state === state).length;
-    return { buffers: all.length, free: count('free'), filling: count('filling'), handed: count('handed') };
+    const lent = (use: BufferUse) => all.filter((b) => b.use === use && this.#buffers.isLent(b)).length;
+    const free = this.#closed ? 0 : this.#buffers.available;
+    return { buffers: all.length, free, filling: lent('filling'), handed: lent('handed') };
   }
 
   /**
@@ -191,7 +195,7 @@ export class ImageBatcher {
   #abandon(): void {
     this.#current = undefined;
     for (const buffer of this.#buffers.slots) {
-      if (buffer.state !== 'filling') continue;
+      if (buffer.use !== 'filling' || !this.#buffers.isLent(buffer)) continue;
       buffer.open = false;
       buffer.orphaned = true;
       if (buffer.settled === buffer.assigned) this.#recycle(buffer);
@@ -213,7 +217,7 @@ export class ImageBatcher {
       let buffer = this.#current;
       if (!buffer) {
         buffer = await this.#buffers.acquire(signal);
-        buffer.state = 'filling';
+        buffer.use = 'filling';
         buffer.orphaned = false;
         buffer.assigned = buffer.settled = 0;
         buffer.failed.length = 0;
@@ -241,7 +245,7 @@ export class ImageBatcher {
     }
     const [h, w, c] = this.shape;
     const memory = this.#pool.memory;
-    buffer.state = 'handed';
+    buffer.use = 'handed';
     let released = false;
     const data = new Uint8Array(memory.buffer, buffer.pointer, count * this.slotBytes);
     const release = () => {
@@ -300,7 +304,6 @@ export class ImageBatcher {
   }
 
   #recycle(buffer: BatchBuffer): void {
-    buffer.state = 'free';
     buffer.orphaned = false;
     this.#buffers.release(buffer);
   }
