@@ -69,13 +69,15 @@ fi
 
 targets_key=$(cat "$here/fuzz_job.c" "$here/build.sh" "$here"/../src/*.c "$here"/../src/*.h | sha256sum | cut -c1-16)
 bin="$root/bin-$targets_key"
-if [ -x "$bin/fuzz-audio" ]; then
+if [ -x "$bin/fuzz-stream" ]; then
   flog "fuzz targets up to date (key $targets_key): skipped"
 else
   mkdir -p "$bin"
-  for target in image video audio; do
+  for target in image video audio stream; do
     flog "linking fuzz-$target (ASan + UBSan over wasm/src)"
-    $CC $TANDEM_SAN -DTD_FUZZ_${target^^} -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,probe,resize,media,io}.c \
+    defines=(-DTD_FUZZ_${target^^})
+    [ "$target" = stream ] && defines+=(-DTD_NATIVE_STREAM)
+    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,probe,resize,media,io}.c \
       -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -lm -lpthread -o "$bin/fuzz-$target"
   done
 fi

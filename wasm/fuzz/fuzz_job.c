@@ -1,8 +1,12 @@
 /* libFuzzer targets for Tandem's C job API (wasm/src), built natively with clang's AddressSanitizer
- * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, three targets chosen at compile
+ * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, four targets chosen at compile
  * time: TD_FUZZ_IMAGE (td_decode_image), TD_FUZZ_VIDEO (td_decode_video), TD_FUZZ_AUDIO
- * (td_decode_audio). The first 8 bytes of an input choose the request (output size, channels, fit,
- * filter, crop, frame selection, ...); the rest is the file.
+ * (td_decode_audio) and TD_FUZZ_STREAM (td_decode_video reading through the streamed reader,
+ * io.c, built with TD_NATIVE_STREAM so that this harness answers its window requests in place of
+ * JS). The first 8 bytes of an input choose the request (output size, channels, fit, filter, crop,
+ * frame selection, ...); the stream target takes 4 more that choose how the source answers
+ * (window size, known or unknown size, short reads, a failure or a bogus length at some request);
+ * the rest is the file.
  *
  * The job record holds 32-bit pointers (it mirrors wasm memory), so the buffers a job points at are
  * mapped below 4 GiB. ASan does not see into such mappings, so each buffer is placed to end exactly
@@ -18,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "../src/image.h"
+#include "../src/io.h"
 #include "../src/media.h"
 #include "../src/tandem_decode.h"
 
@@ -49,7 +54,7 @@ static uint8_t *guarded_tail(guarded *g, size_t capacity, size_t size) {
   return g->base + g->mapped - page - size;
 }
 
-static guarded input_area, output_area, job_area, select_area, pts_area;
+static guarded input_area, output_area, job_area, select_area, pts_area, stream_area, window_area;
 static td_worker worker;
 
 static int32_t ptr32(const void *p) { return (int32_t)(uintptr_t)p; }
@@ -62,12 +67,49 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
+#if defined(TD_FUZZ_STREAM)
+#define HEADER     12
+#define MAX_WINDOW (512 << 10)
+/* The source behind the stream: the file in the input, answered as the knobs say. */
+static struct {
+  const uint8_t *file;
+  int64_t size;
+  uint8_t knobs; /* 1: size unknown; 2: short reads; 4: fail at request `fail_at`; 8: that failure is a bogus length */
+  uint8_t fail_at;
+  uint8_t salt;
+  int requests;
+} source;
+
+void td_native_stream_answer(td_stream *s);
+void td_native_stream_answer(td_stream *s) {
+  /* What JS relies on: one request at a time, at a valid offset, for at most the window. */
+  int64_t pos = ((int64_t)s->want_hi << 32) | (uint32_t)s->want_lo;
+  if (s->state != TD_STREAM_WANT || pos < 0 || s->want_len <= 0 || s->want_len > s->capacity) abort();
+  if (!(source.knobs & 1) && pos >= source.size) abort(); /* io.c answers reads past a known end itself */
+  int request = source.requests++;
+  int32_t got;
+  if ((source.knobs & 4) && request == source.fail_at % 32) {
+    got = source.knobs & 8 ? s->capacity + 1 + source.salt : -1;
+  } else {
+    int64_t left = pos < source.size ? source.size - pos : 0;
+    got = left < s->want_len ? (int32_t)left : s->want_len;
+    if ((source.knobs & 2) && got > 1) got = 1 + (int32_t)(((uint64_t)pos * 31 + source.salt) % (uint64_t)got);
+    uint8_t *window = (uint8_t *)(uintptr_t)s->buffer;
+    if (got > 0) memcpy(window, source.file + pos, (size_t)got);
+  }
+  s->got_len = got;
+  s->state = TD_STREAM_FILLED;
+}
+#else
+#define HEADER 8
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 8 || size - 8 > MAX_INPUT) return -1;
+  if (size < HEADER || size - HEADER > MAX_INPUT) return -1;
   const uint8_t *o = data;
-  size_t len = size - 8;
+  size_t len = size - HEADER;
   uint8_t *src = guarded_tail(&input_area, MAX_INPUT + PADDING, len + PADDING);
-  memcpy(src, data + 8, len);
+  memcpy(src, data + HEADER, len);
   memset(src + len, 0, PADDING);
 
   td_job *job = (td_job *)guarded_tail(&job_area, sizeof(td_job), sizeof(td_job));
@@ -104,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     job->crop_h = 1 + o[5] % 128;
   }
   out_bytes = (size_t)job->dst_w * job->dst_h * job->channels;
-#if defined(TD_FUZZ_VIDEO)
+#if defined(TD_FUZZ_VIDEO) || defined(TD_FUZZ_STREAM)
   job->kind = TD_KIND_VIDEO;
   job->max_frames = 1 + o[6] % 8;
   job->select_mode = o[7] % 3;
@@ -120,11 +162,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #endif
   uint8_t *dst = guarded_tail(&output_area, MAX_OUTPUT, out_bytes);
   job->dst = ptr32(dst);
+#if defined(TD_FUZZ_STREAM)
+  const uint8_t *k = data + 8;
+  source.file = src;
+  source.size = (int64_t)len;
+  source.knobs = k[1];
+  source.fail_at = k[2];
+  source.salt = k[3];
+  source.requests = 0;
+  int32_t capacity = 4096 << (k[0] % 8);
+  td_stream *stream = (td_stream *)guarded_tail(&stream_area, sizeof(td_stream), sizeof(td_stream));
+  memset(stream, 0, sizeof *stream);
+  stream->buffer = ptr32(guarded_tail(&window_area, MAX_WINDOW, (size_t)capacity));
+  stream->capacity = capacity;
+  stream->size_lo = (int32_t)(uint32_t)len;
+  stream->size_hi = source.knobs & 1 ? -1 : 0;
+  job->kind = TD_KIND_VIDEO_STREAM;
+  job->src = ptr32(stream);
+  job->src_len = 0;
+#endif
 
 #if defined(TD_FUZZ_AUDIO)
   int status = td_decode_audio(&worker, job);
 #elif defined(TD_FUZZ_VIDEO)
   int status = td_decode_video(&worker, job);
+#elif defined(TD_FUZZ_STREAM)
+  int status = td_decode_video(&worker, job);
+  td_stream_close(stream);
+  if (stream->state != TD_STREAM_CLOSED) abort();
 #else
   int status = td_decode_image(&worker, job);
 #endif

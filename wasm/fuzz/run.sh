@@ -6,14 +6,14 @@
 # input is kept under $TANDEM_CACHE/fuzz/artifacts. The corpus each target grows is kept under
 # $TANDEM_CACHE/fuzz/corpus-<target>, so later runs start deeper.
 #
-#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio ...]
+#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(image video audio)
+[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream)
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
 bin=$(bash "$here/build.sh" | tail -1)
 fixtures="$repo/test/fixtures/generated"
@@ -44,11 +44,16 @@ seed() { # target file... -- header...
 seed image "$fixtures"/*.{jpg,webp,gif,png} -- '\x60\x40\x01\x01\x00\x00\x00\x00' '\x20\x30\x25\x03\x7f\x00\x00\x00' '\x40\x40\x1a\x06\x00\x05\x07\x30'
 seed video "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mkv} -- \
   '\x20\x20\x05\x01\x00\x00\x03\x00' '\x10\x18\x01\x00\x02\x00\x07\x01' '\x30\x10\x29\x02\x05\x00\x02\x02'
+# The stream target's 4 more bytes: window size, then knobs (1 size unknown, 2 short reads, 4 fail
+# at request N, 8 with a bogus length), N, salt.
+seed stream "$fixtures"/*.{mp4,webm,mkv} -- '\x20\x20\x05\x01\x00\x00\x03\x00\x00\x00\x00\x00' \
+  '\x10\x18\x01\x00\x02\x00\x07\x01\x03\x03\x00\x07' '\x30\x10\x29\x02\x05\x00\x02\x02\x01\x06\x04\x00'
 seed audio "$fixtures"/sine440.* -- '\x00\x03\x00\x10\x00\x00\x00\x00' '\x01\x04\xff\x0f\x01\x0a\x00\x00' '\x07\x07\x40\x00\x00\x00\x00\x00'
 
 failed=()
 for target in "${targets[@]}"; do
   corpus="$TANDEM_CACHE/fuzz/corpus-$target"
+  mkdir -p "$here/regress/$target"
   mkdir -p "$corpus"
   log="$work/$target.log"
   echo "[fuzz] fuzz-$target for ${seconds} s (corpus $corpus)"

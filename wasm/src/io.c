@@ -21,6 +21,12 @@
 #define READ_PASSES 64
 #define READ_SLACK  (64 << 20)
 
+/* Streams need a thread that can block while JS fills the window (the pthreads build), or, in the
+ * native fuzz build (TD_NATIVE_STREAM), a harness that answers each request in place. */
+#if defined(__EMSCRIPTEN_PTHREADS__) || defined(TD_NATIVE_STREAM)
+#define TD_HAS_STREAM 1
+#endif
+
 double td_now_ms(void) {
 #ifdef __EMSCRIPTEN__
   return emscripten_get_now();
@@ -51,7 +57,7 @@ int td_io_init(td_io *io, const td_job *job) {
     init_budget(io, job);
     return 0;
   }
-#ifdef __EMSCRIPTEN_PTHREADS__
+#ifdef TD_HAS_STREAM
   td_stream *s = (td_stream *)(uintptr_t)job->src;
   if (!s || !s->buffer || s->capacity <= 0) return -1;
   io->stream = s;
@@ -64,22 +70,50 @@ int td_io_init(td_io *io, const td_job *job) {
 #endif
 }
 
-#ifdef __EMSCRIPTEN_PTHREADS__
+#if defined(__EMSCRIPTEN_PTHREADS__)
 /* The wait is JS's Atomics.wait, not the wasm instruction: Node 20's baseline wasm compiler
  * (V8 11 Liftoff) can come back from memory.atomic.wait32 with the waiting code's values lost
  * (seen as the window copied to address 0). Pool threads are workers, where Atomics.wait is
  * allowed in every runtime. */
 EM_JS(void, wait_while_equal, (int32_t * word, int32_t value), { Atomics.wait(new Int32Array(wasmMemory.buffer), word >> 2, value); });
 
-/* Blocks this pool thread until JS has put the bytes at `pos` into the window. */
+/* Hands the request to the event loop and blocks until it has answered. */
+static void request_window(td_stream *s) {
+  __atomic_store_n(&s->state, TD_STREAM_WANT, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&s->state, 1);
+  while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT) wait_while_equal(&s->state, TD_STREAM_WANT);
+}
+
+void td_stream_close(td_stream *s) {
+  if (!s) return;
+  __atomic_store_n(&s->state, TD_STREAM_CLOSED, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify(&s->state, 1);
+}
+#elif defined(TD_NATIVE_STREAM)
+/* Provided by the fuzz harness: fills the window (or fails) as JS would, then returns. */
+void td_native_stream_answer(td_stream *s);
+
+static void request_window(td_stream *s) {
+  s->state = TD_STREAM_WANT;
+  td_native_stream_answer(s);
+}
+
+void td_stream_close(td_stream *s) {
+  if (s) s->state = TD_STREAM_CLOSED;
+}
+#else
+void td_stream_close(td_stream *s) { (void)s; }
+#endif
+
+#ifdef TD_HAS_STREAM
+/* Asks for the bytes at `pos` and takes what came back as the window; whatever the other side
+ * answered, a length outside 0..capacity is the source failing. */
 static int fetch_window(td_io *io, int64_t pos) {
   td_stream *s = io->stream;
   s->want_lo = (int32_t)(uint32_t)(pos & 0xffffffff);
   s->want_hi = (int32_t)(pos >> 32);
   s->want_len = s->capacity;
-  __atomic_store_n(&s->state, TD_STREAM_WANT, __ATOMIC_SEQ_CST);
-  __builtin_wasm_memory_atomic_notify(&s->state, 1);
-  while (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == TD_STREAM_WANT) wait_while_equal(&s->state, TD_STREAM_WANT);
+  request_window(s);
   int32_t got = s->got_len;
   if (got < 0 || got > s->capacity) {
     io->source_failed = 1;
@@ -89,19 +123,12 @@ static int fetch_window(td_io *io, int64_t pos) {
   io->window_len = got;
   return got;
 }
-
-void td_stream_close(td_stream *s) {
-  if (!s) return;
-  __atomic_store_n(&s->state, TD_STREAM_CLOSED, __ATOMIC_SEQ_CST);
-  __builtin_wasm_memory_atomic_notify(&s->state, 1);
-}
 #else
 static int fetch_window(td_io *io, int64_t pos) {
   (void)io;
   (void)pos;
   return AVERROR(ENOSYS);
 }
-void td_stream_close(td_stream *s) { (void)s; }
 #endif
 
 int td_io_read(void *opaque, uint8_t *buf, int n) {
