@@ -1,6 +1,7 @@
 // The training room's door: a runtime-neutral training session (labelled byte sources → loader →
 // ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
-export { defaultTrainingOptions, runTraining, type TrainingOptions } from './session.ts';
+export { defaultTrainingOptions, type TrainingOptions } from './options.ts';
+export { runTraining } from './session.ts';
 export type {
   EpochEvent,
   EpochRecord,
