@@ -15,6 +15,13 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return a.length === b.length ? worst : Infinity;
 }
 
+/** Equal as JSON: for plain data (arrays, records, counts). */
+export function assertEqual<T>(actual: T, expected: T, message: string): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new CheckError(`${message}\n  actual:   ${a}\n  expected: ${e}`);
+}
+
 export async function rejectsWith(promise: Promise<unknown>, predicate: (error: unknown) => boolean, message: string): Promise<unknown> {
   try {
     await promise;

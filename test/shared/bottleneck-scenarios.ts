@@ -13,7 +13,8 @@ import {
   type PipelineStats,
   type StageContext,
 } from '../../src/pipeline/index.ts';
-import { assert, sleep } from './pipeline-helpers.ts';
+import { check } from './assert.ts';
+import { sleep } from './async.ts';
 
 const ITEMS = 10;
 const SLOW_MS = 30;
@@ -44,8 +45,8 @@ class TokenPool {
 
 function expectBottleneck(stats: PipelineStats, name: string): void {
   const b = bottleneck(stats);
-  assert(b?.name === name, `bottleneck should be '${name}', got '${b?.name}': ${formatStats(stats)}`);
-  assert(formatStats(stats).includes(`bottleneck: ${name} (`), `formatStats names it: ${formatStats(stats)}`);
+  check(b?.name === name, `bottleneck should be '${name}', got '${b?.name}': ${formatStats(stats)}`);
+  check(formatStats(stats).includes(`bottleneck: ${name} (`), `formatStats names it: ${formatStats(stats)}`);
 }
 
 async function drain<T>(p: Pipeline<T>, body?: (x: T) => Promise<void> | void): Promise<PipelineStats> {
@@ -103,7 +104,7 @@ export async function slowResourcePool(): Promise<void> {
   const stats = await drain(p);
   expectBottleneck(stats, 'hold');
   const decode = stats.stages.find((s) => s.name === 'decode')!;
-  assert(decode.timeMs.resource > 0, `decode's token waits are counted as resource waits: ${formatStats(stats)}`);
+  check(decode.timeMs.resource > 0, `decode's token waits are counted as resource waits: ${formatStats(stats)}`);
 }
 
 /**
@@ -190,12 +191,12 @@ export async function splitAddsUp(): Promise<void> {
     const shares = t.working + t.starved + t.blocked + t.resource;
     const total = ms.working + ms.starved + ms.blocked + ms.resource;
     const name = 'kind' in s ? s.name : 'consumer';
-    assert(Math.abs(shares - 1) < 1e-9, `${name}: shares add up to 1 (${shares})`);
-    assert(Math.abs(total - stats.elapsedMs * conc) < 1e-6 * Math.max(1, total), `${name}: parts add up to elapsed × concurrency`);
-    for (const v of Object.values(t)) assert(v >= 0 && v <= 1, `${name}: shares within [0, 1]`);
+    check(Math.abs(shares - 1) < 1e-9, `${name}: shares add up to 1 (${shares})`);
+    check(Math.abs(total - stats.elapsedMs * conc) < 1e-6 * Math.max(1, total), `${name}: parts add up to elapsed × concurrency`);
+    for (const v of Object.values(t)) check(v >= 0 && v <= 1, `${name}: shares within [0, 1]`);
   }
   const work = stats.stages.find((s) => s.name === 'work')!;
-  assert(work.timeMs.resource > 0 && work.utilization === work.time.working, `resource waits recorded; utilization is the working share`);
+  check(work.timeMs.resource > 0 && work.utilization === work.time.working, `resource waits recorded; utilization is the working share`);
 }
 
 export const scenarios: Record<string, () => Promise<void>> = {

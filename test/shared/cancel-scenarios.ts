@@ -11,6 +11,7 @@ import { PipelineBuilder, type Pipeline } from '../../src/pipeline/index.ts';
 import { seededFloats } from '../../src/random/index.ts';
 import { runTraining, type LabelledData, type LabelledSource } from '../../src/train/index.ts';
 import { check, within } from './assert.ts';
+import { sleep } from './async.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 
 /** How a run was stopped. */
@@ -26,8 +27,6 @@ export interface CancelOutcome {
 
 const BATCH = 4;
 const SIZE = 32;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * `stops` runs, each stopped at a random point. `device` adds the GPU upload stage (the ring of

@@ -1,7 +1,7 @@
 // The fallback decode pool (single-threaded instances in workers, for pages without
 // SharedArrayBuffer) must give the same bytes as the pthreads pool and keep every guarantee:
 // typed errors per item, dense batches, nothing left running.
-import { DecodeError, DecodePool, ImageBatcher, type EncodedImage } from '../../src/decode/index.ts';
+import { DecodeError, type DecodePool, ImageBatcher, type EncodedImage } from '../../src/decode/index.ts';
 import { encodePng, solidPatches } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
 import { patternJpeg } from './decode-scenarios.ts';

@@ -1,40 +1,5 @@
-/** Tiny runtime-agnostic helpers for the pipeline scenarios (no node:assert, no test framework). */
-
-export function assert(cond: unknown, msg: string): asserts cond {
-  if (!cond) throw new Error(`assertion failed: ${msg}`);
-}
-
-export function assertEqual<T>(actual: T, expected: T, msg: string): void {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  if (a !== e) throw new Error(`assertion failed: ${msg}\n  actual:   ${a}\n  expected: ${e}`);
-}
-
-export async function assertRejects(p: Promise<unknown>, check: (e: unknown) => boolean, msg: string): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    if (!check(e)) throw new Error(`assertion failed: ${msg}: wrong error ${String(e)}`);
-    return e;
-  }
-  throw new Error(`assertion failed: ${msg}: did not reject`);
-}
-
-/** Sleeps `ms`, rejecting at once when `signal` aborts; leaves no timer behind either way. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+/** A probe for the pipeline scenarios: proves a stop leaves no task or timer running. */
+import { sleep } from './async.ts';
 
 /** Counts tasks started / settled and timers pending, to prove a stop leaves nothing running. */
 export class Probe {
@@ -57,10 +22,4 @@ export class Probe {
   get live(): number {
     return this.started - this.settled;
   }
-}
-
-export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }

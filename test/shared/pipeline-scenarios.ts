@@ -16,7 +16,9 @@ import {
   WorkerPoolExecutor,
   workerTask,
 } from '../../src/pipeline/index.ts';
-import { assert, assertEqual, assertRejects, collect, Probe, sleep } from './pipeline-helpers.ts';
+import { assertEqual, check, rejectsWith } from './assert.ts';
+import { collect, sleep } from './async.ts';
+import { Probe } from './pipeline-helpers.ts';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const workerModule = new URL('../fixtures/worker-module.mjs', import.meta.url);
@@ -31,7 +33,7 @@ export async function orderedWithConcurrency(): Promise<void> {
     range(200).map((x) => x * 2),
     'input order kept at concurrency 8',
   );
-  assert(!p.running, 'not running after the end');
+  check(!p.running, 'not running after the end');
 }
 
 export async function completionOrderDeliversAll(): Promise<void> {
@@ -76,7 +78,7 @@ export async function generatorsFilterAndReshape(): Promise<void> {
   assertEqual([byName.fanout?.in, byName.fanout?.out, byName.fanout?.filtered], [8, 7, 3], 'fanout counters');
   assertEqual(byName.aggregate?.filtered, 3, 'dropLast counted as filtered');
   const json = JSON.stringify(describeConfig(p.config));
-  assert(json.includes('"fanout"') && json.includes('aggregate'), 'config describes stages');
+  check(json.includes('"fanout"') && json.includes('aggregate'), 'config describes stages');
 }
 
 export async function epochsAndCustomAggregator(): Promise<void> {
@@ -114,7 +116,7 @@ export async function failureBudgetStops(): Promise<void> {
     )
     .build();
   const got: number[] = [];
-  const err = await assertRejects(
+  const err = await rejectsWith(
     (async () => {
       for await (const x of p) got.push(x);
     })(),
@@ -123,10 +125,10 @@ export async function failureBudgetStops(): Promise<void> {
   );
   const e = err as PipelineFailureBudgetError;
   assertEqual(e.stages[0]?.stage, 'parse', 'names the stage');
-  assert(String((e.stages[0]?.firstError as Error | undefined)?.message) === 'bad 3', 'first cause');
+  check(String((e.stages[0]?.firstError as Error | undefined)?.message) === 'bad 3', 'first cause');
   assertEqual(p.failures().length, 5, 'five failures recorded');
   assertEqual(p.failures()[0]?.input, '3', 'input described');
-  assert(!p.running, 'stopped');
+  check(!p.running, 'stopped');
 }
 
 export async function rateBudgetOverall(): Promise<void> {
@@ -146,7 +148,7 @@ export async function rateBudgetOverall(): Promise<void> {
     })
     .build({ failureBudget: { maxFailureRate: 0.1, minItems: 50 } });
   // 10 failures of the first 50 items = 20%: must stop once 50 items are reached.
-  await assertRejects(collect(bad), (e) => e instanceof PipelineFailureBudgetError, 'rate budget');
+  await rejectsWith(collect(bad), (e) => e instanceof PipelineFailureBudgetError, 'rate budget');
 }
 
 export async function stallTimeoutNamesStage(): Promise<void> {
@@ -156,14 +158,14 @@ export async function stallTimeoutNamesStage(): Promise<void> {
     .pipe((x: number, { signal }) => probe.task(x === 2 ? 60_000 : 0, signal, x), { name: 'slowpoke', concurrency: 2 })
     .build({ stallTimeoutMs: 1000 }); // far from a normal item's time on a loaded machine, far below the 60 s stall
   const got: number[] = [];
-  const err = await assertRejects(
+  const err = await rejectsWith(
     (async () => {
       for await (const x of p) got.push(x);
     })(),
     (e) => e instanceof PipelineStallError,
     'stall error',
   );
-  assert(String((err as Error).message).includes('slowpoke'), 'names the stage');
+  check(String((err as Error).message).includes('slowpoke'), 'names the stage');
   assertEqual(got, [0, 1], 'items before the stall delivered');
   assertEqual([probe.live, probe.timers, p.running], [0, 0, false], 'nothing left running');
 }
@@ -176,14 +178,14 @@ export async function abortSignalAndDispose(): Promise<void> {
     .pipe((x: number, { signal }) => probe.task(1, signal, x), { concurrency: 4 })
     .build({ signal: ac.signal });
   let n = 0;
-  const err = await assertRejects(
+  const err = await rejectsWith(
     (async () => {
       for await (const _ of p) if (++n === 20) ac.abort(new Error('user abort'));
     })(),
     (e) => (e as Error).message === 'user abort',
     'abort reason surfaces',
   );
-  assert(err !== undefined, 'rejected');
+  check(err !== undefined, 'rejected');
   assertEqual([probe.live, probe.timers, p.running], [0, 0, false], 'abort leaves nothing running');
 
   const probe2 = new Probe();
@@ -221,7 +223,7 @@ export async function backpressureKeepsMemoryFlat(): Promise<void> {
   const pulled = p.stats().stages[0]!.out;
   await p.stop();
   // 10 consumed + queues (4 + 4 + 2) + one item held by each stage (concurrency 1).
-  assert(pulled <= 10 + 4 + 4 + 2 + 2, `source ran ahead by ${pulled}`);
+  check(pulled <= 10 + 4 + 4 + 2 + 2, `source ran ahead by ${pulled}`);
 }
 
 export async function mergeIsSeededAndComplete(): Promise<void> {
@@ -250,7 +252,7 @@ export async function workerExecutor(): Promise<void> {
     [0, 1000, 2000, 3000, 4000, 5000],
     'results in order',
   );
-  assert(out[5]!.out instanceof Float32Array && out[5]!.out[0] === 5000, 'typed array came back');
+  check(out[5]!.out instanceof Float32Array && out[5]!.out[0] === 5000, 'typed array came back');
   assertEqual(bytes[0]!.byteLength, 0, 'input buffer was transferred, not copied');
 
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'double'), 2);
@@ -297,8 +299,8 @@ export async function statsAndProfile(): Promise<void> {
   await collect(p);
   const s = p.stats();
   const io = s.stages.find((x) => x.name === 'io')!;
-  assert(io.tasks === 40 && io.taskMs.p50 >= 3, `io task time measured (${io.taskMs.p50})`);
-  assert(formatStats(s).includes('bottleneck: io'), formatStats(s));
+  check(io.tasks === 40 && io.taskMs.p50 >= 3, `io task time measured (${io.taskMs.p50})`);
+  check(formatStats(s).includes('bottleneck: io'), formatStats(s));
   const prof = await profilePipeline(b, range(32), { concurrencies: [1, 4] });
   assertEqual(prof.find((r) => r.stage === 'io')?.recommended, 4, 'IO-bound stage wants concurrency');
 }
@@ -381,8 +383,8 @@ export async function timersRunDuringPromiseOnlyPipelines(): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
-  assert(firedAt >= 0 && firedAt < 2000, `the 20 ms timer fired at ${firedAt.toFixed(0)} ms`);
-  assert(delivered < total, `the stop ended the run early (${delivered} of ${total} delivered)`);
+  check(firedAt >= 0 && firedAt < 2000, `the 20 ms timer fired at ${firedAt.toFixed(0)} ms`);
+  check(delivered < total, `the stop ended the run early (${delivered} of ${total} delivered)`);
 }
 
 export const scenarios: Record<string, () => Promise<void>> = {

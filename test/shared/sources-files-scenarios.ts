@@ -17,7 +17,8 @@ import {
   type PickedFolder,
 } from '../../src/sources/index.ts';
 import { check } from './assert.ts';
-import { bytesEqual, collect, payload, streamOf } from './tar-helpers.ts';
+import { collect } from './async.ts';
+import { bytesEqual, payload, streamOf } from './tar-helpers.ts';
 
 /** A nested folder as { "path/to/file": bytes }. */
 const tree: Record<string, Uint8Array> = {

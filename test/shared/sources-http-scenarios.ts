@@ -17,7 +17,8 @@ import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { shardEntries } from './sources-sampling-scenarios.ts';
 import type { Serve } from './sources-scenarios.ts';
-import { bytesEqual, collect, payload, writeTar } from './tar-helpers.ts';
+import { collect } from './async.ts';
+import { bytesEqual, payload, writeTar } from './tar-helpers.ts';
 
 export type Fault = 'ok' | '500' | 'drop' | 'truncate' | 'slow';
 

@@ -18,7 +18,8 @@ import {
 } from '../../src/sources/index.ts';
 import { Pipeline, PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
-import { collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
+import { collect } from './async.ts';
+import { payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
 
 /** Deterministic (world, size, seed) combos, including the edge cases: empty, fewer items than ranks. */
 export function combos(count: number, salt = 0): Array<{ world: number; size: number; seed: number }> {

@@ -12,7 +12,8 @@ import {
   type WebDatasetItem,
 } from '../../src/sources/index.ts';
 import { check, rejectsWith } from './assert.ts';
-import { bytesEqual, collect, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
+import { collect } from './async.ts';
+import { bytesEqual, payload, streamOf, writeTar, type TarEntry } from './tar-helpers.ts';
 
 const sampleEntries = (count: number, first = 0): TarEntry[] =>
   Array.from({ length: count }, (_, i) => [

@@ -75,12 +75,6 @@ export function streamOf(bytes: Uint8Array, chunkSize = 4096, onCancel?: () => v
   });
 }
 
-export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
 export const bytesEqual = (a: Uint8Array | undefined, b: Uint8Array | undefined) =>
   a !== undefined && b !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 

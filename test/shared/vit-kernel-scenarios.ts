@@ -1,6 +1,6 @@
 // Every ViT WGSL kernel against the f64 CPU reference (relative error ≤ 1e-3). Runtime-neutral:
 // each function throws on failure and returns one line per comparison.
-import { Kernels } from '../../src/vit/kernels.ts';
+import type { Kernels } from '../../src/vit/kernels.ts';
 import { defaultTrain, type TrainConfig } from '../../src/vit/config.ts';
 import { optimValues } from '../../src/vit/params.ts';
 import { adamwStep, patchify } from '../../src/vit/reference.ts';

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { FILTERED, PipelineBuilder, PipelineFailureBudgetError } from '../../src/pipeline/index.ts';
-import { sleep } from '../shared/pipeline-helpers.ts';
+import { sleep } from '../shared/async.ts';
 
 type Item = { id: number };
 /** 'stubborn' ignores the abort signal: stop must still wait for it. */

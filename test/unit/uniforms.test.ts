@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AugmentParams } from '../../src/gpu/augment.ts';
 import { NormalizeParams } from '../../src/gpu/normalize.ts';
-import { UniformStruct } from '../../src/gpu/uniforms.ts';
+import type { UniformStruct } from '../../src/gpu/uniforms.ts';
 import {
   AttentionParams,
   ElementwiseParams,
