@@ -1,4 +1,4 @@
-import { shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
+import { failedOpenReleasesWhatItMade, shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
 
 declare const Deno: {
   makeTempDir(): Promise<string>;
@@ -13,6 +13,8 @@ declare const Deno: {
 Deno.test('tandem train runs end to end in Deno and writes its JSON and HTML reports', async () => {
   await shortTrainingRunReports(await Deno.makeTempDir());
 });
+
+Deno.test('a training session that fails while opening stops the pool threads it started', failedOpenReleasesWhatItMade);
 
 /** Serves a directory's files on 127.0.0.1 (the shards and their manifest). */
 async function serveDirectory(root: string): Promise<{ url: string; close(): Promise<void> }> {

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
+import { failedOpenReleasesWhatItMade, shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
 
 it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', {
   timeout: 300_000,
@@ -15,3 +15,5 @@ it('tandem shards, then tandem train --shards: the generated dataset streamed fr
   const report = await trainingFromShards(mkdtempSync(join(tmpdir(), 'tandem-shards-')));
   expect(report.steps).toBe(12);
 });
+
+it('a training session that fails while opening stops the pool threads it started', { timeout: 60_000 }, failedOpenReleasesWhatItMade);

@@ -4,8 +4,9 @@
 import { runCommand } from '../../src/cli/commands.ts';
 import { resolveDataFolder } from '../../src/cli/files.ts';
 import { readFile } from '../../src/runtime/index.ts';
-import type { TrainReport } from '../../src/train/index.ts';
-import { check } from './assert.ts';
+import { DecodePool } from '../../src/decode/index.ts';
+import { defaultTrainingOptions, runTraining, type LabelledData, type TrainReport } from '../../src/train/index.ts';
+import { check, rejectsWith } from './assert.ts';
 
 export async function shortTrainingRunReports(dir: string): Promise<TrainReport> {
   const lines: string[] = [];
@@ -111,4 +112,31 @@ export async function trainingFromShards(
     `progress lines: ${lines.join(' | ')}`,
   );
   return report;
+}
+
+/**
+ * A session that cannot finish opening (here the trainer refuses a batch size of 0, after the
+ * decode pool has started its threads) rejects, and leaves no pool thread behind.
+ */
+export async function failedOpenReleasesWhatItMade(): Promise<void> {
+  const made: DecodePool[] = [];
+  const create = DecodePool.create;
+  DecodePool.create = async (options) => {
+    const pool = await create.call(DecodePool, options);
+    made.push(pool);
+    return pool;
+  };
+  try {
+    const data: LabelledData = { train: [{ key: 'one', label: 0, read: async () => new Uint8Array(1) }], held: [], classes: ['a'] };
+    await rejectsWith(
+      runTraining(data, { ...defaultTrainingOptions, epochs: 1, batchSize: 0, threads: 2 }),
+      (error) => error instanceof RangeError,
+      'a batch size of 0 is refused',
+    );
+  } finally {
+    DecodePool.create = create;
+  }
+  const pool = made[0];
+  check(made.length === 1 && pool !== undefined, `one pool was made, got ${made.length}`);
+  check(pool.stats().liveWorkers === 0, `the pool's threads were stopped, ${pool.stats().liveWorkers} alive`);
 }
