@@ -4,7 +4,7 @@
 // through events (steps, stage occupancy, epochs, batch previews) and returns a report.
 import { bottleneck, type PipelineStats } from '../pipeline/index.ts';
 import { shuffledEpochs } from '../sources/index.ts';
-import { presets, type ViTConfig } from '../vit/index.ts';
+import { dims, presets, type ViTConfig } from '../vit/index.ts';
 import { evaluateHeldOut } from './evaluate.ts';
 import type { StatsEvent, TrainingEvent, TrainReport } from './events.ts';
 import { createLoader, type Loader } from './loader.ts';
@@ -21,7 +21,13 @@ export async function runTraining(
 ): Promise<TrainReport> {
   const trainCount = data.stream?.count ?? data.train.length;
   if (trainCount === 0) throw new Error('tandem train: no training images');
+  // Checked before anything is allocated: a bad option costs no threads and no GPU.
+  for (const name of ['epochs', 'batchSize', 'threads'] as const) {
+    const value = o[name];
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`tandem train: ${name} must be a positive integer, got ${value}`);
+  }
   const model: ViTConfig = o.model ?? { ...presets.tiny, classes: data.classes.length };
+  dims(model);
   const B = o.batchSize;
   const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
   const res = await TrainingResources.open(o, model, steps);

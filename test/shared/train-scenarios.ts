@@ -5,6 +5,7 @@ import { runCommand } from '../../src/cli/commands.ts';
 import { resolveDataFolder } from '../../src/cli/files.ts';
 import { readFile } from '../../src/runtime/index.ts';
 import { DecodePool } from '../../src/decode/index.ts';
+import type { GpuContext } from '../../src/gpu/index.ts';
 import { defaultTrainingOptions, runTraining, type LabelledData, type TrainReport } from '../../src/train/index.ts';
 import { check, rejectsWith } from './assert.ts';
 
@@ -115,8 +116,9 @@ export async function trainingFromShards(
 }
 
 /**
- * A session that cannot finish opening (here the trainer refuses a batch size of 0, after the
- * decode pool has started its threads) rejects, and leaves no pool thread behind.
+ * Options a session cannot run with are refused before anything is allocated; and a session that
+ * fails while opening (here its GPU device breaks on first use, after the decode pool has started
+ * its threads) rejects and leaves no pool thread behind.
  */
 export async function failedOpenReleasesWhatItMade(): Promise<void> {
   const made: DecodePool[] = [];
@@ -126,17 +128,30 @@ export async function failedOpenReleasesWhatItMade(): Promise<void> {
     made.push(pool);
     return pool;
   };
+  const data: LabelledData = { train: [{ key: 'one', label: 0, read: async () => new Uint8Array(1) }], held: [], classes: ['a'] };
+  const broken = new Proxy({} as GPUDevice, {
+    get() {
+      throw new Error('this device is broken');
+    },
+  });
+  const gpu: GpuContext = { adapter: {} as GPUAdapter, device: broken, maxStorageBinding: 1 << 27, runtime: 'broken', close() {} };
+  const options = { ...defaultTrainingOptions, epochs: 1, threads: 2, gpu };
   try {
-    const data: LabelledData = { train: [{ key: 'one', label: 0, read: async () => new Uint8Array(1) }], held: [], classes: ['a'] };
     await rejectsWith(
-      runTraining(data, { ...defaultTrainingOptions, epochs: 1, batchSize: 0, threads: 2 }),
-      (error) => error instanceof RangeError,
+      runTraining(data, { ...options, batchSize: 0 }),
+      (error) => error instanceof RangeError && /batchSize/.test(error.message),
       'a batch size of 0 is refused',
+    );
+    check(made.length === 0, `no pool for refused options, got ${made.length}`);
+    await rejectsWith(
+      runTraining(data, options),
+      (error) => error instanceof Error && error.message === 'this device is broken',
+      'the broken device fails the session',
     );
   } finally {
     DecodePool.create = create;
   }
-  const pool = made[0];
-  check(made.length === 1 && pool !== undefined, `one pool was made, got ${made.length}`);
+  const [pool, ...more] = made;
+  check(pool !== undefined && more.length === 0, `one pool was made, got ${made.length}`);
   check(pool.stats().liveWorkers === 0, `the pool's threads were stopped, ${pool.stats().liveWorkers} alive`);
 }
