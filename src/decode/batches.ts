@@ -43,10 +43,11 @@ export interface ImageBatcherOptions {
 }
 
 /**
- * What a lent batch buffer is doing: being filled by the decode stage, or handed out as an
- * ImageBatch. Whether it is free is the SlotPool's to know.
+ * What a batch buffer is doing: being filled by the decode stage, handed out as an ImageBatch, or
+ * nothing (given back; the SlotPool may already have lent it to a decode that has not resumed).
+ * Whether it is free is the SlotPool's to know.
  */
-type BufferUse = 'filling' | 'handed';
+type BufferUse = 'idle' | 'filling' | 'handed';
 
 /** How many of an ImageBatcher's buffers are in each state. */
 export interface ImageBatcherStats {
@@ -57,7 +58,7 @@ export interface ImageBatcherStats {
 }
 
 class BatchBuffer {
-  use: BufferUse = 'filling';
+  use: BufferUse = 'idle';
   /** Filling when its pipeline stopped: goes back to the free list once its last slot settles. */
   orphaned = false;
   assigned = 0;
@@ -182,7 +183,7 @@ export class ImageBatcher {
 
   stats(): ImageBatcherStats {
     const all = this.#closed ? [] : this.#buffers.slots;
-    const lent = (use: BufferUse) => all.filter((b) => b.use === use && this.#buffers.isLent(b)).length;
+    const lent = (use: BufferUse) => all.filter((b) => b.use === use).length;
     const free = this.#closed ? 0 : this.#buffers.available;
     return { buffers: all.length, free, filling: lent('filling'), handed: lent('handed') };
   }
@@ -195,7 +196,7 @@ export class ImageBatcher {
   #abandon(): void {
     this.#current = undefined;
     for (const buffer of this.#buffers.slots) {
-      if (buffer.use !== 'filling' || !this.#buffers.isLent(buffer)) continue;
+      if (buffer.use !== 'filling') continue;
       buffer.open = false;
       buffer.orphaned = true;
       if (buffer.settled === buffer.assigned) this.#recycle(buffer);
@@ -304,6 +305,7 @@ export class ImageBatcher {
   }
 
   #recycle(buffer: BatchBuffer): void {
+    buffer.use = 'idle';
     buffer.orphaned = false;
     this.#buffers.release(buffer);
   }

@@ -211,7 +211,9 @@ export abstract class PipeRunner {
         }
         if (step.value === FILTERED) continue;
         produced++;
-        if (!(await take(step.value))) break;
+        // A value taken at once costs no await (most outputs, in both orderings).
+        const taken = take(step.value);
+        if (taken !== true && !(await taken)) break;
       }
     } catch (e) {
       failed = true;

@@ -41,11 +41,6 @@ export class SlotPool<T> {
     return this.#line.length;
   }
 
-  /** Whether `slot` is lent out (to a holder or to the next in line). */
-  isLent(slot: T): boolean {
-    return this.#lent.has(slot);
-  }
-
   /** A free slot now, or undefined. */
   tryAcquire(): T | undefined {
     const slot = this.#free.pop();

@@ -32,7 +32,13 @@ export class TrainingResources {
     this.#cleanup = cleanup;
   }
 
-  static async open(o: TrainingOptions, model: ViTConfig, steps: number): Promise<TrainingResources> {
+  /** `started` is told once the GPU and the decode pool exist, before the kernels compile. */
+  static async open(
+    o: TrainingOptions,
+    model: ViTConfig,
+    steps: number,
+    started: (devices: { gpu: GpuContext; pool: DecodePool }) => void = () => {},
+  ): Promise<TrainingResources> {
     const gpu = o.gpu ?? (await acquireGpu());
     // Undone in reverse on failure or close: each entry is pushed once its resource exists.
     const cleanup: Array<() => void | Promise<void>> = [];
@@ -40,6 +46,7 @@ export class TrainingResources {
     try {
       const pool = await DecodePool.create({ threads: o.threads });
       cleanup.push(() => pool.close());
+      started({ gpu, pool });
       const device = gpu.device;
       const B = o.batchSize;
       const size = model.imageSize;

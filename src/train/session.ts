@@ -30,33 +30,24 @@ export async function runTraining(
   dims(model);
   const B = o.batchSize;
   const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
-  const res = await TrainingResources.open(o, model, steps);
+  // The start event goes out as soon as the GPU and the pool exist, before the kernels compile.
+  const res = await TrainingResources.open(o, model, steps, ({ gpu, pool }) =>
+    emit({
+      type: 'start',
+      adapter: gpu.runtime,
+      decodeMode: pool.stats().mode,
+      model,
+      train: trainCount,
+      validation: data.held.length,
+      classes: data.classes,
+      epochs: o.epochs,
+      steps,
+      batchSize: B,
+    }),
+  );
   const { device, pool, trainer } = res;
   const report = emptyReport(res, model, data, trainCount);
-  emit({
-    type: 'start',
-    adapter: report.adapter,
-    decodeMode: report.decodeMode,
-    model,
-    train: trainCount,
-    validation: data.held.length,
-    classes: data.classes,
-    epochs: o.epochs,
-    steps,
-    batchSize: B,
-  });
   const progress = new TrainingProgress(trainer, report, emit, { steps, epochs: o.epochs, trainCount, reportEvery: o.reportEvery ?? 4 });
-  const source = data.stream
-    ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
-    : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
-  let loader: Loader;
-  try {
-    loader = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize });
-  } catch (e) {
-    await res.close();
-    throw e;
-  }
-  loader.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
   const meter = new OccupancyMeter();
   const statsEvent = (stats: PipelineStats): StatsEvent => ({
     type: 'stats',
@@ -65,14 +56,22 @@ export async function runTraining(
     waitedForData: report.waitedForDataSeconds / Math.max(progress.elapsed(), 1e-9),
     pool: pool.stats(),
   });
-  const stopStats = loader.pipeline.onStats((stats) => {
-    const event = statsEvent(stats);
-    report.timeline.stats.push(event);
-    emit(event);
-  }, o.statsIntervalMs ?? 1000);
   const fences: Promise<undefined>[] = [];
+  let loader: Loader | undefined;
+  let stopStats = () => {};
   try {
-    const batches = loader.pipeline[Symbol.asyncIterator]();
+    const source = data.stream
+      ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
+      : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
+    const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize });
+    loader = opened;
+    opened.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
+    stopStats = opened.pipeline.onStats((stats) => {
+      const event = statsEvent(stats);
+      report.timeline.stats.push(event);
+      emit(event);
+    }, o.statsIntervalMs ?? 1000);
+    const batches = opened.pipeline[Symbol.asyncIterator]();
     for (;;) {
       const waitStart = performance.now();
       const next = await batches.next();
@@ -98,7 +97,7 @@ export async function runTraining(
       const oldest = fences.length > 2 ? fences.shift() : undefined;
       if (oldest !== undefined) {
         const fenceStart = performance.now();
-        await loader.pipeline.consumer.waitFor(oldest, 'GPU'); // counted as waiting for the GPU, not working
+        await opened.pipeline.consumer.waitFor(oldest, 'GPU'); // counted as waiting for the GPU, not working
         report.waitedForGpuSeconds += (performance.now() - fenceStart) / 1000;
       }
       const epochEnded = progress.epochEnded;
@@ -122,7 +121,7 @@ export async function runTraining(
     }
     report.cancelled = progress.step < steps;
     stopStats();
-    const last = statsEvent(loader.pipeline.stats());
+    const last = statsEvent(opened.pipeline.stats());
     report.timeline.stats.push(last); // short runs end before the first interval: keep one sample
     emit(last);
     await o.onTrained?.(trainer);
@@ -130,17 +129,20 @@ export async function runTraining(
     stopStats();
     await progress.settle();
     await Promise.allSettled(fences);
-    report.loaderStats = loader.pipeline.stats();
-    report.failures = loader.pipeline.failureCount();
-    await loader.pipeline.stop();
-    const held = loader.held();
-    await loader.close();
+    let held = { batchBuffers: 0, gpuSlots: 0 };
+    if (loader !== undefined) {
+      report.loaderStats = loader.pipeline.stats();
+      report.failures = loader.pipeline.failureCount();
+      await loader.pipeline.stop();
+      held = loader.held();
+      await loader.close();
+    }
     await res.close();
     report.shutdown = { batchBuffersHeld: held.batchBuffers, gpuSlotsHeld: held.gpuSlots, workersAlive: pool.stats().liveWorkers };
   }
   report.steps = progress.step;
   report.seconds = progress.elapsed();
-  report.bottleneck = bottleneck(report.loaderStats)?.name;
+  report.bottleneck = report.loaderStats && bottleneck(report.loaderStats)?.name;
   return report;
 }
 
