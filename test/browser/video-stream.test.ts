@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
-import { failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
+import {
+  failingSourcesFailTheirItem,
+  forgedBoxInStreamOfUnknownSize,
+  LONG_VIDEOS,
+  streamedMatchesWhole,
+} from '../shared/stream-scenarios.ts';
 
 // The vite dev server answers Range requests for the fixtures (made by scripts/make-fixtures.sh).
 const url = (name: string) => `/test/fixtures/generated/${name}`;
@@ -27,5 +32,8 @@ describe('streamed video decoding (Chromium)', () => {
   }
   it('a failing or stalled source fails its item with a DecodeError, and the pool goes on', async () => {
     await failingSourcesFailTheirItem(pool, new Uint8Array(await (await fetch(url('long.h264.mp4'))).arrayBuffer()));
+  });
+  it('a forged box size in a stream of unknown size fails its item without a huge allocation', async () => {
+    await forgedBoxInStreamOfUnknownSize(pool, new Uint8Array(await (await fetch(url('long.h264.mp4'))).arrayBuffer()));
   });
 });

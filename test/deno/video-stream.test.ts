@@ -1,7 +1,13 @@
 // Deno tier: streamed video decoding from memory, a local file and HTTP ranges on 127.0.0.1.
 import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
-import { answerRange, failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
+import {
+  answerRange,
+  failingSourcesFailTheirItem,
+  forgedBoxInStreamOfUnknownSize,
+  LONG_VIDEOS,
+  streamedMatchesWhole,
+} from '../shared/stream-scenarios.ts';
 
 const path = (name: string) => new URL(`../fixtures/generated/${name}`, import.meta.url).pathname;
 const opts = { sanitizeOps: true, sanitizeResources: true };
@@ -50,6 +56,7 @@ Deno.test({
     const pool = await DecodePool.create({ threads: 2 });
     try {
       await failingSourcesFailTheirItem(pool, await Deno.readFile(path('long.h264.mp4')));
+      await forgedBoxInStreamOfUnknownSize(pool, await Deno.readFile(path('long.h264.mp4')));
     } finally {
       await pool.close();
     }

@@ -114,3 +114,29 @@ export async function failingSourcesFailTheirItem(pool: DecodePool, whole: Uint8
     check(info.framesWritten === 4, 'the pool decodes normally after failed streams');
   });
 }
+
+/**
+ * A stream of unknown size whose MP4 `ftyp` box claims 1.7 GB (found by fuzz-stream): with no
+ * total size to check it against, libavformat sizes a buffer from the claim. The job must fail
+ * with a typed error without growing the pool's memory by anything like the claim, and the pool
+ * must go on decoding.
+ */
+export async function forgedBoxInStreamOfUnknownSize(pool: DecodePool, whole: Uint8Array): Promise<void> {
+  const forged = new Uint8Array(64 + whole.length);
+  forged.set([0x66, 0x4c, 0x61, 0x43], 0); // box size 0x664c6143 (about 1.7 GB)
+  forged.set(new TextEncoder().encode('ftypisom\0\0\x02\0isomiso2avc1mp41'), 4);
+  forged.set(whole, 64);
+  const unsized: ByteSource = { read: async (offset, length) => forged.subarray(offset, offset + length) };
+  const before = pool.memory.buffer.byteLength;
+  await withClip(pool, async (ptr) => {
+    await rejectsWith(
+      pool.decodeVideoStream(unsized, ptr, { ...OPTIONS, windowBytes: WINDOW }),
+      (e) => e instanceof DecodeError && e.code === 'out-of-memory' && /larger than the pixel limit allows/.test(e.message),
+      'a forged box size in a stream of unknown size',
+    );
+    const grown = pool.memory.buffer.byteLength - before;
+    check(grown < 256 * 2 ** 20, `the pool's memory grew by ${(grown / 2 ** 20).toFixed(0)} MiB for a forged box`);
+    const info = await pool.decodeVideo(whole, ptr, OPTIONS);
+    check(info.framesWritten === 4, 'the pool decodes normally after the forged stream');
+  });
+}

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
-import { answerRange, failingSourcesFailTheirItem, LONG_VIDEOS, streamedMatchesWhole } from '../shared/stream-scenarios.ts';
+import {
+  answerRange,
+  failingSourcesFailTheirItem,
+  forgedBoxInStreamOfUnknownSize,
+  LONG_VIDEOS,
+  streamedMatchesWhole,
+} from '../shared/stream-scenarios.ts';
 
 // Node tier of streamed video decoding: the same scenarios as Deno and Chromium, from memory, a
 // local file and HTTP ranges on 127.0.0.1.
@@ -56,6 +62,10 @@ describe('streamed video decoding (Node)', () => {
   it('a failing or stalled source fails its item, the pool goes on', { timeout: 120_000 }, async () => {
     await failingSourcesFailTheirItem(pool, new Uint8Array(await readFile(path('long.h264.mp4'))));
     expect(pool.stats().inFlight).toBe(0);
+  });
+
+  it('a forged box size in a stream of unknown size fails its item without a huge allocation', { timeout: 120_000 }, async () => {
+    await forgedBoxInStreamOfUnknownSize(pool, new Uint8Array(await readFile(path('long.h264.mp4'))));
   });
 
   it('the workers fallback refuses streams with a clear error', async () => {

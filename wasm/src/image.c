@@ -2,6 +2,7 @@
  * that still covers the target; every other format, and CMYK JPEG to gray, with libavcodec), then
  * crop, resize, orient and convert straight into the caller's slot of a batch buffer. */
 #include "image.h"
+#include "io.h"
 #include "probe.h"
 #include <errno.h>
 #include <math.h>
@@ -405,6 +406,7 @@ static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
 
 int td_decode_image(td_worker *w, td_job *job) {
   td_clear_log();
+  td_bound_allocations(job);
   job->status = TD_OK;
   job->av_error = 0;
   job->message[0] = 0;

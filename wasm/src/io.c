@@ -6,6 +6,7 @@
  * FILLED. Only the window (and libavformat's own buffer) is ever in memory. */
 #include "io.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,8 +14,10 @@
 #include <emscripten/em_js.h>
 #include <emscripten.h>
 #endif
+#include <pthread.h>
 #include <libavformat/avio.h>
 #include <libavutil/error.h>
+#include <libavutil/mem.h>
 
 /* Demuxers re-read headers, indexes and, after seeks, data; legitimate files stay far below
  * this many passes over their bytes. */
@@ -42,6 +45,27 @@ int td_io_over_budget(void *opaque) {
   if (io->exceeded) return 1;
   if (io->deadline_ms > 0 && td_now_ms() > io->deadline_ms) io->exceeded = "the job ran past its time limit";
   return io->exceeded != NULL;
+}
+
+/* Without a known input size, a demuxer sizes some buffers from what the file claims (an MP4 box
+ * of 1.7 GB grew wasm memory, which never shrinks, by that much). No single allocation inside
+ * libav* may exceed what the largest frame a job allows needs: 8 bytes per pixel (RGBA64) at its
+ * pixel limit, plus room for everything else. The bound only rises, so a job with a higher limit
+ * never leaves a lower one for jobs that are already running. */
+#define ALLOC_SLACK ((size_t)64 << 20)
+static pthread_mutex_t alloc_bound_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t alloc_bound;
+
+void td_bound_allocations(const td_job *job) {
+  size_t pixels = job->max_pixels > 0 ? (size_t)job->max_pixels : 0;
+  size_t need = pixels * 8 + ALLOC_SLACK;
+  if (need > INT_MAX) need = INT_MAX;
+  pthread_mutex_lock(&alloc_bound_lock);
+  if (need > alloc_bound) {
+    alloc_bound = need;
+    av_max_alloc(need);
+  }
+  pthread_mutex_unlock(&alloc_bound_lock);
 }
 
 static void init_budget(td_io *io, const td_job *job) {

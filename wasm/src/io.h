@@ -27,6 +27,10 @@ double td_now_ms(void);
  * to call per packet; also libavformat's interrupt callback (opaque: the td_io). */
 int td_io_over_budget(void *opaque);
 
+/* Bounds every single allocation inside libav* by what `job`'s pixel limit can need (rising only,
+ * process-wide); called as each job starts. */
+void td_bound_allocations(const td_job *job);
+
 /* Sets up the reader for `job`: TD_KIND_VIDEO_STREAM jobs read through job->src as a td_stream. */
 int td_io_init(td_io *io, const td_job *job);
 int td_io_read(void *opaque, uint8_t *buf, int n);

@@ -75,7 +75,8 @@ static int codec_code(enum AVCodecID id) {
 /* Read errors after the demuxer ran out of bytes mean a cut file; other errors, damaged data. */
 static int read_failure(td_job *job, const media *m, int r, const char *why) {
   if (m->io.exceeded) return td_fail(job, TD_E_OVER_BUDGET, r, m->io.exceeded);
-  if (r == AVERROR(ENOMEM)) return td_fail(job, TD_E_NOMEM, r, why);
+  if (r == AVERROR(ENOMEM))
+    return td_fail(job, TD_E_NOMEM, r, "the file asks for a block of memory larger than the pixel limit allows, or memory ran out");
   if (m->io.source_failed) return td_fail(job, TD_E_CORRUPT, r, "the byte source failed");
   if (r == AVERROR(ERANGE)) return td_fail(job, TD_E_TOO_LARGE, r, "decoded frame over the pixel limit");
   if (td_size_refused()) return td_fail(job, TD_E_TOO_LARGE, r, "the stream declares a frame size over the pixel limit");
@@ -199,6 +200,7 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
 
 static void reset_media_result(td_job *job) {
   td_clear_log();
+  td_bound_allocations(job);
   job->status = TD_OK;
   job->av_error = 0;
   job->message[0] = 0;
