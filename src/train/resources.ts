@@ -7,14 +7,12 @@ import type { TrainingOptions } from './options.ts';
 import { PreviewReader } from './preview.ts';
 
 export class TrainingResources {
-  readonly #ownsGpu: boolean;
   readonly #padded: Int32Array<ArrayBuffer>;
   readonly #ids: Uint32Array;
   readonly #cleanup: Array<() => void | Promise<void>>;
 
   private constructor(
     readonly gpu: GpuContext,
-    ownsGpu: boolean,
     readonly pool: DecodePool,
     readonly trainer: ViTTrainer,
     readonly augment: AugmentKernel,
@@ -26,7 +24,6 @@ export class TrainingResources {
     readonly preview: PreviewReader | undefined,
     cleanup: Array<() => void | Promise<void>>,
   ) {
-    this.#ownsGpu = ownsGpu;
     this.#padded = new Int32Array(trainer.batchSize);
     this.#ids = new Uint32Array(trainer.batchSize);
     this.#cleanup = cleanup;
@@ -70,7 +67,7 @@ export class TrainingResources {
         ? new PreviewReader(device, { batchSize: B, imageSize: size, count: o.previewImages ?? 16 })
         : undefined;
       if (preview) cleanup.push(() => preview.close());
-      return new TrainingResources(gpu, !o.gpu, pool, trainer, augment, normalize, images, labels, preview, cleanup);
+      return new TrainingResources(gpu, pool, trainer, augment, normalize, images, labels, preview, cleanup);
     } catch (e) {
       await runInReverse(cleanup);
       throw e;
@@ -79,11 +76,6 @@ export class TrainingResources {
 
   get device(): GPUDevice {
     return this.gpu.device;
-  }
-
-  /** Whether the session acquired its GPU itself (and so closes it). */
-  get ownsGpu(): boolean {
-    return this.#ownsGpu;
   }
 
   writeLabels(batch: Pick<GpuBatch, 'labels'>): void {
