@@ -2,7 +2,7 @@
 # Runs every test tier and says which ran: typecheck, lint (Biome), unit (Node), node-gpu (dawn on
 # lavapipe), browser (headless Chromium with WebGPU, cross-origin isolated), consumer (the npm
 # tarball installed into throwaway Node, Deno, Vite, webpack, notebook and plain-page projects),
-# deno, fuzz (native libFuzzer with ASan/UBSan over the C job API), e2e (Playwright drives the demo
+# deno, fuzz (native libFuzzer with ASan/UBSan over the C job API, TSan over the pool queue), e2e (Playwright drives the demo
 # page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
 # counts as failed; none is skipped.
 set -uo pipefail
@@ -53,7 +53,7 @@ pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
 
-echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src, 60 s per target: wasm/fuzz/run.sh) ==="
+echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 60 s per target: wasm/fuzz/run.sh) ==="
 bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-60}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
 pass=$(grep -c 'no crash, leak or timeout' "$out/fuzz.log" || true)
 fail=$(grep -c 'FAILED (exit' "$out/fuzz.log" || true)

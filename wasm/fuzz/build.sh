@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native libFuzzer targets of Tandem's C job API (wasm/fuzz/fuzz_job.c over wasm/src):
-# fuzz-image, fuzz-video, fuzz-audio, into $TANDEM_CACHE/fuzz/<key>/bin, with Debian bookworm's
+# fuzz-image, fuzz-video, fuzz-audio, fuzz-stream and fuzz-pool, into $TANDEM_CACHE/fuzz/<key>/bin, with Debian bookworm's
 # clang 14. ffmpeg, zlib and libjpeg-turbo come from the same pinned sources as the wasm modules,
 # with the same ffmpeg components and, as in wasm, no assembly or SIMD, so the fuzzers run the C
 # paths the browser runs. Sanitizers:
@@ -70,9 +70,9 @@ else
   flog "libraries built in $(( $(date +%s) - t0 )) s"
 fi
 
-targets_key=$(cat "$here/fuzz_job.c" "$here/build.sh" "$here"/../src/*.c "$here"/../src/*.h | sha256sum | cut -c1-16)
+targets_key=$(cat "$here/fuzz_job.c" "$here/fuzz_pool.c" "$here/build.sh" "$here"/../src/*.c "$here"/../src/*.h | sha256sum | cut -c1-16)
 bin="$root/bin-$targets_key"
-if [ -x "$bin/fuzz-stream" ]; then
+if [ -x "$bin/fuzz-pool" ]; then
   flog "fuzz targets up to date (key $targets_key): skipped"
 else
   mkdir -p "$bin"
@@ -83,5 +83,12 @@ else
     $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,probe,resize,media,io}.c \
       -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -lm -lpthread -o "$bin/fuzz-$target"
   done
+  # The pool's queue under ThreadSanitizer (which cannot share a binary with AddressSanitizer);
+  # tandem_decode.c without coverage counters, which would race (see fuzz_pool.c).
+  flog "linking fuzz-pool (TSan + UBSan over the pool's queue in tandem_decode.c)"
+  $CC -c -fsanitize=thread,undefined -fno-sanitize-recover=undefined -g -O1 -DTD_NATIVE_POOL -I"$prefix/include" \
+    "$here/../src/tandem_decode.c" -o "$bin/tandem_decode_pool.o"
+  $CC -fsanitize=fuzzer,thread,undefined -fno-sanitize-recover=undefined -g -O1 -I"$prefix/include" "$here/fuzz_pool.c" \
+    "$bin/tandem_decode_pool.o" -lpthread -o "$bin/fuzz-pool"
 fi
 echo "$bin"

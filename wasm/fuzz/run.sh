@@ -6,14 +6,14 @@
 # input is kept under $TANDEM_CACHE/fuzz/artifacts. The corpus each target grows is kept under
 # $TANDEM_CACHE/fuzz/corpus-<target>, so later runs start deeper.
 #
-#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream ...]
+#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream|pool ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream)
+[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream pool)
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
 bin=$(bash "$here/build.sh" | tail -1)
 fixtures="$repo/test/fixtures/generated"
@@ -49,6 +49,11 @@ seed video "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mk
 seed stream "$fixtures"/*.{mp4,webm,mkv} -- '\x20\x20\x05\x01\x00\x00\x03\x00\x00\x00\x00\x00' \
   '\x10\x18\x01\x00\x02\x00\x07\x01\x03\x03\x00\x07' '\x30\x10\x29\x02\x05\x00\x02\x02\x01\x06\x04\x00'
 seed audio "$fixtures"/sine440.* -- '\x00\x03\x00\x10\x00\x00\x00\x00' '\x01\x04\xff\x0f\x01\x0a\x00\x00' '\x07\x07\x40\x00\x00\x00\x00\x00'
+# The pool target's input is a script (fuzz_pool.c): threads, then submit / wait / stop / yield steps.
+mkdir -p "$work/seed-pool"
+printf '\x01\x00\x04\x08\x0c\x10\x02\x06' > "$work/seed-pool/submit-and-wait"
+printf '\x03\x00\xe0\xe4\xe8\xec\x07\x00' > "$work/seed-pool/stop-while-busy"
+printf '\x04\x00\x04\x08\x02\x0c\x10' > "$work/seed-pool/thread-without-state"
 
 failed=()
 for target in "${targets[@]}"; do
@@ -58,7 +63,11 @@ for target in "${targets[@]}"; do
   log="$work/$target.log"
   echo "[fuzz] fuzz-$target for ${seconds} s (corpus $corpus)"
   set +e
-  "$bin/fuzz-$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2560 -max_len=1048576 -print_final_stats=1 \
+  max_len=1048576
+  [ "$target" = pool ] && max_len=256
+  # ThreadSanitizer (pool) reports libFuzzer's own crash handler as signal-unsafe; the crash itself is reported first.
+  TSAN_OPTIONS=report_signal_unsafe=0 \
+  "$bin/fuzz-$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2560 -max_len=$max_len -print_final_stats=1 \
     -artifact_prefix="$artifacts/$target-" "$corpus" "$work/seed-$target" "$here/regress/$target" >"$log" 2>&1
   rc=$?
   set -e

@@ -47,9 +47,17 @@ EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
   return job->status;
 }
 
-#ifdef __EMSCRIPTEN_PTHREADS__
+#if defined(__EMSCRIPTEN_PTHREADS__) || defined(TD_NATIVE_POOL)
 #include <stdatomic.h>
+#ifdef __EMSCRIPTEN_PTHREADS__
 #include <emscripten/threading.h>
+#define notify_state_waiters(state) __builtin_wasm_memory_atomic_notify(state, 0x7FFFFFFF)
+#define on_main_runtime_thread()    emscripten_is_main_runtime_thread()
+#else /* wasm/fuzz/fuzz_pool.c: the same queue natively, under ThreadSanitizer; the harness waits */
+void td_native_notify(int32_t *state);
+#define notify_state_waiters(state) td_native_notify(state)
+#define on_main_runtime_thread()    0
+#endif
 
 #define TD_MAX_THREADS 64
 
@@ -60,7 +68,7 @@ static int stopping;
 static atomic_int threads_alive;
 static void finish(td_job *job) {
   __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
-  __builtin_wasm_memory_atomic_notify(&job->state, 0x7FFFFFFF);
+  notify_state_waiters(&job->state);
 }
 
 static void *pool_thread(void *arg) {
@@ -78,7 +86,7 @@ static void *pool_thread(void *arg) {
     pthread_mutex_unlock(&queue_lock);
     if (!job) break;
     __atomic_store_n(&job->state, TD_STATE_RUNNING, __ATOMIC_SEQ_CST);
-    job->on_pool_thread = !emscripten_is_main_runtime_thread();
+    job->on_pool_thread = !on_main_runtime_thread();
     if (ok)
       td_decode_job(&worker, job);
     else {
@@ -110,10 +118,19 @@ EMSCRIPTEN_KEEPALIVE int td_pool_start(int n) {
   return atomic_load(&threads_alive);
 }
 
+/* A job submitted after td_pool_stop would wait forever for a thread: it ends at once as cancelled
+ * (found by wasm/fuzz/fuzz_pool.c). */
 EMSCRIPTEN_KEEPALIVE void td_submit(td_job *job) {
   job->state = TD_STATE_QUEUED;
   job->next = 0;
   pthread_mutex_lock(&queue_lock);
+  if (stopping) {
+    pthread_mutex_unlock(&queue_lock);
+    job->status = TD_E_CANCELLED;
+    strcpy(job->message, "decode pool stopped before this job was submitted");
+    finish(job);
+    return;
+  }
   if (queue_tail)
     queue_tail->next = (int32_t)(uintptr_t)job;
   else
@@ -142,4 +159,4 @@ EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
 
 EMSCRIPTEN_KEEPALIVE int td_pool_alive(void) { return atomic_load(&threads_alive); }
 
-#endif /* __EMSCRIPTEN_PTHREADS__ */
+#endif /* __EMSCRIPTEN_PTHREADS__ || TD_NATIVE_POOL */
