@@ -26,6 +26,17 @@
 #define MAX_SOURCE_RATE          768000
 #define SEEK_GAP_MS              1000
 
+/* Timestamp arithmetic that saturates: a damaged file's timestamps can be anywhere in int64, and a
+ * plain sum or difference of two of them is undefined behaviour in C (found by fuzz-video). */
+static int64_t ts_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static int64_t ts_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 /* ---- opening a container and its best stream ------------------------------------------------- */
 
 typedef struct media {
@@ -309,7 +320,7 @@ int td_decode_audio(td_worker *w, td_job *job) {
   const int64_t start_us = (int64_t)job->start_ms * 1000;
   if (start_us > 0) {
     /* Lands on a packet at or before the offset; samples before it are dropped below. */
-    int64_t ts = m.start + av_rescale_q(start_us, AV_TIME_BASE_Q, tb);
+    int64_t ts = ts_add(m.start, av_rescale_q(start_us, AV_TIME_BASE_Q, tb));
     if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
   }
   AVFrame *f = w->frame;
@@ -321,8 +332,8 @@ int td_decode_audio(td_worker *w, td_job *job) {
       goto done;
     }
     int64_t pts = f->best_effort_timestamp;
-    int64_t t_us = pts == AV_NOPTS_VALUE ? decoded_end_us : av_rescale_q(pts - m.start, tb, AV_TIME_BASE_Q);
-    int64_t end_us = t_us + av_rescale(f->nb_samples, AV_TIME_BASE, f->sample_rate > 0 ? f->sample_rate : 1);
+    int64_t t_us = pts == AV_NOPTS_VALUE ? decoded_end_us : av_rescale_q(ts_sub(pts, m.start), tb, AV_TIME_BASE_Q);
+    int64_t end_us = ts_add(t_us, av_rescale(f->nb_samples, AV_TIME_BASE, f->sample_rate > 0 ? f->sample_rate : 1));
     if (end_us > decoded_end_us) decoded_end_us = end_us;
     if (!started && end_us <= start_us) {
       av_frame_unref(f);
@@ -354,7 +365,7 @@ int td_decode_audio(td_worker *w, td_job *job) {
         goto done;
       }
       /* Output sample 0 is at t_us; drop those before the requested offset. */
-      skip = start_us > t_us ? av_rescale(start_us - t_us, job->sample_rate, AV_TIME_BASE) : 0;
+      skip = start_us > t_us ? av_rescale(ts_sub(start_us, t_us), job->sample_rate, AV_TIME_BASE) : 0;
     } else if (f->format != in_format || f->sample_rate != in_rate || f->ch_layout.nb_channels != in_channels) {
       st = td_fail(job, TD_E_CORRUPT, 0, "the audio format changes mid-stream");
       goto done;
@@ -438,7 +449,7 @@ static int emit(clip *c, const AVFrame *f, target *t) {
   if (r != TD_OK) return td_fail(c->job, r, 0, r == TD_E_BAD_REQUEST ? "crop box outside the frame" : "cannot scale the frame");
   if (c->pts_out) {
     int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? c->m->start : f->best_effort_timestamp;
-    int64_t ms = av_rescale_q(pts - c->m->start, c->m->st->time_base, (AVRational){1, 1000});
+    int64_t ms = av_rescale_q(ts_sub(pts, c->m->start), c->m->st->time_base, (AVRational){1, 1000});
     c->pts_out[t->slot] = ms > INT_MAX ? INT_MAX : ms < INT_MIN ? INT_MIN : (int32_t)ms;
   }
   t->done = 1;
@@ -511,7 +522,7 @@ int td_decode_video(td_worker *w, td_job *job) {
   int64_t reached = INT64_MIN;
   int seeks_left = n + 8;
   if (mode != TD_SELECT_INDICES && targets[0].key > 0) {
-    int64_t ts = m.start + av_rescale_q(targets[0].key, ms_tb, tb);
+    int64_t ts = ts_add(m.start, av_rescale_q(targets[0].key, ms_tb, tb));
     if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
   }
   while (j < n) {
@@ -527,8 +538,8 @@ int td_decode_video(td_worker *w, td_job *job) {
       continue;
     }
     /* Time modes: the frame shown at time t is the last one whose pts is <= t. */
-    int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? last_pts + 1 : f->best_effort_timestamp;
-    while (j < n && m.start + av_rescale_q(targets[j].key, ms_tb, tb) < pts) {
+    int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? ts_add(last_pts, 1) : f->best_effort_timestamp;
+    while (j < n && ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb)) < pts) {
       if ((st = emit(&c, prev->buf[0] ? prev : f, &targets[j])) != TD_OK) goto done;
       j++;
     }
@@ -538,8 +549,8 @@ int td_decode_video(td_worker *w, td_job *job) {
     av_frame_move_ref(prev, f);
     /* Far from the next target with a keyframe in between: seek instead of decoding the gap. */
     if (j < n) {
-      int64_t next_ts = m.start + av_rescale_q(targets[j].key, ms_tb, tb);
-      if (next_ts - pts > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
+      int64_t next_ts = ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb));
+      if (ts_sub(next_ts, pts) > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
         int e = avformat_index_get_entries_count(m.st) > 0 ? 0 : -1;
         const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m.st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
         /* Read the entry now: seeking can add index entries, which moves the array it lives in. */
@@ -561,7 +572,7 @@ int td_decode_video(td_worker *w, td_job *job) {
   /* At the end: times within the last frame's display interval still show it. */
   if (mode != TD_SELECT_INDICES && prev->buf[0]) {
     int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : fps.num > 0 ? av_rescale_q(1, av_inv_q(fps), tb) : 0;
-    while (j < n && m.start + av_rescale_q(targets[j].key, ms_tb, tb) < last_pts + dur) {
+    while (j < n && ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb)) < ts_add(last_pts, dur)) {
       if ((st = emit(&c, prev, &targets[j])) != TD_OK) goto done;
       j++;
     }
