@@ -48,6 +48,9 @@ typedef struct media {
   int64_t start; /* the stream's first timestamp, in its time base */
 } media;
 
+/* A time in ms from the stream's start, as a timestamp in its time base. */
+static int64_t stream_ts(const media *m, int64_t ms) { return ts_add(m->start, av_rescale_q(ms, (AVRational){1, 1000}, m->st->time_base)); }
+
 static void media_close(media *m) {
   avcodec_free_context(&m->dec);
   avformat_close_input(&m->fmt); /* leaves a custom pb alone */
@@ -522,7 +525,7 @@ int td_decode_video(td_worker *w, td_job *job) {
   int64_t reached = INT64_MIN;
   int seeks_left = n + 8;
   if (mode != TD_SELECT_INDICES && targets[0].key > 0) {
-    int64_t ts = ts_add(m.start, av_rescale_q(targets[0].key, ms_tb, tb));
+    int64_t ts = stream_ts(&m, targets[0].key);
     if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
   }
   while (j < n) {
@@ -539,7 +542,7 @@ int td_decode_video(td_worker *w, td_job *job) {
     }
     /* Time modes: the frame shown at time t is the last one whose pts is <= t. */
     int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? ts_add(last_pts, 1) : f->best_effort_timestamp;
-    while (j < n && ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb)) < pts) {
+    while (j < n && stream_ts(&m, targets[j].key) < pts) {
       if ((st = emit(&c, prev->buf[0] ? prev : f, &targets[j])) != TD_OK) goto done;
       j++;
     }
@@ -549,7 +552,7 @@ int td_decode_video(td_worker *w, td_job *job) {
     av_frame_move_ref(prev, f);
     /* Far from the next target with a keyframe in between: seek instead of decoding the gap. */
     if (j < n) {
-      int64_t next_ts = ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb));
+      int64_t next_ts = stream_ts(&m, targets[j].key);
       if (ts_sub(next_ts, pts) > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
         int e = avformat_index_get_entries_count(m.st) > 0 ? 0 : -1;
         const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m.st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
@@ -572,7 +575,7 @@ int td_decode_video(td_worker *w, td_job *job) {
   /* At the end: times within the last frame's display interval still show it. */
   if (mode != TD_SELECT_INDICES && prev->buf[0]) {
     int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : fps.num > 0 ? av_rescale_q(1, av_inv_q(fps), tb) : 0;
-    while (j < n && ts_add(m.start, av_rescale_q(targets[j].key, ms_tb, tb)) < ts_add(last_pts, dur)) {
+    while (j < n && stream_ts(&m, targets[j].key) < ts_add(last_pts, dur)) {
       if ((st = emit(&c, prev, &targets[j])) != TD_OK) goto done;
       j++;
     }

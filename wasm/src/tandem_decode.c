@@ -70,6 +70,11 @@ static void finish(td_job *job) {
   __atomic_store_n(&job->state, TD_STATE_DONE, __ATOMIC_SEQ_CST);
   notify_state_waiters(&job->state);
 }
+static void cancel(td_job *job, const char *why) {
+  job->status = TD_E_CANCELLED;
+  strcpy(job->message, why);
+  finish(job);
+}
 
 static void *pool_thread(void *arg) {
   (void)arg;
@@ -126,9 +131,7 @@ EMSCRIPTEN_KEEPALIVE void td_submit(td_job *job) {
   pthread_mutex_lock(&queue_lock);
   if (stopping) {
     pthread_mutex_unlock(&queue_lock);
-    job->status = TD_E_CANCELLED;
-    strcpy(job->message, "decode pool stopped before this job was submitted");
-    finish(job);
+    cancel(job, "decode pool stopped before this job was submitted");
     return;
   }
   if (queue_tail)
@@ -150,9 +153,7 @@ EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
   pthread_mutex_unlock(&queue_lock);
   while (job) {
     td_job *next = (td_job *)(uintptr_t)job->next;
-    job->status = TD_E_CANCELLED;
-    strcpy(job->message, "decode pool stopped before this job ran");
-    finish(job);
+    cancel(job, "decode pool stopped before this job ran");
     job = next;
   }
 }
