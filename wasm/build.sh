@@ -57,7 +57,7 @@ TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c)   # Tandem's own SIMD128 code, 
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
-ffmpeg_key() { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1") | sha256sum | cut -c1-16; }
+ffmpeg_key() { { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1"); ffmpeg_patches_text; } | sha256sum | cut -c1-16; }
 turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}" "${TURBOJPEG_ADDED[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
 module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
@@ -99,6 +99,7 @@ build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
   wlog "unpacking ffmpeg and zlib sources ($variant)"
   local work="$build_root/ffmpeg-$key"; rm -rf "$work"; mkdir -p "$work"
   tar -xf "$TANDEM_CACHE/sources/$FFMPEG_ORIG" -C "$work"; mv "$work"/ffmpeg-* "$work/ffmpeg"
+  apply_ffmpeg_patches "$work/ffmpeg"
   tar -xf "$TANDEM_CACHE/sources/$ZLIB_ORIG" -C "$work"; mv "$work"/zlib-* "$work/zlib"
   wlog "building zlib with emcc ($variant)"
   in_chroot "cd /build/ffmpeg-$key/zlib && CFLAGS='$cflags' emconfigure ./configure --static --prefix=$prefix >/dev/null && emmake make -j$(nproc) install >/dev/null 2>&1"

@@ -7,3 +7,16 @@ FFMPEG_CONFIG_TAIL=(
   --enable-parser=h264,vp8,vp9,mjpeg,aac,mpegaudio,flac,opus,vorbis
   --enable-bsf=h264_mp4toannexb,vp9_superframe_split
 )
+
+# Tandem's patches to ffmpeg (wasm/ffmpeg/), applied to the unpacked sources of both builds; their
+# text is part of both cache keys.
+FFMPEG_PATCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ffmpeg"
+FFMPEG_PATCHES=(metadata-bounds.patch)
+ffmpeg_patches_text() { local p; for p in "${FFMPEG_PATCHES[@]}"; do cat "$FFMPEG_PATCH_DIR/$p"; done; }
+apply_ffmpeg_patches() { # unpacked ffmpeg tree; prints each patch to stderr
+  command -v patch >/dev/null || { echo "patch missing (apt-get install patch)" >&2; return 1; }
+  local p; for p in "${FFMPEG_PATCHES[@]}"; do
+    echo "applying wasm/ffmpeg/$p" >&2
+    patch -d "$1" -p1 --quiet --forward < "$FFMPEG_PATCH_DIR/$p" || { echo "wasm/ffmpeg/$p does not apply" >&2; return 1; }
+  done
+}

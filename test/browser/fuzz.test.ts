@@ -8,6 +8,7 @@ import {
   timeLimitFailsTheItem,
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -21,6 +22,11 @@ describe('decoder robustness (Chromium)', () => {
   it('a job over its time limit fails alone as over-budget', () => withPool(2, (p) => timeLimitFailsTheItem(p, load)), 60_000);
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it("a damaged JPEG does not poison its thread's decoder", () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)));
+  it(
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags) decode like the media alone',
+    () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
   it(
     'a seeded mutational fuzz pass over every fixture kind ends every case',
     () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })),

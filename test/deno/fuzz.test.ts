@@ -9,6 +9,7 @@ import {
   timeLimitFailsTheItem,
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
@@ -33,6 +34,11 @@ Deno.test({
   name: "a damaged JPEG does not poison its thread's decoder",
   ...opts,
   fn: () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)),
+});
+Deno.test({
+  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags) decode like the media alone',
+  ...opts,
+  fn: () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
 });
 Deno.test({
   name: 'a seeded mutational fuzz pass over every fixture kind ends every case',

@@ -11,6 +11,7 @@ import {
   timeLimitFailsTheItem,
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
 
@@ -37,6 +38,11 @@ describe('decoder robustness (Node)', () => {
   }
   it('forged headers (absurd WAV rates and channel counts, video over its limits) fail as too-large', () =>
     withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
+  it(
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags) decode like the media alone',
+    () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
   it(
     'a seeded mutational fuzz pass over every fixture kind ends every case',
     () =>

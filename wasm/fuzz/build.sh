@@ -39,7 +39,7 @@ FFMPEG_NATIVE=(
 
 ensure_sources >&2
 libs_key=$(printf '%s\n' "$FFMPEG_SHA256" "$ZLIB_SHA256" "$LIBJPEG_TURBO_SHA256" "$($CC --version | head -1)" "$LIB_SAN" \
-  "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" | sha256sum | cut -c1-16)
+  "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" "$(ffmpeg_patches_text)" | sha256sum | cut -c1-16)
 root="$TANDEM_CACHE/fuzz/libs-$libs_key"
 prefix="$root/prefix"
 if [ -f "$prefix/.done" ]; then
@@ -48,6 +48,7 @@ else
   t0=$(date +%s)
   rm -rf "$root"; mkdir -p "$root/work"
   tar -xf "$TANDEM_CACHE/sources/$FFMPEG_ORIG" -C "$root/work"; mv "$root/work"/ffmpeg-* "$root/work/ffmpeg"
+  apply_ffmpeg_patches "$root/work/ffmpeg"
   tar -xf "$TANDEM_CACHE/sources/$ZLIB_ORIG" -C "$root/work"; mv "$root/work"/zlib-* "$root/work/zlib"
   tar -xzf "$TANDEM_CACHE/sources/$LIBJPEG_TURBO_ORIG" -C "$root/work"; mv "$root/work"/libjpeg-turbo-* "$root/work/libjpeg-turbo"
   flog "building zlib with $CC and ASan"

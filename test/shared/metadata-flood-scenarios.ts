@@ -1,0 +1,183 @@
+// Files that carry tens of thousands of metadata entries around valid media. libav keeps metadata
+// in a flat list searched on every insert, so before wasm/ffmpeg/metadata-bounds.patch such a file
+// held a pool thread for a time quadratic (PNG, FLAC) or cubic (Matroska tags) in its size: a
+// 1.4 MB FLAC about a minute, a 560 KB WebM several minutes, with no way to stop the thread.
+// Each file below decodes to the same samples as the same media without the flood.
+import type { DecodePool } from '../../src/decode/index.ts';
+import { crc32, encodePng } from '../../src/synthetic/index.ts';
+import { check } from './assert.ts';
+import type { FixtureLoader } from './media-scenarios.ts';
+
+/** Well past where the unpatched decoder took over a minute, yet quick to build and to read. */
+const FLAC_COMMENTS = 120_000;
+const PNG_TEXT_CHUNKS = 200_000;
+const MKV_TAGS = 8_000;
+/** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
+const TIME_LIMIT_SECONDS = 20;
+
+const ascii = (text: string) => new TextEncoder().encode(text);
+const concat = (parts: Uint8Array[]) => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+};
+
+/** The FLAC fixture with a VORBIS_COMMENT block of `count` distinct KEYn=v comments after STREAMINFO. */
+export function floodFlac(flac: Uint8Array, count: number): Uint8Array {
+  if (String.fromCharCode(...flac.subarray(0, 4)) !== 'fLaC' || (flac[4]! & 0x7f) !== 0) throw new Error('flood: no STREAMINFO first');
+  const comments = Array.from({ length: count }, (_, i) => ascii(`KEY${i}=v`));
+  const body = new Uint8Array(8 + 4 + comments.reduce((n, c) => n + 4 + c.length, 0));
+  const view = new DataView(body.buffer);
+  view.setUint32(0, 4, true); // vendor string length, then "none"
+  body.set(ascii('none'), 4);
+  view.setUint32(8, count, true);
+  let at = 12;
+  for (const c of comments) {
+    view.setUint32(at, c.length, true);
+    body.set(c, at + 4);
+    at += 4 + c.length;
+  }
+  if (body.length >= 2 ** 24) throw new Error('flood: comment block over 16 MiB');
+  const wasLast = flac[4]! & 0x80;
+  const header = Uint8Array.of(wasLast | 4, body.length >> 16, (body.length >> 8) & 0xff, body.length & 0xff);
+  const out = concat([flac.subarray(0, 42), header, body, flac.subarray(42)]);
+  out[4] = out[4]! & 0x7f; // STREAMINFO is no longer the last block
+  return out;
+}
+
+/** A 4×4 RGB PNG with `count` tEXt chunks of distinct keywords between IHDR and IDAT. */
+export function floodPng(pixels: Uint8Array, count: number): Uint8Array {
+  const png = encodePng(pixels, 4, 4);
+  const ihdrEnd = 8 + 12 + 13;
+  const chunks = Array.from({ length: count }, (_, i) => {
+    const data = ascii(`tEXtK${i}\0v`);
+    const chunk = new Uint8Array(8 + data.length);
+    const view = new DataView(chunk.buffer);
+    view.setUint32(0, data.length - 4);
+    chunk.set(data, 4);
+    view.setUint32(4 + data.length, crc32(data));
+    return chunk;
+  });
+  return concat([png.subarray(0, ihdrEnd), ...chunks, png.subarray(ihdrEnd)]);
+}
+
+/** An EBML element: its ID's bytes, an 8-byte size, the payload. */
+function ebml(id: number[], payload: Uint8Array): Uint8Array {
+  const size = new Uint8Array(8);
+  size[0] = 1;
+  new DataView(size.buffer).setUint32(4, payload.length);
+  return concat([Uint8Array.from(id), size, payload]);
+}
+
+/**
+ * The WebM fixture's EBML header, Info, Tracks and first Cluster in a fresh Segment (no SeekHead,
+ * no Cues: read in order), with `count` Tag elements of distinct names before the Cluster.
+ */
+export function floodWebm(webm: Uint8Array, count: number): Uint8Array {
+  const elements = topLevel(webm);
+  const header = elements.find((e) => e.id === 0x1a45dfa3);
+  const segment = elements.find((e) => e.id === 0x18538067);
+  if (!header || !segment) throw new Error('flood: not a Matroska file');
+  const inner = topLevel(webm, segment.payload, segment.end);
+  const pick = (id: number) => {
+    const e = inner.find((x) => x.id === id);
+    if (!e) throw new Error(`flood: no element 0x${id.toString(16)}`);
+    return webm.subarray(e.start, e.end);
+  };
+  // Tags without a target describe the whole file: each one is converted into its metadata.
+  const simpleTag = (i: number) => ebml([0x67, 0xc8], concat([ebml([0x45, 0xa3], ascii(`K${i}`)), ebml([0x44, 0x87], ascii('v'))]));
+  const tags = Array.from({ length: count }, (_, i) => ebml([0x73, 0x73], simpleTag(i)));
+  const body = concat([pick(0x1549a966), pick(0x1654ae6b), ebml([0x12, 0x54, 0xc3, 0x67], concat(tags)), pick(0x1f43b675)]);
+  return concat([webm.subarray(header.start, header.end), ebml([0x18, 0x53, 0x80, 0x67], body)]);
+}
+
+interface Element {
+  id: number;
+  start: number;
+  payload: number;
+  end: number;
+}
+/** The elements from `from` to `to`, one level (IDs keep their length marker, as the spec writes them). */
+function topLevel(b: Uint8Array, from = 0, to = b.length): Element[] {
+  const vint = (at: number, keepMarker: boolean) => {
+    const first = b[at]!;
+    let length = 1;
+    while (length <= 8 && !(first & (0x80 >> (length - 1)))) length++;
+    let value = keepMarker ? first : first & ((0x80 >> (length - 1)) - 1);
+    for (let i = 1; i < length; i++) value = value * 256 + b[at + i]!;
+    return { value, length };
+  };
+  const out: Element[] = [];
+  for (let at = from; at < to; ) {
+    const id = vint(at, true);
+    const size = vint(at + id.length, false);
+    const payload = at + id.length + size.length;
+    out.push({ id: id.value, start: at, payload, end: payload + size.value });
+    at = payload + size.value;
+  }
+  return out;
+}
+
+const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * Each flooded file decodes, within the time limit, to the same bytes as the same media without
+ * the flood; with the flood left in an unbounded decoder the audio and video jobs fail as
+ * over-budget and the image job runs past the test's timeout.
+ */
+export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const flac = await load('sine440.flac');
+  const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: TIME_LIMIT_SECONDS };
+  const audioOf = async (bytes: Uint8Array) => {
+    const buffer = pool.allocate(audio.maxFrames * 4);
+    try {
+      const info = await pool.decodeAudio(bytes, buffer, audio);
+      return { frames: info.framesWritten, bytes: buffer.bytes.slice() };
+    } finally {
+      buffer.free();
+    }
+  };
+  const plainAudio = await audioOf(flac);
+  const floodedAudio = await audioOf(floodFlac(flac, FLAC_COMMENTS));
+  check(plainAudio.frames === audio.maxFrames, `the FLAC fixture gave ${plainAudio.frames} frames`);
+  check(
+    floodedAudio.frames === plainAudio.frames && same(floodedAudio.bytes, plainAudio.bytes),
+    'a FLAC with 120k comments decodes like the fixture',
+  );
+
+  const pixels = Uint8Array.from({ length: 4 * 4 * 3 }, (_, i) => (i * 37) % 256);
+  const imageOf = async (bytes: Uint8Array) => {
+    const buffer = pool.allocate(pixels.length);
+    try {
+      await pool.decodeInto(bytes, buffer, { width: 4, height: 4 });
+      return buffer.bytes.slice();
+    } finally {
+      buffer.free();
+    }
+  };
+  check(same(await imageOf(floodPng(pixels, 0)), pixels), 'the plain PNG decodes to its pixels');
+  check(same(await imageOf(floodPng(pixels, PNG_TEXT_CHUNKS)), pixels), 'a PNG with 200k tEXt chunks decodes to its pixels');
+
+  const webm = await load('testsrc.vp9.webm');
+  const video = { width: 32, height: 24, frames: { indices: [0, 1] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
+  const videoOf = async (bytes: Uint8Array) => {
+    const buffer = pool.allocate(2 * 32 * 24 * 3);
+    try {
+      const info = await pool.decodeVideo(bytes, buffer, video);
+      return { frames: info.framesWritten, bytes: buffer.bytes.slice() };
+    } finally {
+      buffer.free();
+    }
+  };
+  const plainVideo = await videoOf(floodWebm(webm, 0));
+  const floodedVideo = await videoOf(floodWebm(webm, MKV_TAGS));
+  check(plainVideo.frames === 2 && plainVideo.bytes.some((v) => v !== 0), `the re-wrapped WebM gave ${plainVideo.frames} frames`);
+  check(
+    floodedVideo.frames === 2 && same(floodedVideo.bytes, plainVideo.bytes),
+    'a WebM with 8000 tags decodes like the same WebM without them',
+  );
+}
