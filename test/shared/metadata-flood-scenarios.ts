@@ -1,7 +1,9 @@
 // Files that carry tens of thousands of metadata entries around valid media. libav keeps metadata
-// in a flat list searched on every insert, so before wasm/ffmpeg/metadata-bounds.patch such a file
-// held a pool thread for a time quadratic (PNG, FLAC) or cubic (Matroska tags) in its size: a
-// 1.4 MB FLAC about a minute, a 560 KB WebM several minutes, with no way to stop the thread.
+// and chapters in flat lists searched on every insert, appends to a repeated key by copying the
+// whole value, and follows EXIF directories that point at each other, so before
+// wasm/ffmpeg/metadata-bounds.patch such a file held a pool thread for a time quadratic (PNG, FLAC,
+// Matroska chapters), cubic (Matroska tags) or worse (EXIF) in its size: a 1.4 MB FLAC about a
+// minute, a 560 KB WebM or a 12 KB WebP several minutes, with no way to stop the thread.
 // Each file below decodes to the same samples as the same media without the flood.
 import type { DecodePool } from '../../src/decode/index.ts';
 import { crc32, encodePng } from '../../src/synthetic/index.ts';
@@ -10,8 +12,11 @@ import type { FixtureLoader } from './media-scenarios.ts';
 
 /** Well past where the unpatched decoder took over a minute, yet quick to build and to read. */
 const FLAC_COMMENTS = 120_000;
+const FLAC_REPEATED_COMMENTS = 300_000;
+const EXIF_IFD_POINTERS = 2_000;
 const PNG_TEXT_CHUNKS = 200_000;
 const MKV_TAGS = 8_000;
+const MKV_CHAPTERS = 300_000;
 /** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
 const TIME_LIMIT_SECONDS = 20;
 
@@ -26,10 +31,13 @@ const concat = (parts: Uint8Array[]) => {
   return out;
 };
 
-/** The FLAC fixture with a VORBIS_COMMENT block of `count` distinct KEYn=v comments after STREAMINFO. */
-export function floodFlac(flac: Uint8Array, count: number): Uint8Array {
+/**
+ * The FLAC fixture with a VORBIS_COMMENT block of `count` comments after STREAMINFO: distinct
+ * KEYn=v, or with `repeatKey` the same key every time.
+ */
+export function floodFlac(flac: Uint8Array, count: number, repeatKey = false): Uint8Array {
   if (String.fromCharCode(...flac.subarray(0, 4)) !== 'fLaC' || (flac[4]! & 0x7f) !== 0) throw new Error('flood: no STREAMINFO first');
-  const comments = Array.from({ length: count }, (_, i) => ascii(`KEY${i}=v`));
+  const comments = Array.from({ length: count }, (_, i) => ascii(repeatKey ? 'K=v' : `KEY${i}=v`));
   const body = new Uint8Array(8 + 4 + comments.reduce((n, c) => n + 4 + c.length, 0));
   const view = new DataView(body.buffer);
   view.setUint32(0, 4, true); // vendor string length, then "none"
@@ -65,19 +73,68 @@ export function floodPng(pixels: Uint8Array, count: number): Uint8Array {
   return concat([png.subarray(0, ihdrEnd), ...chunks, png.subarray(ihdrEnd)]);
 }
 
-/** An EBML element: its ID's bytes, an 8-byte size, the payload. */
+/**
+ * A lossless WebP (simple format, one VP8L chunk) rewritten in the extended format with an EXIF
+ * chunk whose first directory holds `entries` pointers to itself (`entries` 0: no EXIF chunk).
+ */
+export function floodWebpExif(webp: Uint8Array, entries: number): Uint8Array {
+  const riff = new DataView(webp.buffer, webp.byteOffset, webp.byteLength);
+  if (String.fromCharCode(...webp.subarray(12, 16)) !== 'VP8L') throw new Error('flood: not a simple lossless WebP');
+  const vp8lSize = riff.getUint32(16, true);
+  const vp8l = webp.subarray(12, 20 + vp8lSize + (vp8lSize & 1));
+  const size = riff.getUint32(21, true); // 14 bits width - 1, 14 bits height - 1
+  const chunk = (fourcc: string, payload: Uint8Array) => {
+    const out = new Uint8Array(8 + payload.length + (payload.length & 1));
+    out.set(ascii(fourcc));
+    new DataView(out.buffer).setUint32(4, payload.length, true);
+    out.set(payload, 8);
+    return out;
+  };
+  const vp8x = new Uint8Array(11); // 10 bytes, and one spare for the 32-bit writes below
+  const header = new DataView(vp8x.buffer);
+  vp8x[0] = entries > 0 ? 0x08 : 0; // the EXIF flag
+  header.setUint32(4, size & 0x3fff, true); // canvas width - 1 (24 bits; the fourth byte is overwritten next)
+  header.setUint32(7, (size >>> 14) & 0x3fff, true); // canvas height - 1 (24 bits, then one spare byte)
+  const parts = [ascii('WEBP'), chunk('VP8X', vp8x.subarray(0, 10)), vp8l];
+  if (entries > 0) {
+    // Little-endian TIFF: the first directory at offset 8, each entry an Exif IFD pointer (0x8769,
+    // LONG, count 1) back to offset 8.
+    const tiff = new Uint8Array(8 + 2 + entries * 12 + 4);
+    const t = new DataView(tiff.buffer);
+    tiff.set(ascii('II*\0'));
+    t.setUint32(4, 8, true);
+    t.setUint16(8, entries, true);
+    for (let i = 0; i < entries; i++) {
+      const at = 10 + i * 12;
+      t.setUint16(at, 0x8769, true);
+      t.setUint16(at + 2, 4, true);
+      t.setUint32(at + 4, 1, true);
+      t.setUint32(at + 8, 8, true);
+    }
+    parts.push(chunk('EXIF', tiff));
+  }
+  const body = concat(parts);
+  const out = concat([ascii('RIFF'), new Uint8Array(4), body]);
+  new DataView(out.buffer).setUint32(4, body.length, true);
+  return out;
+}
+
+/** An EBML element: its ID's bytes, its size (one byte when it fits, else eight), the payload. */
 function ebml(id: number[], payload: Uint8Array): Uint8Array {
+  if (payload.length < 0x7f) return concat([Uint8Array.from(id), Uint8Array.of(0x80 | payload.length), payload]);
   const size = new Uint8Array(8);
   size[0] = 1;
   new DataView(size.buffer).setUint32(4, payload.length);
   return concat([Uint8Array.from(id), size, payload]);
 }
+/** An unsigned integer payload of three bytes. */
+const uint24 = (value: number) => Uint8Array.of(value >> 16, (value >> 8) & 0xff, value & 0xff);
 
 /**
  * The WebM fixture's EBML header, Info, Tracks and first Cluster in a fresh Segment (no SeekHead,
- * no Cues: read in order), with `count` Tag elements of distinct names before the Cluster.
+ * no Cues: read in order), with `extra` (whole level-1 elements) before the Cluster.
  */
-export function floodWebm(webm: Uint8Array, count: number): Uint8Array {
+function rewrapWebm(webm: Uint8Array, extra: Uint8Array): Uint8Array {
   const elements = topLevel(webm);
   const header = elements.find((e) => e.id === 0x1a45dfa3);
   const segment = elements.find((e) => e.id === 0x18538067);
@@ -88,11 +145,30 @@ export function floodWebm(webm: Uint8Array, count: number): Uint8Array {
     if (!e) throw new Error(`flood: no element 0x${id.toString(16)}`);
     return webm.subarray(e.start, e.end);
   };
+  const body = concat([pick(0x1549a966), pick(0x1654ae6b), extra, pick(0x1f43b675)]);
+  return concat([webm.subarray(header.start, header.end), ebml([0x18, 0x53, 0x80, 0x67], body)]);
+}
+
+/** The WebM fixture with `count` Tag elements of distinct names (`count` 0: no Tags element). */
+export function floodWebm(webm: Uint8Array, count: number): Uint8Array {
+  if (count === 0) return rewrapWebm(webm, new Uint8Array(0));
   // Tags without a target describe the whole file: each one is converted into its metadata.
   const simpleTag = (i: number) => ebml([0x67, 0xc8], concat([ebml([0x45, 0xa3], ascii(`K${i}`)), ebml([0x44, 0x87], ascii('v'))]));
   const tags = Array.from({ length: count }, (_, i) => ebml([0x73, 0x73], simpleTag(i)));
-  const body = concat([pick(0x1549a966), pick(0x1654ae6b), ebml([0x12, 0x54, 0xc3, 0x67], concat(tags)), pick(0x1f43b675)]);
-  return concat([webm.subarray(header.start, header.end), ebml([0x18, 0x53, 0x80, 0x67], body)]);
+  return rewrapWebm(webm, ebml([0x12, 0x54, 0xc3, 0x67], concat(tags)));
+}
+
+/**
+ * The WebM fixture with one edition of `count` chapters whose start times rise while their UIDs
+ * fall: every chapter after the first has an ID out of order, which libav answered by searching
+ * all the chapters before it.
+ */
+export function floodWebmChapters(webm: Uint8Array, count: number): Uint8Array {
+  const atom = (i: number) => ebml([0xb6], concat([ebml([0x73, 0xc4], uint24(count - i)), ebml([0x91], uint24(i + 1))]));
+  const size = atom(0).length; // every atom has the same size: written in place, not concatenated
+  const atoms = new Uint8Array(count * size);
+  for (let i = 0; i < count; i++) atoms.set(atom(i), i * size);
+  return rewrapWebm(webm, ebml([0x10, 0x43, 0xa7, 0x70], ebml([0x45, 0xb9], atoms)));
 }
 
 interface Element {
@@ -148,6 +224,11 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
     floodedAudio.frames === plainAudio.frames && same(floodedAudio.bytes, plainAudio.bytes),
     'a FLAC with 120k comments decodes like the fixture',
   );
+  const repeatedAudio = await audioOf(floodFlac(flac, FLAC_REPEATED_COMMENTS, true));
+  check(
+    repeatedAudio.frames === plainAudio.frames && same(repeatedAudio.bytes, plainAudio.bytes),
+    'a FLAC with 300k comments of one key decodes like the fixture',
+  );
 
   const pixels = Uint8Array.from({ length: 4 * 4 * 3 }, (_, i) => (i * 37) % 256);
   const imageOf = async (bytes: Uint8Array) => {
@@ -161,6 +242,26 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   };
   check(same(await imageOf(floodPng(pixels, 0)), pixels), 'the plain PNG decodes to its pixels');
   check(same(await imageOf(floodPng(pixels, PNG_TEXT_CHUNKS)), pixels), 'a PNG with 200k tEXt chunks decodes to its pixels');
+
+  const webp = await load('lossless.webp');
+  const webpOf = async (bytes: Uint8Array) => {
+    const buffer = pool.allocate(16 * 16 * 3);
+    try {
+      await pool.decodeInto(bytes, buffer, { width: 16, height: 16 });
+      return buffer.bytes.slice();
+    } finally {
+      buffer.free();
+    }
+  };
+  const plainWebp = await webpOf(floodWebpExif(webp, 0));
+  check(
+    plainWebp.some((v) => v !== 0) && same(plainWebp, await webpOf(webp)),
+    'the WebP re-wrapped in the extended format decodes like the fixture',
+  );
+  check(
+    same(await webpOf(floodWebpExif(webp, EXIF_IFD_POINTERS)), plainWebp),
+    `a WebP whose EXIF directory points at itself ${EXIF_IFD_POINTERS} times decodes like the same WebP without EXIF`,
+  );
 
   const webm = await load('testsrc.vp9.webm');
   const video = { width: 32, height: 24, frames: { indices: [0, 1] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
@@ -179,5 +280,10 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   check(
     floodedVideo.frames === 2 && same(floodedVideo.bytes, plainVideo.bytes),
     'a WebM with 8000 tags decodes like the same WebM without them',
+  );
+  const chapteredVideo = await videoOf(floodWebmChapters(webm, MKV_CHAPTERS));
+  check(
+    chapteredVideo.frames === 2 && same(chapteredVideo.bytes, plainVideo.bytes),
+    `a WebM with ${MKV_CHAPTERS} chapters out of order decodes like the same WebM without them`,
   );
 }
