@@ -23,7 +23,7 @@ describe('decoder robustness (Chromium)', () => {
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it("a damaged JPEG does not poison its thread's decoder", () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)));
   it(
-    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags and chapters) decode like the media alone',
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
     () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
     60_000,
   );

@@ -36,7 +36,7 @@ Deno.test({
   fn: () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)),
 });
 Deno.test({
-  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags and chapters) decode like the media alone',
+  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
   ...opts,
   fn: () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
 });

@@ -2,8 +2,9 @@
 // and chapters in flat lists searched on every insert, appends to a repeated key by copying the
 // whole value, and follows EXIF directories that point at each other, so before
 // wasm/ffmpeg/metadata-bounds.patch such a file held a pool thread for a time quadratic (PNG, FLAC,
-// Matroska chapters), cubic (Matroska tags) or worse (EXIF) in its size: a 1.4 MB FLAC about a
-// minute, a 560 KB WebM or a 12 KB WebP several minutes, with no way to stop the thread.
+// Matroska chapters and cues), cubic (Matroska tags) or worse (EXIF) in its size: a 1.4 MB FLAC
+// about a minute, a 560 KB WebM several minutes, a 24 KB WebP over a minute, with no way to stop
+// the thread.
 // Each file below decodes to the same samples as the same media without the flood.
 import type { DecodePool } from '../../src/decode/index.ts';
 import { crc32, encodePng } from '../../src/synthetic/index.ts';
@@ -17,6 +18,7 @@ const EXIF_IFD_POINTERS = 2_000;
 const PNG_TEXT_CHUNKS = 200_000;
 const MKV_TAGS = 8_000;
 const MKV_CHAPTERS = 300_000;
+const MKV_CUES = 600_000;
 /** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
 const TIME_LIMIT_SECONDS = 20;
 
@@ -171,6 +173,19 @@ export function floodWebmChapters(webm: Uint8Array, count: number): Uint8Array {
   return rewrapWebm(webm, ebml([0x10, 0x43, 0xa7, 0x70], ebml([0x45, 0xb9], atoms)));
 }
 
+/**
+ * The WebM fixture with a Cues element of `count` cue points for track 1 whose times fall: each one
+ * went in at the front of libav's index, moving every entry already there.
+ */
+export function floodWebmCues(webm: Uint8Array, count: number): Uint8Array {
+  const position = ebml([0xb7], concat([ebml([0xf7], Uint8Array.of(1)), ebml([0xf1], Uint8Array.of(0))]));
+  const cue = (i: number) => ebml([0xbb], concat([ebml([0xb3], uint24(count - i)), position]));
+  const size = cue(0).length;
+  const cues = new Uint8Array(count * size);
+  for (let i = 0; i < count; i++) cues.set(cue(i), i * size);
+  return rewrapWebm(webm, ebml([0x1c, 0x53, 0xbb, 0x6b], cues));
+}
+
 interface Element {
   id: number;
   start: number;
@@ -280,6 +295,11 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   check(
     floodedVideo.frames === 2 && same(floodedVideo.bytes, plainVideo.bytes),
     'a WebM with 8000 tags decodes like the same WebM without them',
+  );
+  const cuedVideo = await videoOf(floodWebmCues(webm, MKV_CUES));
+  check(
+    cuedVideo.frames === 2 && same(cuedVideo.bytes, plainVideo.bytes),
+    `a WebM with ${MKV_CUES} cues in falling time order decodes like the same WebM without them`,
   );
   const chapteredVideo = await videoOf(floodWebmChapters(webm, MKV_CHAPTERS));
   check(

@@ -39,7 +39,7 @@ describe('decoder robustness (Node)', () => {
   it('forged headers (absurd WAV rates and channel counts, video over its limits) fail as too-large', () =>
     withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it(
-    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags and chapters) decode like the media alone',
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
     () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
     60_000,
   );
