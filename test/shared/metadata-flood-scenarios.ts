@@ -130,6 +130,13 @@ function ebml(id: number[], payload: Uint8Array): Uint8Array {
   new DataView(size.buffer).setUint32(4, payload.length);
   return concat([Uint8Array.from(id), size, payload]);
 }
+/** `count` elements of one size, `element(i)` for each, written in place rather than concatenated. */
+function sameSizeElements(count: number, element: (i: number) => Uint8Array): Uint8Array {
+  const size = element(0).length;
+  const out = new Uint8Array(count * size);
+  for (let i = 0; i < count; i++) out.set(element(i), i * size);
+  return out;
+}
 /** An unsigned integer payload of three bytes. */
 const uint24 = (value: number) => Uint8Array.of(value >> 16, (value >> 8) & 0xff, value & 0xff);
 
@@ -168,10 +175,7 @@ export function floodWebm(webm: Uint8Array, count: number): Uint8Array {
  */
 export function floodWebmChapters(webm: Uint8Array, count: number): Uint8Array {
   const atom = (i: number) => ebml([0xb6], concat([ebml([0x73, 0xc4], uint24(count - i)), ebml([0x91], uint24(i + 1))]));
-  const size = atom(0).length; // every atom has the same size: written in place, not concatenated
-  const atoms = new Uint8Array(count * size);
-  for (let i = 0; i < count; i++) atoms.set(atom(i), i * size);
-  return rewrapWebm(webm, ebml([0x10, 0x43, 0xa7, 0x70], ebml([0x45, 0xb9], atoms)));
+  return rewrapWebm(webm, ebml([0x10, 0x43, 0xa7, 0x70], ebml([0x45, 0xb9], sameSizeElements(count, atom))));
 }
 
 /**
@@ -181,10 +185,7 @@ export function floodWebmChapters(webm: Uint8Array, count: number): Uint8Array {
 export function floodWebmCues(webm: Uint8Array, count: number): Uint8Array {
   const position = ebml([0xb7], concat([ebml([0xf7], Uint8Array.of(1)), ebml([0xf1], Uint8Array.of(0))]));
   const cue = (i: number) => ebml([0xbb], concat([ebml([0xb3], uint24(count - i)), position]));
-  const size = cue(0).length;
-  const cues = new Uint8Array(count * size);
-  for (let i = 0; i < count; i++) cues.set(cue(i), i * size);
-  return rewrapWebm(webm, ebml([0x1c, 0x53, 0xbb, 0x6b], cues));
+  return rewrapWebm(webm, ebml([0x1c, 0x53, 0xbb, 0x6b], sameSizeElements(count, cue)));
 }
 
 interface Element {
@@ -247,10 +248,10 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   );
 
   const pixels = Uint8Array.from({ length: 4 * 4 * 3 }, (_, i) => (i * 37) % 256);
-  const imageOf = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(pixels.length);
+  const imageOf = async (bytes: Uint8Array, side = 4) => {
+    const buffer = pool.allocate(side * side * 3);
     try {
-      await pool.decodeInto(bytes, buffer, { width: 4, height: 4 });
+      await pool.decodeInto(bytes, buffer, { width: side, height: side });
       return buffer.bytes.slice();
     } finally {
       buffer.free();
@@ -260,15 +261,7 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   check(same(await imageOf(floodPng(pixels, PNG_TEXT_CHUNKS)), pixels), 'a PNG with 200k tEXt chunks decodes to its pixels');
 
   const webp = await load('lossless.webp');
-  const webpOf = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(16 * 16 * 3);
-    try {
-      await pool.decodeInto(bytes, buffer, { width: 16, height: 16 });
-      return buffer.bytes.slice();
-    } finally {
-      buffer.free();
-    }
-  };
+  const webpOf = (bytes: Uint8Array) => imageOf(bytes, 16);
   const plainWebp = await webpOf(floodWebpExif(webp, 0));
   check(
     plainWebp.some((v) => v !== 0) && same(plainWebp, await webpOf(webp)),
