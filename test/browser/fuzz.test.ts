@@ -9,6 +9,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -23,8 +24,13 @@ describe('decoder robustness (Chromium)', () => {
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it("a damaged JPEG does not poison its thread's decoder", () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)));
   it(
-    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters, cues and tracks) decode like the media alone',
     () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
+  it(
+    'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
+    () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
     60_000,
   );
   it(

@@ -10,6 +10,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
@@ -36,9 +37,14 @@ Deno.test({
   fn: () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)),
 });
 Deno.test({
-  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
+  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters, cues and tracks) decode like the media alone',
   ...opts,
   fn: () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
+});
+Deno.test({
+  name: 'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
+  ...opts,
+  fn: () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
 });
 Deno.test({
   name: 'a seeded mutational fuzz pass over every fixture kind ends every case',

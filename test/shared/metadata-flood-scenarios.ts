@@ -4,7 +4,8 @@
 // wasm/ffmpeg/metadata-bounds.patch such a file held a pool thread for a time quadratic (PNG, FLAC,
 // Matroska chapters and cues), cubic (Matroska tags) or worse (EXIF) in its size: a 1.4 MB FLAC
 // about a minute, a 560 KB WebM several minutes, a 24 KB WebP over a minute, with no way to stop
-// the thread.
+// the thread. Matroska tracks are a flat list too, walked for every cue and TrackPlane
+// (wasm/ffmpeg/container-table-bounds.patch keeps the first 256).
 // Each file below decodes to the same samples as the same media without the flood.
 import type { DecodePool } from '../../src/decode/index.ts';
 import { crc32, encodePng } from '../../src/synthetic/index.ts';
@@ -20,6 +21,9 @@ const PNG_TEXT_CHUNKS = 200_000;
 const MKV_TAGS = 8_000;
 const MKV_CHAPTERS = 300_000;
 const MKV_CUES = 600_000;
+const MKV_EMPTY_TRACKS = 100_000;
+const MKV_TRACK_PLANES = 100_000;
+const MKV_CUES_FOR_A_MISSING_TRACK = 100_000;
 /** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
 const TIME_LIMIT_SECONDS = 20;
 
@@ -142,9 +146,10 @@ const uint24 = (value: number) => Uint8Array.of(value >> 16, (value >> 8) & 0xff
 
 /**
  * The WebM fixture's EBML header, Info, Tracks and first Cluster in a fresh Segment (no SeekHead,
- * no Cues: read in order), with `extra` (whole level-1 elements) before the Cluster.
+ * no Cues: read in order), with `extra` (whole level-1 elements) before the Cluster, and the
+ * Tracks element's payload passed through `tracks`.
  */
-function rewrapWebm(webm: Uint8Array, extra: Uint8Array): Uint8Array {
+function rewrapWebm(webm: Uint8Array, extra: Uint8Array, tracks = (payload: Uint8Array) => payload): Uint8Array {
   const elements = topLevel(webm);
   const header = elements.find((e) => e.id === 0x1a45dfa3);
   const segment = elements.find((e) => e.id === 0x18538067);
@@ -155,7 +160,10 @@ function rewrapWebm(webm: Uint8Array, extra: Uint8Array): Uint8Array {
     if (!e) throw new Error(`flood: no element 0x${id.toString(16)}`);
     return webm.subarray(e.start, e.end);
   };
-  const body = concat([pick(0x1549a966), pick(0x1654ae6b), extra, pick(0x1f43b675)]);
+  const trackList = inner.find((x) => x.id === 0x1654ae6b);
+  if (!trackList) throw new Error('flood: no Tracks element');
+  const trackPayload = tracks(webm.subarray(trackList.payload, trackList.end));
+  const body = concat([pick(0x1549a966), ebml([0x16, 0x54, 0xae, 0x6b], trackPayload), extra, pick(0x1f43b675)]);
   return concat([webm.subarray(header.start, header.end), ebml([0x18, 0x53, 0x80, 0x67], body)]);
 }
 
@@ -186,6 +194,33 @@ export function floodWebmCues(webm: Uint8Array, count: number): Uint8Array {
   const position = ebml([0xb7], concat([ebml([0xf7], Uint8Array.of(1)), ebml([0xf1], Uint8Array.of(0))]));
   const cue = (i: number) => ebml([0xbb], concat([ebml([0xb3], uint24(count - i)), position]));
   return rewrapWebm(webm, ebml([0x1c, 0x53, 0xbb, 0x6b], sameSizeElements(count, cue)));
+}
+
+/**
+ * The WebM fixture with `emptyTracks` TrackEntry elements after its own (2 bytes each: no codec,
+ * no stream), `planes` TrackPlane elements in its video track naming no track, and `cues` cue
+ * points for a track number no track has: libav found a track by walking the whole list, for
+ * every plane and every cue.
+ */
+export function floodWebmTracks(webm: Uint8Array, emptyTracks: number, planes: number, cues: number): Uint8Array {
+  const plane = ebml([0xe4], concat([ebml([0xe5], Uint8Array.of(0x7f, 0xff, 0xff, 0xff)), ebml([0xe6], Uint8Array.of(0))]));
+  const operation = ebml(
+    [0xe2],
+    ebml(
+      [0xe3],
+      sameSizeElements(planes, () => plane),
+    ),
+  );
+  const position = ebml([0xb7], concat([ebml([0xf7], Uint8Array.of(0x7f, 0xff)), ebml([0xf1], Uint8Array.of(0))]));
+  const cue = (i: number) => ebml([0xbb], concat([ebml([0xb3], uint24(i + 1)), position]));
+  const withTracks = (payload: Uint8Array) => {
+    const [video, ...others] = topLevel(payload);
+    if (!video) throw new Error('flood: no TrackEntry');
+    const entry = ebml([0xae], concat([payload.subarray(video.payload, video.end), operation]));
+    const rest = others.map((e) => payload.subarray(e.start, e.end));
+    return concat([entry, ...rest, sameSizeElements(emptyTracks, () => Uint8Array.of(0xae, 0x80))]);
+  };
+  return rewrapWebm(webm, ebml([0x1c, 0x53, 0xbb, 0x6b], sameSizeElements(cues, cue)), withTracks);
 }
 
 interface Element {
@@ -299,5 +334,10 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   check(
     chapteredVideo.frames === 2 && same(chapteredVideo.bytes, plainVideo.bytes),
     `a WebM with ${MKV_CHAPTERS} chapters out of order decodes like the same WebM without them`,
+  );
+  const trackedVideo = await videoOf(floodWebmTracks(webm, MKV_EMPTY_TRACKS, MKV_TRACK_PLANES, MKV_CUES_FOR_A_MISSING_TRACK));
+  check(
+    trackedVideo.frames === 2 && same(trackedVideo.bytes, plainVideo.bytes),
+    `a WebM with ${MKV_EMPTY_TRACKS} empty tracks, ${MKV_TRACK_PLANES} track planes and ${MKV_CUES_FOR_A_MISSING_TRACK} cues for a missing track decodes like the same WebM without them`,
   );
 }

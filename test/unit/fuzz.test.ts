@@ -12,6 +12,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
 
@@ -39,8 +40,13 @@ describe('decoder robustness (Node)', () => {
   it('forged headers (absurd WAV rates and channel counts, video over its limits) fail as too-large', () =>
     withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it(
-    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters and cues) decode like the media alone',
+    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters, cues and tracks) decode like the media alone',
     () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
+  it(
+    'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
+    () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
     60_000,
   );
   it(
