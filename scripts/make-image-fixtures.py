@@ -85,6 +85,16 @@ def main() -> None:
     # And with black ink rising left to right, so the K channel scales every colour.
     c, m, y, _ = rgb.convert("CMYK").split()
     save(out, "cmyk-ink.jpg", Image.merge("CMYK", (c, m, y, Image.linear_gradient("L").rotate(90).resize((W, H)))), format="JPEG", quality=95)
+    # Large and progressive: libavcodec's mjpeg (the path for a CMYK JPEG asked for one channel)
+    # visits each block once per scan, which the scan-flood test needs many of. In large/, out of
+    # the fuzz seeds' glob: one decode of it under ASan takes up to a second.
+    os.makedirs(os.path.join(out, "large"), exist_ok=True)
+    path = os.path.join(out, "large", "cmyk-progressive-2048.jpg")
+    if not os.path.exists(path):
+        ramp = Image.linear_gradient("L").resize((2048, 2048)).convert("RGB").convert("CMYK")
+        ramp.save(path + ".tmp", format="JPEG", quality=90, progressive=True)
+        os.replace(path + ".tmp", path)
+        print(f"[fixtures] made {path} (progressive CMYK JPEG 2048x2048)")
     save(out, "lossy.webp", rgb, format="WEBP", quality=90, method=4)
     save(out, "lossless.webp", rgb, format="WEBP", lossless=True)
     rgba = rgb.copy()

@@ -9,6 +9,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { progressiveScanFloodFailsFast } from '../shared/jpeg-scan-flood-scenarios.ts';
 import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
@@ -31,6 +32,11 @@ describe('decoder robustness (Chromium)', () => {
   it(
     'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
     () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
+  it(
+    'a progressive JPEG flooded with empty scans fails alone as corrupt past 500 scans, and decodes as before under it',
+    () => withPool(1, (p) => progressiveScanFloodFailsFast(p, load)),
     60_000,
   );
   it(

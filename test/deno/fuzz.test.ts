@@ -10,6 +10,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { progressiveScanFloodFailsFast } from '../shared/jpeg-scan-flood-scenarios.ts';
 import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
@@ -45,6 +46,11 @@ Deno.test({
   name: 'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
   ...opts,
   fn: () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
+});
+Deno.test({
+  name: 'a progressive JPEG flooded with empty scans fails alone as corrupt past 500 scans, and decodes as before under it',
+  ...opts,
+  fn: () => withPool(1, (p) => progressiveScanFloodFailsFast(p, load)),
 });
 Deno.test({
   name: 'a seeded mutational fuzz pass over every fixture kind ends every case',

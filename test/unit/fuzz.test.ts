@@ -12,6 +12,7 @@ import {
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
+import { progressiveScanFloodFailsFast } from '../shared/jpeg-scan-flood-scenarios.ts';
 import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
@@ -47,6 +48,11 @@ describe('decoder robustness (Node)', () => {
   it(
     'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
     () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
+    60_000,
+  );
+  it(
+    'a progressive JPEG flooded with empty scans fails alone as corrupt past 500 scans, and decodes as before under it',
+    () => withPool(1, (p) => progressiveScanFloodFailsFast(p, load)),
     60_000,
   );
   it(
