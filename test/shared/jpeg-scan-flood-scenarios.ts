@@ -6,6 +6,7 @@
 import { type DecodePool, DecodeError } from '../../src/decode/index.ts';
 import { check } from './assert.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
+import { decodedCopy } from './metadata-flood-scenarios.ts';
 
 /** Past the limit by far: before the patch this many held the thread for minutes. */
 const SCANS_OVER_THE_LIMIT = 60_000;
@@ -48,15 +49,8 @@ export function floodJpegScans(jpeg: Uint8Array, scans: number): Uint8Array {
 export async function progressiveScanFloodFailsFast(pool: DecodePool, load: FixtureLoader): Promise<void> {
   const jpeg = await load('large/cmyk-progressive-2048.jpg');
   const options = { width: SIDE, height: SIDE, channels: 1 as const };
-  const decode = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(SIDE * SIDE);
-    try {
-      await pool.decodeInto(bytes, buffer, options);
-      return buffer.bytes.slice();
-    } finally {
-      buffer.free();
-    }
-  };
+  const decode = async (bytes: Uint8Array) =>
+    (await decodedCopy(pool, SIDE * SIDE, async (buffer) => void (await pool.decodeInto(bytes, buffer, options)))).bytes;
   const plain = await decode(jpeg);
   check(
     plain.some((v) => v !== plain[0]),

@@ -250,7 +250,23 @@ function topLevel(b: Uint8Array, from = 0, to = b.length): Element[] {
   return out;
 }
 
-const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+export const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+type PoolBuffer = ReturnType<DecodePool['allocate']>;
+/** Runs `decode` into a fresh pool buffer of `size` bytes: the frames it wrote and a copy of the buffer. */
+export async function decodedCopy(
+  pool: DecodePool,
+  size: number,
+  decode: (buffer: PoolBuffer) => Promise<{ framesWritten: number } | undefined>,
+): Promise<{ frames: number; bytes: Uint8Array }> {
+  const buffer = pool.allocate(size);
+  try {
+    const info = await decode(buffer);
+    return { frames: info?.framesWritten ?? 0, bytes: buffer.bytes.slice() };
+  } finally {
+    buffer.free();
+  }
+}
 
 /**
  * Each flooded file decodes, within the time limit, to the same bytes as the same media without
@@ -260,15 +276,7 @@ const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every(
 export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: FixtureLoader): Promise<void> {
   const flac = await load('sine440.flac');
   const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: TIME_LIMIT_SECONDS };
-  const audioOf = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(audio.maxFrames * 4);
-    try {
-      const info = await pool.decodeAudio(bytes, buffer, audio);
-      return { frames: info.framesWritten, bytes: buffer.bytes.slice() };
-    } finally {
-      buffer.free();
-    }
-  };
+  const audioOf = (bytes: Uint8Array) => decodedCopy(pool, audio.maxFrames * 4, (buffer) => pool.decodeAudio(bytes, buffer, audio));
   const plainAudio = await audioOf(flac);
   const floodedAudio = await audioOf(floodFlac(flac, FLAC_COMMENTS));
   check(plainAudio.frames === audio.maxFrames, `the FLAC fixture gave ${plainAudio.frames} frames`);
@@ -283,15 +291,9 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   );
 
   const pixels = Uint8Array.from({ length: 4 * 4 * 3 }, (_, i) => (i * 37) % 256);
-  const imageOf = async (bytes: Uint8Array, side = 4) => {
-    const buffer = pool.allocate(side * side * 3);
-    try {
-      await pool.decodeInto(bytes, buffer, { width: side, height: side });
-      return buffer.bytes.slice();
-    } finally {
-      buffer.free();
-    }
-  };
+  const imageOf = async (bytes: Uint8Array, side = 4) =>
+    (await decodedCopy(pool, side * side * 3, async (buffer) => void (await pool.decodeInto(bytes, buffer, { width: side, height: side }))))
+      .bytes;
   check(same(await imageOf(floodPng(pixels, 0)), pixels), 'the plain PNG decodes to its pixels');
   check(same(await imageOf(floodPng(pixels, PNG_TEXT_CHUNKS)), pixels), 'a PNG with 200k tEXt chunks decodes to its pixels');
 
@@ -309,15 +311,7 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
 
   const webm = await load('testsrc.vp9.webm');
   const video = { width: 32, height: 24, frames: { indices: [0, 1] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
-  const videoOf = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(2 * 32 * 24 * 3);
-    try {
-      const info = await pool.decodeVideo(bytes, buffer, video);
-      return { frames: info.framesWritten, bytes: buffer.bytes.slice() };
-    } finally {
-      buffer.free();
-    }
-  };
+  const videoOf = (bytes: Uint8Array) => decodedCopy(pool, 2 * 32 * 24 * 3, (buffer) => pool.decodeVideo(bytes, buffer, video));
   const plainVideo = await videoOf(floodWebm(webm, 0));
   const floodedVideo = await videoOf(floodWebm(webm, MKV_TAGS));
   check(plainVideo.frames === 2 && plainVideo.bytes.some((v) => v !== 0), `the re-wrapped WebM gave ${plainVideo.frames} frames`);

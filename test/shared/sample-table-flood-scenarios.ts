@@ -9,6 +9,7 @@
 import type { DecodePool } from '../../src/decode/index.ts';
 import { check } from './assert.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
+import { decodedCopy, same } from './metadata-flood-scenarios.ts';
 
 const EDITS = 20_000;
 const CHAPTER_REFERENCES = 20_000;
@@ -134,8 +135,6 @@ export function floodMp4(mp4: Uint8Array, flood: Mp4Flood): Uint8Array {
   return out;
 }
 
-const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
-
 /**
  * Each flooded MP4 decodes, within the time limit, to the same frames as the fixture; an unbounded
  * demuxer holds the thread for minutes (it reads nothing meanwhile, so the job cannot end sooner).
@@ -143,15 +142,7 @@ const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every(
 export async function sampleTableFloodsDecodeLikeTheMedia(pool: DecodePool, load: FixtureLoader): Promise<void> {
   const mp4 = await load('testsrc.h264.mp4');
   const video = { width: 32, height: 24, frames: { indices: [0, 5, 19] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
-  const videoOf = async (bytes: Uint8Array) => {
-    const buffer = pool.allocate(3 * 32 * 24 * 3);
-    try {
-      const info = await pool.decodeVideo(bytes, buffer, video);
-      return { frames: info.framesWritten, bytes: buffer.bytes.slice() };
-    } finally {
-      buffer.free();
-    }
-  };
+  const videoOf = (bytes: Uint8Array) => decodedCopy(pool, 3 * 32 * 24 * 3, (buffer) => pool.decodeVideo(bytes, buffer, video));
   const plain = await videoOf(mp4);
   check(plain.frames === 3 && plain.bytes.some((v) => v !== 0), `the MP4 fixture gave ${plain.frames} frames`);
   const cases: [string, Mp4Flood][] = [
