@@ -8,9 +8,7 @@ import {
   timeLimitFailsTheItem,
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
-import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
-import { progressiveScanFloodFailsFast } from '../shared/jpeg-scan-flood-scenarios.ts';
-import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
+import { FLOOD_CASES } from '../shared/flood-cases.ts';
 
 // Served by the vite dev server from test/fixtures (generated/ is made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -24,21 +22,7 @@ describe('decoder robustness (Chromium)', () => {
   it('a job over its time limit fails alone as over-budget', () => withPool(2, (p) => timeLimitFailsTheItem(p, load)), 60_000);
   it('forged headers fail as too-large', () => withPool(1, (p) => forgedHeadersAreTooLarge(p, load)));
   it("a damaged JPEG does not poison its thread's decoder", () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)));
-  it(
-    'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters, cues and tracks) decode like the media alone',
-    () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
-    60_000,
-  );
-  it(
-    'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
-    () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
-    60_000,
-  );
-  it(
-    'a progressive JPEG flooded with empty scans fails alone as corrupt past 500 scans, and decodes as before under it',
-    () => withPool(1, (p) => progressiveScanFloodFailsFast(p, load)),
-    60_000,
-  );
+  for (const flood of FLOOD_CASES) it(flood.title, () => withPool(1, (p) => flood.run(p, load)), 60_000);
   it(
     'a seeded mutational fuzz pass over every fixture kind ends every case',
     () => withPool(2, (p) => mutationalFuzzPass(p, load, { seed: 0xc405, perSeed: 40 })),

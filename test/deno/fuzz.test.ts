@@ -9,9 +9,7 @@ import {
   timeLimitFailsTheItem,
 } from '../shared/fuzz-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
-import { metadataFloodsDecodeLikeTheMedia } from '../shared/metadata-flood-scenarios.ts';
-import { progressiveScanFloodFailsFast } from '../shared/jpeg-scan-flood-scenarios.ts';
-import { sampleTableFloodsDecodeLikeTheMedia } from '../shared/sample-table-flood-scenarios.ts';
+import { FLOOD_CASES } from '../shared/flood-cases.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
@@ -37,21 +35,7 @@ Deno.test({
   ...opts,
   fn: () => withPool(1, (p) => damagedJpegDoesNotPoisonItsThread(p)),
 });
-Deno.test({
-  name: 'files flooded with metadata (FLAC comments, PNG tEXt, Matroska tags, chapters, cues and tracks) decode like the media alone',
-  ...opts,
-  fn: () => withPool(1, (p) => metadataFloodsDecodeLikeTheMedia(p, load)),
-});
-Deno.test({
-  name: 'MP4 sample tables flooded (edits, chapter references, claimed samples) decode like the media alone',
-  ...opts,
-  fn: () => withPool(1, (p) => sampleTableFloodsDecodeLikeTheMedia(p, load)),
-});
-Deno.test({
-  name: 'a progressive JPEG flooded with empty scans fails alone as corrupt past 500 scans, and decodes as before under it',
-  ...opts,
-  fn: () => withPool(1, (p) => progressiveScanFloodFailsFast(p, load)),
-});
+for (const flood of FLOOD_CASES) Deno.test({ name: flood.title, ...opts, fn: () => withPool(1, (p) => flood.run(p, load)) });
 Deno.test({
   name: 'a seeded mutational fuzz pass over every fixture kind ends every case',
   ...opts,
