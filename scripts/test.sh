@@ -47,8 +47,19 @@ for tier in unit node-gpu browser consumer; do
 done
 
 echo "=== tier: deno (deno test) ==="
-npx deno test -A --no-check test/deno/ 2>&1 | tee "$out/deno.log"; rc=${PIPESTATUS[0]}
-line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | tail -1)
+run_deno() {
+  npx deno test -A --no-check test/deno/ 2>&1 | tee "$out/deno.log"; rc=${PIPESTATUS[0]}
+  line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | tail -1)
+}
+run_deno
+# Deno once aborted in its own teardown ("double free or corruption") after reporting every test
+# passed (docs/reliability.md, not covered yet). Such a run is said out loud and run once more;
+# a failed test, or a second crash, fails the tier.
+if [ "$rc" != 0 ] && [[ "$line" == ok* ]]; then
+  echo "[test] deno exited with status $rc after reporting all tests passed: $(tail -n 2 "$out/deno.log" | tr '\n' ' ')"
+  echo "[test] running the deno tier once more"
+  run_deno
+fi
 pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
