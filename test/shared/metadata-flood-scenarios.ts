@@ -27,7 +27,7 @@ const MKV_CUES_FOR_A_MISSING_TRACK = 100_000;
 /** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
 const TIME_LIMIT_SECONDS = 20;
 
-const ascii = (text: string) => new TextEncoder().encode(text);
+export const ascii = (text: string) => new TextEncoder().encode(text);
 const concat = (parts: Uint8Array[]) => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

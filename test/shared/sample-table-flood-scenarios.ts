@@ -9,7 +9,7 @@
 import type { DecodePool } from '../../src/decode/index.ts';
 import { check } from './assert.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
-import { decodedCopy, same } from './metadata-flood-scenarios.ts';
+import { ascii, decodedCopy, same } from './metadata-flood-scenarios.ts';
 
 const EDITS = 20_000;
 const CHAPTER_REFERENCES = 20_000;
@@ -20,7 +20,6 @@ const TIME_LIMIT_SECONDS = 20;
 
 type Box = { type: string; body: Uint8Array | Box[] };
 const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl', 'edts', 'tref']);
-const ascii = (text: string) => new TextEncoder().encode(text);
 
 function parseBoxes(bytes: Uint8Array): Box[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
