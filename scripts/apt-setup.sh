@@ -23,6 +23,21 @@ else
   log "apt sources already present: $sources"
 fi
 
+# Another apt-get (unattended upgrades, a provisioning script) may hold the lock on a fresh machine:
+# wait for it, saying so, for at most ten minutes, instead of failing at once.
+apt_locked() {
+  local tries=0 err
+  while :; do
+    if err=$("$@" 2>&1 >/dev/null); then return 0; fi
+    if ! grep -q 'Could not get lock\|Unable to acquire the dpkg frontend lock\|Unable to lock' <<<"$err" || [ $tries -ge 60 ]; then
+      printf '%s\n' "$err" >&2; return 1
+    fi
+    tries=$((tries + 1))
+    log "another apt/dpkg process holds the lock; waiting 10 s ($tries of 60): $(grep -m1 -i 'lock' <<<"$err")"
+    sleep 10
+  done
+}
+
 installed() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | grep -q '^install ok installed'; }
 mesa_ok() {
   local v; v=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
@@ -42,8 +57,8 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 if [ "$need_update" = 1 ] || ! compgen -G "/var/lib/apt/lists/*_dists_bookworm-backports_InRelease" >/dev/null; then
   log "apt-get update"
-  apt-get update -qq
+  apt_locked apt-get update -qq
 fi
 log "installing: ${missing[*]}"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt_locked env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 log "mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers), chromium $(dpkg-query -W -f='${Version}' chromium)"

@@ -1,4 +1,14 @@
-export { acquireGpu, onCpuAdapter, readBuffer, type AcquireOptions, type GpuContext } from './device.ts';
+export {
+  acquireGpu,
+  assertSameDevice,
+  GpuError,
+  gpuInstanceOf,
+  onCpuAdapter,
+  readBuffer,
+  type AcquireOptions,
+  type GpuContext,
+  type GpuErrorCode,
+} from './device.ts';
 export {
   IMAGENET_MEAN,
   IMAGENET_STD,
@@ -6,6 +16,7 @@ export {
   normalizeReference,
   type BatchShape,
   type NormalizeOptions,
+  type TensorLayout,
 } from './normalize.ts';
 export { BatchUploader, type GpuBatch, type HostBatch, type UploaderOptions, type UploadMethod } from './uploader.ts';
 export { align4 } from './dispatch.ts';

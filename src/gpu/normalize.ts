@@ -23,7 +23,11 @@ export interface NormalizeOptions {
   /** Per-channel mean and standard deviation on the 0..1 scale (ImageNet's by default). */
   mean?: readonly number[];
   std?: readonly number[];
+  /** Output layout: channels first (NCHW, the default: PyTorch, ONNX, Tandem's ViT) or last (NHWC: TensorFlow.js). */
+  layout?: TensorLayout;
 }
+
+export type TensorLayout = 'NCHW' | 'NHWC';
 
 export const IMAGENET_MEAN = [0.485, 0.456, 0.406, 0] as const;
 export const IMAGENET_STD = [0.229, 0.224, 0.225, 1] as const;
@@ -62,7 +66,7 @@ export class NormalizeKernel {
     const module = device.createShaderModule({ code, label: 'tandem normalize' });
     const pipeline = await device.createComputePipelineAsync({
       layout: 'auto',
-      compute: { module, entryPoint: 'main' },
+      compute: { module, entryPoint: 'main', constants: { channels_last: options.layout === 'NHWC' ? 1 : 0 } },
       label: 'tandem normalize',
     });
     return new NormalizeKernel(device, pipeline, shape, options);
@@ -99,18 +103,28 @@ export class NormalizeKernel {
   }
 }
 
-/** The CPU reference of NormalizeKernel, for tests and for checking a device. */
-export function normalizeReference(input: Uint8Array, shape: BatchShape, options: NormalizeOptions = {}): Float32Array {
+/**
+ * The CPU version of NormalizeKernel: its reference in tests, and the path for frameworks that
+ * run on the CPU. Writes into `out` when given (at least images × pixels × channels floats).
+ */
+export function normalizeReference(
+  input: Uint8Array,
+  shape: BatchShape,
+  options: NormalizeOptions = {},
+  into?: Float32Array,
+): Float32Array {
   const { images, height, width, channels } = shape;
   const hw = height * width;
   const mean = options.mean ?? IMAGENET_MEAN;
   const std = options.std ?? IMAGENET_STD;
-  const out = new Float32Array(images * channels * hw);
+  const channelsLast = options.layout === 'NHWC';
+  const out = into ?? new Float32Array(images * channels * hw);
   for (let n = 0; n < images; n++) {
     for (let p = 0; p < hw; p++) {
       for (let c = 0; c < channels; c++) {
-        const v = (input[(n * hw + p) * channels + c] ?? 0) / 255;
-        out[(n * channels + c) * hw + p] = (v - (mean[c] ?? 0)) / (std[c] ?? 1);
+        const at = (n * hw + p) * channels + c;
+        const v = (input[at] ?? 0) / 255;
+        out[channelsLast ? at : (n * channels + c) * hw + p] = (v - (mean[c] ?? 0)) / (std[c] ?? 1);
       }
     }
   }

@@ -1,5 +1,9 @@
-// u8 NHWC batch (bytes packed four to a u32) -> f32 NCHW, normalised per channel:
-// out = (byte / 255 - mean[c]) / std[c]. One invocation per output pixel, all channels.
+// u8 NHWC batch (bytes packed four to a u32) -> f32 NCHW (or NHWC, for frameworks that take
+// channels last), normalised per channel: out = (byte / 255 - mean[c]) / std[c]. One invocation
+// per output pixel, all channels.
+
+// 1: write channels last (NHWC, TensorFlow.js's layout); 0: channels first (NCHW).
+override channels_last: u32 = 0u;
 
 struct Params {
   pixels_per_image: u32,   // height * width
@@ -28,6 +32,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let c_count = params.channels;
   for (var c = 0u; c < c_count; c++) {
     let v = byte_at(pixel * c_count + c) / 255.0;
-    dst[(image * c_count + c) * hw + within] = (v - params.mean[c]) * params.inv_std[c];
+    let out_index = select((image * c_count + c) * hw + within, pixel * c_count + c, channels_last == 1u);
+    dst[out_index] = (v - params.mean[c]) * params.inv_std[c];
   }
 }

@@ -122,3 +122,22 @@ export function finishProcess(code: number): void {
 }
 export { startModuleWorker, type WorkerPort } from './worker.ts';
 export { rerunWithFilteredStderr } from './quiet-stderr.ts';
+
+/**
+ * Runs `fn` with `navigator.gpu` present. Node 20 has no `navigator`; libraries that check for
+ * WebGPU there (TensorFlow.js's WebGPU backend, when it is built) are shown `gpu` for the call and
+ * the global is put back as it was afterwards. Elsewhere `fn` runs as it is.
+ */
+export async function withNavigatorGpu<T>(gpu: object, fn: () => Promise<T>): Promise<T> {
+  const scope = globalThis as { navigator?: { gpu?: unknown } };
+  if (runtimeName !== 'node' || scope.navigator?.gpu) return fn();
+  const before = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+  const navigator = Object.create(scope.navigator ?? null, { gpu: { value: gpu, configurable: true } });
+  Object.defineProperty(globalThis, 'navigator', { value: navigator, configurable: true, writable: true });
+  try {
+    return await fn();
+  } finally {
+    if (before) Object.defineProperty(globalThis, 'navigator', before);
+    else delete scope.navigator;
+  }
+}

@@ -134,7 +134,15 @@ export async function failedOpenReleasesWhatItMade(): Promise<void> {
       throw new Error('this device is broken');
     },
   });
-  const gpu: GpuContext = { adapter: {} as GPUAdapter, device: broken, maxStorageBinding: 1 << 27, runtime: 'broken', close() {} };
+  const gpu: GpuContext = {
+    adapter: {} as GPUAdapter,
+    device: broken,
+    maxStorageBinding: 1 << 27,
+    runtime: 'broken',
+    owned: false,
+    lost: new Promise(() => {}),
+    close() {},
+  };
   const options = { ...defaultTrainingOptions, epochs: 1, threads: 2, gpu };
   try {
     await rejectsWith(

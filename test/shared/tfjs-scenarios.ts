@@ -1,0 +1,219 @@
+// TensorFlow.js fed by Tandem, runtime-neutral (Node with dawn, Deno, Chromium); each scenario
+// throws on failure. The WebGPU path is checked against the CPU path's values and for readbacks.
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
+import { acquireGpu, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { TfjsError, TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
+import { check, maxAbsDiff, rejectsWith } from './assert.ts';
+
+const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
+
+/** A host batch of `count` images whose bytes follow `seed`; release() is counted and the data then throws. */
+export function hostBatch(
+  sequence: number,
+  count: number,
+  seed: number,
+  shape: { batchSize: number; height: number; width: number; channels: number } = SHAPE,
+): HostBatch & { releases: number } {
+  const { batchSize, height, width, channels } = shape;
+  const bytes = new Uint8Array(Math.ceil((batchSize * height * width * channels) / 4) * 4);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + seed * 97 + 7) & 0xff;
+  let released = false;
+  const batch = {
+    sequence,
+    count,
+    shape: [count, height, width, channels] as const,
+    get data() {
+      if (released) throw new Error(`batch ${sequence} was used after release()`);
+      return bytes;
+    },
+    labels: Int32Array.from({ length: batchSize }, (_, i) => (i + seed) % 3),
+    keys: Array.from({ length: count }, (_, i) => `b${sequence}-${i}`),
+    releases: 0,
+    release() {
+      if (released) throw new Error(`batch ${sequence} released twice`);
+      released = true;
+      batch.releases++;
+    },
+  };
+  return batch;
+}
+
+/** Counts buffer maps for reading (GPU→CPU readbacks) while `fn` runs. */
+async function countReadbacks<T>(fn: () => Promise<T>): Promise<{ result: T; readbacks: number }> {
+  const proto = GPUBuffer.prototype as GPUBuffer;
+  const original = proto.mapAsync;
+  let readbacks = 0;
+  proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
+    if (mode & GPUMapMode.READ) readbacks++;
+    return original.call(this, mode, ...rest);
+  };
+  try {
+    return { result: await fn(), readbacks };
+  } finally {
+    proto.mapAsync = original;
+  }
+}
+
+async function withTfjsOnTandem<T>(fn: (gpu: GpuContext) => Promise<T>): Promise<T> {
+  const gpu = await acquireGpu();
+  try {
+    await useDeviceForTfjs(tf, WebGPUBackend, gpu);
+    check(tfjsDevice(tf) === gpu.device, "TensorFlow.js's WebGPU backend runs on Tandem's device");
+    return await fn(gpu);
+  } finally {
+    tf.removeBackend('webgpu');
+    await tf.setBackend('cpu');
+    gpu.close();
+  }
+}
+
+/**
+ * On the shared device, batches become tensors with no readback, equal to the CPU path's values
+ * (NHWC and NCHW, int and one-hot labels, a short last batch), and the batch is released.
+ */
+export async function webgpuTensorsMatchCpuWithoutReadback(): Promise<void> {
+  await withTfjsOnTandem(async (gpu) => {
+    for (const layout of ['NHWC', 'NCHW'] as const) {
+      const feeder = await TfjsFeeder.create(tf, {
+        ...SHAPE,
+        layout,
+        gpu,
+        labels: 'one-hot',
+        classes: 3,
+        mean: [0.5, 0.4, 0.3],
+        std: [0.2, 0.25, 0.3],
+      });
+      check(feeder.path === 'webgpu', `feeder path ${feeder.path}`);
+      for (const count of [4, 3]) {
+        const batch = hostBatch(count, count, count);
+        const want = normalizeReference(
+          batch.data.subarray(0, count * 90),
+          { images: count, height: 6, width: 5, channels: 3 },
+          { layout, mean: [0.5, 0.4, 0.3], std: [0.2, 0.25, 0.3] },
+        );
+        const { result, readbacks } = await countReadbacks(() => feeder.tensors(batch));
+        check(readbacks === 0, `${readbacks} GPU→CPU readbacks while making tensors`);
+        check(batch.releases === 1, 'the batch was released once');
+        const { xs, ys, keys } = result;
+        const expectShape = layout === 'NHWC' ? [count, 6, 5, 3] : [count, 3, 6, 5];
+        check(xs.shape.join() === expectShape.join(), `xs shape ${xs.shape} (${layout})`);
+        const got = await xs.data();
+        const err = maxAbsDiff(got, want);
+        check(err < 1e-5, `${layout} tensor (${got.length} values) differs from the CPU normalisation (${want.length}) by ${err}`);
+        check(ys.shape.join() === `${count},3` && ys.dtype === 'float32', `one-hot ys ${ys.shape} ${ys.dtype}`);
+        const hot = await ys.data();
+        for (let i = 0; i < count; i++) check(hot[i * 3 + batch.labels[i]!] === 1, `one-hot row ${i}`);
+        check(keys.length === count, 'keys');
+        tf.dispose([xs, ys]);
+      }
+      await feeder.close();
+    }
+  });
+}
+
+/**
+ * Tensors a model keeps across steps stay intact while Tandem's ring buffers are refilled, and
+ * the tensor count stays flat over many batches.
+ */
+export async function keptTensorsSurviveReuseAndMemoryStaysFlat(): Promise<void> {
+  await withTfjsOnTandem(async (gpu) => {
+    const feeder = await TfjsFeeder.create(tf, { ...SHAPE, gpu });
+    const first = hostBatch(0, 4, 100);
+    const want = normalizeReference(first.data.subarray(0, 360), { images: 4, height: 6, width: 5, channels: 3 }, { layout: 'NHWC' });
+    const kept = await feeder.tensors(first);
+    const before = tf.memory().numTensors;
+    for (let i = 1; i <= 40; i++) {
+      const { xs, ys } = await feeder.tensors(hostBatch(i, 4, 100 + i));
+      tf.dispose(tf.tidy(() => tf.sum(tf.mul(xs, 2))));
+      tf.dispose([xs, ys]);
+    }
+    check(tf.memory().numTensors === before, `tensors went from ${before} to ${tf.memory().numTensors} over 40 batches`);
+    const err = maxAbsDiff(await kept.xs.data(), want);
+    check(err < 1e-5, `a kept tensor changed by ${err} after 40 more batches went through the ring`);
+    check((await kept.ys.data()).join() === '1,2,0,1', `int labels ${await kept.ys.data()}`);
+    tf.dispose([kept.xs, kept.ys]);
+    await feeder.close();
+  });
+}
+
+/** On TensorFlow.js's CPU backend the same batch gives the same values (no GPU involved). */
+export async function cpuBackendTensorsMatch(): Promise<void> {
+  await tf.setBackend('cpu');
+  const feeder = await TfjsFeeder.create(tf, { ...SHAPE, layout: 'NCHW' });
+  check(feeder.path === 'cpu', `feeder path ${feeder.path}`);
+  const batch = hostBatch(1, 2, 5);
+  const want = normalizeReference(batch.data.subarray(0, 180), { images: 2, height: 6, width: 5, channels: 3 });
+  const { xs, ys } = await feeder.tensors(batch);
+  check(batch.releases === 1, 'released');
+  check(xs.shape.join() === '2,3,6,5', `xs shape ${xs.shape}`);
+  check(maxAbsDiff(await xs.data(), want) < 1e-6, 'cpu values');
+  check(ys.dtype === 'int32' && ys.shape.join() === '2', `ys ${ys.dtype} ${ys.shape}`);
+  tf.dispose([xs, ys]);
+  await feeder.close();
+}
+
+/** Each misuse is a typed error that names what is wrong. */
+export async function misuseGivesTypedErrors(): Promise<void> {
+  await withTfjsOnTandem(async (gpu) => {
+    const feeder = await TfjsFeeder.create(tf, { ...SHAPE, gpu });
+    const released = hostBatch(0, 4, 1);
+    released.release();
+    await rejectsWith(feeder.tensors(released), (e) => e instanceof TfjsError && e.code === 'batch-released', 'a released batch');
+    const wrong = hostBatch(1, 4, 1, { batchSize: 4, height: 7, width: 5, channels: 3 });
+    await rejectsWith(
+      feeder.tensors(wrong),
+      (e) => e instanceof TfjsError && e.code === 'shape-mismatch' && /4×7×5×3/.test(e.message),
+      'a batch of another shape',
+    );
+    check(wrong.releases === 1, 'a refused batch is still released');
+    const other = await acquireGpu();
+    try {
+      await rejectsWith(
+        TfjsFeeder.create(tf, { ...SHAPE, gpu: other }),
+        (e) => e instanceof GpuError && e.code === 'device-mismatch',
+        "a GpuContext that is not TensorFlow.js's device",
+      );
+    } finally {
+      other.close();
+    }
+    await rejectsWith(
+      TfjsFeeder.create(tf, { ...SHAPE, labels: 'one-hot' }),
+      (e) => e instanceof TfjsError && e.code === 'shape-mismatch',
+      'one-hot without classes',
+    );
+    await feeder.close();
+    await rejectsWith(feeder.tensors(hostBatch(2, 4, 1)), (e) => e instanceof TfjsError && e.code === 'closed', 'a closed feeder');
+  });
+}
+
+/** TensorFlow.js's own device adopted by Tandem: no second device, close() leaves it alive. */
+export async function tandemAdoptsTfjsDevice(): Promise<void> {
+  const own = await acquireGpu();
+  try {
+    await useDeviceForTfjs(tf, WebGPUBackend, own);
+    const device = tfjsDevice(tf)!;
+    const adopted = await acquireGpu({ device });
+    check(!adopted.owned && adopted.device === device, 'adopted, not owned');
+    const feeder = await TfjsFeeder.create(tf, SHAPE);
+    check(feeder.path === 'webgpu', 'feeder on the adopted device');
+    adopted.close();
+    const { xs, ys } = await feeder.tensors(hostBatch(0, 4, 3));
+    check((await xs.data()).length === 360, 'the device still works after the adopting context closed');
+    tf.dispose([xs, ys]);
+    await feeder.close();
+  } finally {
+    tf.removeBackend('webgpu');
+    await tf.setBackend('cpu');
+    own.close();
+  }
+}
+
+export const tfjsScenarios = {
+  'tfjs: WebGPU tensors on the shared device equal the CPU path, with no readback': webgpuTensorsMatchCpuWithoutReadback,
+  'tfjs: kept tensors survive ring reuse; numTensors stays flat': keptTensorsSurviveReuseAndMemoryStaysFlat,
+  'tfjs: the CPU backend gets the same values': cpuBackendTensorsMatch,
+  'tfjs: misuse gives typed errors': misuseGivesTypedErrors,
+  'tfjs: Tandem adopts TensorFlow.js device without owning it': tandemAdoptsTfjsDevice,
+};
