@@ -18,6 +18,15 @@ count_vitest() { # json report -> "passed failed"; skipped tests count as failed
     console.log(r.numPassedTests, failed || (r.success ? 0 : 1));' "$PWD/$1"
 }
 
+# Wall-clock limits per tier, in seconds (about 2x the slowest run seen on a 2-core machine): a
+# deadlock fails its tier with status 124 instead of holding CI until its own limit.
+limit() {
+  case $1 in
+    unit) echo 900 ;; node-gpu) echo 1200 ;; browser) echo 1500 ;; consumer) echo 1200 ;;
+    deno) echo 1500 ;; fuzz) echo 900 ;; e2e) echo 900 ;; *) echo 600 ;;
+  esac
+}
+
 record() { # tier passed failed rc
   local tier=$1 pass=$2 fail=$3 rc=$4
   if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; fi
@@ -41,37 +50,31 @@ record lint $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 
 for tier in unit node-gpu browser consumer; do
   echo "=== tier: $tier ==="
-  npx vitest run --project "$tier" --reporter=default --reporter=json --outputFile.json="$out/$tier.json"; rc=$?
+  timeout --kill-after=30 "$(limit "$tier")" npx vitest run --project "$tier" --reporter=default --reporter=json --outputFile.json="$out/$tier.json"; rc=$?
   read -r pass fail < <(count_vitest "$out/$tier.json")
   record "$tier" "$pass" "$fail" "$rc"
 done
 
 echo "=== tier: deno (deno test) ==="
-run_deno() {
-  npx deno test -A --no-check test/deno/ 2>&1 | tee "$out/deno.log"; rc=${PIPESTATUS[0]}
-  line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | tail -1)
-}
-run_deno
-# Deno once aborted in its own teardown ("double free or corruption") after reporting every test
-# passed (docs/reliability.md, not covered yet). Such a run is said out loud and run once more;
-# a failed test, or a second crash, fails the tier.
+# A crash fails the tier, also after every test reported ok: it is never run again to hide it.
+# (The abort at exit once seen here is explained and avoided: docs/reliability.md.)
+timeout --kill-after=30 "$(limit deno)" npx deno test -A --no-check test/deno/ 2>&1 | tee "$out/deno.log"; rc=${PIPESTATUS[0]}
+line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | tail -1)
 if [ "$rc" != 0 ] && [[ "$line" == ok* ]]; then
-  echo "[test] deno exited with status $rc after reporting all tests passed: $(tail -n 2 "$out/deno.log" | tr '\n' ' ')"
-  echo "[test] running the deno tier once more"
-  run_deno
+  echo "[test] deno exited with status $rc after reporting all tests passed: the tier fails ($(tail -n 2 "$out/deno.log" | tr '\n' ' '))"
 fi
 pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 60 s per target: wasm/fuzz/run.sh) ==="
-bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-60}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
+timeout --kill-after=30 "$(limit fuzz)" bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-60}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
 pass=$(grep -c 'no crash, leak or timeout' "$out/fuzz.log" || true)
 fail=$(grep -c 'FAILED (exit' "$out/fuzz.log" || true)
 record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="
-npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?
+timeout --kill-after=30 "$(limit e2e)" npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?
 read -r pass fail < <(count_vitest "$out/e2e.json")
 record e2e "$pass" "$fail" "$rc"
 

@@ -1,5 +1,5 @@
 import { TandemError } from '../errors/index.ts';
-import { STATUS_CODES } from './abi.ts';
+import type { STATUS_CODES } from './abi.ts';
 
 export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled';
 

@@ -69,9 +69,7 @@ export type StageFn<I, O> = (
 ) => O | Filtered | PromiseLike<O | Filtered> | Iterator<O, unknown, undefined> | AsyncIterator<O, unknown, undefined>;
 
 /** Runs a stage's work somewhere other than the event loop (worker pool, wasm thread pool). */
-export interface ExecutorFactory {
-  (stage: string, concurrency: number): Executor;
-}
+export type ExecutorFactory = (stage: string, concurrency: number) => Executor;
 
 export interface WorkerTask {
   readonly kind: 'worker';

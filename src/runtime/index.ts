@@ -1,6 +1,7 @@
 // Everything that differs between browsers, Deno and Node lives in this folder: which runtime this
 // is, how to read a file or a bundled text asset, and how to get a WebGPU adapter.
 
+import { preferVulkanInDeno } from './deno-gpu.ts';
 import { denoGlobal, runtimeName } from './detect.ts';
 
 export { runtimeName, type RuntimeName } from './detect.ts';
@@ -48,6 +49,7 @@ export async function getGpu(): Promise<GPU> {
     }
     return webgpu.create([]);
   }
+  if (denoGlobal) preferVulkanInDeno(denoGlobal as unknown as Parameters<typeof preferVulkanInDeno>[0]);
   const gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
   if (!gpu) {
     throw new Error(

@@ -17,19 +17,30 @@ export type WebGpuBackendClass = new (device: GPUDevice, adapterInfo?: GPUAdapte
  * GpuContext does (when Tandem created it).
  */
 export async function useDeviceForTfjs(tf: Tf, WebGPUBackend: WebGpuBackendClass, gpu: GpuContext): Promise<void> {
-  const current = tfjsDevice(tf);
-  if (current === gpu.device) return;
-  if (tf.findBackend('webgpu') || tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
+  // Only backends already made are looked at: findBackend or getBackend would start tf.js's own
+  // factory, which makes a second device and, finishing later, would replace the backend below.
+  if (deviceOf(tf.engine().registry.webgpu) === gpu.device) {
+    await tf.setBackend('webgpu');
+    return;
+  }
+  if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
   const info = gpu.adapter?.info ?? (gpu.device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo;
   tf.registerBackend('webgpu', () => new WebGPUBackend(gpu.device, info), 3);
   // Node 20 has no navigator; the backend's constructor looks for navigator.gpu before using the device.
   const ok = await withNavigatorGpu(gpuInstanceOf(gpu.device) ?? {}, () => tf.setBackend('webgpu'));
   if (!ok) throw new TfjsError('no-webgpu-backend', "tandem/tfjs: TensorFlow.js could not start its 'webgpu' backend on Tandem's device");
-  assertSameDevice(gpu.device, tfjsDevice(tf) ?? gpu.device, "TensorFlow.js's WebGPU backend");
+  assertSameDevice(gpu.device, deviceOf(tf.engine().registry.webgpu) ?? gpu.device, "TensorFlow.js's WebGPU backend");
 }
 
-/** The device of TensorFlow.js's current backend when it is WebGPU (to give to acquireGpu({ device })), else undefined. */
-export function tfjsDevice(tf: Tf): GPUDevice | undefined {
-  if (tf.getBackend() !== 'webgpu') return undefined;
-  return (tf.backend() as tfc.KernelBackend & { device?: GPUDevice }).device;
+/**
+ * The device of TensorFlow.js's current backend when it is WebGPU (to give to
+ * acquireGpu({ device })), else undefined. Waits for tf.js to finish choosing its backend.
+ */
+export async function tfjsDevice(tf: Tf): Promise<GPUDevice | undefined> {
+  await tf.ready();
+  return tf.getBackend() === 'webgpu' ? deviceOf(tf.findBackend('webgpu')) : undefined;
+}
+
+function deviceOf(backend: tfc.KernelBackend | null | undefined): GPUDevice | undefined {
+  return (backend as (tfc.KernelBackend & { device?: GPUDevice }) | null | undefined)?.device;
 }

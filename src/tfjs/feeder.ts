@@ -93,7 +93,7 @@ export class TfjsFeeder {
     if (o.labels === 'one-hot' && !(o.classes && o.classes > 1)) {
       throw new TfjsError('shape-mismatch', 'tandem/tfjs: one-hot labels need `classes` (the number of classes, at least 2)');
     }
-    const device = tfjsDevice(tf);
+    const device = await tfjsDevice(tf);
     if (!device) return new TfjsFeeder(tf, o);
     if (o.gpu)
       assertSameDevice(o.gpu.device, device, "TensorFlow.js's WebGPU backend (call useDeviceForTfjs(tf, WebGPUBackend, gpu) first)");

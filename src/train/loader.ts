@@ -2,7 +2,7 @@
 // buffers → batches → upload into a ring of GPU buffers. Also used by `tandem bench` and `profile`.
 import { DecodePool, ImageBatcher, type ImageBatch } from '../decode/index.ts';
 import { BatchUploader, type GpuBatch, type UploadMethod } from '../gpu/index.ts';
-import { Pipeline, PipelineBuilder } from '../pipeline/index.ts';
+import { type Pipeline, PipelineBuilder } from '../pipeline/index.ts';
 import type { LabelledSource } from './sources.ts';
 
 export interface LoaderOptions {

@@ -20,7 +20,12 @@ declare namespace Deno {
     handler: (request: Request) => Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
   class Command {
-    constructor(program: string, options: { args: string[]; stdout?: 'piped'; stderr?: 'piped' });
-    output(): Promise<{ success: boolean; stdout: Uint8Array; stderr: Uint8Array }>;
+    constructor(
+      program: string,
+      options: { args: string[]; stdout?: 'piped'; stderr?: 'piped'; clearEnv?: boolean; env?: Record<string, string> },
+    );
+    output(): Promise<{ success: boolean; code: number; signal: string | null; stdout: Uint8Array; stderr: Uint8Array }>;
   }
+  function execPath(): string;
+  const env: { get(name: string): string | undefined; set(name: string, value: string): void; toObject(): Record<string, string> };
 }

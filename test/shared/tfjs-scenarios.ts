@@ -60,7 +60,11 @@ async function withTfjsOnTandem<T>(fn: (gpu: GpuContext) => Promise<T>): Promise
   const gpu = await acquireGpu();
   try {
     await useDeviceForTfjs(tf, WebGPUBackend, gpu);
-    check(tfjsDevice(tf) === gpu.device, "TensorFlow.js's WebGPU backend runs on Tandem's device");
+    const device = await tfjsDevice(tf);
+    check(
+      device === gpu.device,
+      `TensorFlow.js's backend (${tf.getBackend()}, device ${device ? 'another' : 'none'}) runs on Tandem's device`,
+    );
     return await fn(gpu);
   } finally {
     tf.removeBackend('webgpu');
@@ -193,7 +197,7 @@ export async function tandemAdoptsTfjsDevice(): Promise<void> {
   const own = await acquireGpu();
   try {
     await useDeviceForTfjs(tf, WebGPUBackend, own);
-    const device = tfjsDevice(tf)!;
+    const device = (await tfjsDevice(tf))!;
     const adopted = await acquireGpu({ device });
     check(!adopted.owned && adopted.device === device, 'adopted, not owned');
     const feeder = await TfjsFeeder.create(tf, SHAPE);
