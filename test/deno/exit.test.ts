@@ -2,9 +2,11 @@
 // to start every backend, loads Mesa's GL stack next to Vulkan, and about 1 exit in 30 then
 // aborted in glibc's malloc. Tandem limits Deno's WebGPU to Vulkan before the first adapter; this
 // runs a GPU test through Tandem in fresh `deno test` processes, two at a time, with
-// DENO_WEBGPU_BACKEND unset, and requires every one to exit cleanly. 60 runs find the old
-// behaviour with about 85-90% probability (measured rate 3-4% per run on a busy 2-core machine).
-const RUNS = 60;
+// DENO_WEBGPU_BACKEND unset, and requires every one to exit cleanly. With the avoidance turned
+// off, this child aborted in 3 of 200 runs (1.5%; the standalone repro under load: 3-4%), so 150
+// runs catch a return of the old behaviour about 9 times in 10 (~2 min on 2 cores).
+// TANDEM_EXIT_RUNS changes the count for a longer hunt.
+const RUNS = Number(Deno.env.get('TANDEM_EXIT_RUNS') ?? 150);
 const child = new URL('./gpu-exit-child.ts', import.meta.url).pathname;
 
 async function runChild(): Promise<{ code: number; signal: string | null; tail: string }> {
