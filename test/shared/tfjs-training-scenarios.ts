@@ -1,0 +1,107 @@
+// A TensorFlow.js model trained from Tandem's loader on the shared device: JPEGs of the built-in
+// shapes (made in memory) → decode on wasm threads into batch buffers → upload + WGSL normalise →
+// tf.tensor({ buffer }) → a small convolutional net trained with a custom loop. No readback of
+// any kind happens while training; held-out accuracy must pass a bar (4 classes: chance is 25%).
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
+import * as tfl from '@tensorflow/tfjs-layers';
+import { DecodePool, type EncodedImage, ImageBatcher } from '../../src/decode/index.ts';
+import { acquireGpu } from '../../src/gpu/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
+import { TfjsFeeder, useDeviceForTfjs } from '../../src/tfjs/index.ts';
+import { check } from './assert.ts';
+
+export interface TfjsTrainingResult {
+  heldAccuracy: number;
+  readbacksWhileTraining: number;
+  steps: number;
+  seconds: number;
+}
+
+const SIZE = 32;
+const CLASSES = 4;
+
+function images(from: number, count: number): EncodedImage[] {
+  return Array.from({ length: count }, (_, i) => {
+    const s = renderSample(7, from + i, { width: 80, height: 60, classes: CLASSES });
+    return { bytes: encodeJpeg(s.rgb, s.width, s.height, { quality: 90 }), label: s.label, key: `shape-${from + i}` };
+  });
+}
+
+function model(): tfl.Sequential {
+  const net = tfl.sequential();
+  net.add(tfl.layers.conv2d({ inputShape: [SIZE, SIZE, 3], filters: 8, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: tfl.initializers.heNormal({ seed: 1 }) }));
+  net.add(tfl.layers.maxPooling2d({ poolSize: 2 }));
+  net.add(tfl.layers.conv2d({ filters: 16, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: tfl.initializers.heNormal({ seed: 2 }) }));
+  net.add(tfl.layers.maxPooling2d({ poolSize: 2 }));
+  net.add(tfl.layers.flatten());
+  net.add(tfl.layers.dense({ units: CLASSES, kernelInitializer: tfl.initializers.glorotUniform({ seed: 3 }) }));
+  return net;
+}
+
+/** Trains on `train` images for `epochs` through Tandem's loader and measures held-out accuracy. */
+export async function tfjsTrainsFromTandemBatches(train = 512, held = 128, epochs = 6, batchSize = 32): Promise<TfjsTrainingResult> {
+  const gpu = await acquireGpu();
+  const pool = await DecodePool.create({ threads: 2 });
+  try {
+    await useDeviceForTfjs(tf, WebGPUBackend, gpu);
+    const feeder = await TfjsFeeder.create(tf, { batchSize, height: SIZE, width: SIZE, gpu, labels: 'one-hot', classes: CLASSES, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] });
+    const batcher = new ImageBatcher(pool, { batchSize, height: SIZE, width: SIZE, decode: { fit: 'cover' } });
+    const loader = (items: EncodedImage[]) =>
+      new PipelineBuilder().addSource(items).batch(batcher, { name: 'decode', concurrency: pool.maxInFlight }).addSink(2).build();
+    const trainSet = images(0, train);
+    const heldSet = images(train, held);
+    const net = model();
+    const optimizer = tf.train.adam(0.01);
+    const proto = GPUBuffer.prototype as GPUBuffer;
+    const mapAsync = proto.mapAsync;
+    let readbacks = 0;
+    proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
+      if (mode & GPUMapMode.READ) readbacks++;
+      return mapAsync.call(this, mode, ...rest);
+    };
+    const started = performance.now();
+    let steps = 0;
+    try {
+      for (let epoch = 0; epoch < epochs; epoch++) {
+        const order = trainSet.map((item, i) => ({ item, r: (i * 2654435761 + epoch * 40503) % 4294967296 })).sort((a, b) => a.r - b.r);
+        for await (const batch of loader(order.map((o) => o.item))) {
+          const { xs, ys } = await feeder.tensors(batch);
+          optimizer.minimize(() => tf.losses.softmaxCrossEntropy(ys, net.apply(xs, { training: true }) as tf.Tensor) as tf.Scalar, false);
+          tf.dispose([xs, ys]);
+          steps++;
+        }
+      }
+    } finally {
+      proto.mapAsync = mapAsync;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    let correct = 0;
+    for await (const batch of loader(heldSet)) {
+      const { xs, ys } = await feeder.tensors(batch);
+      const hits = tf.tidy(() => tf.sum(tf.cast(tf.equal(tf.argMax(net.predict(xs) as tf.Tensor, 1), tf.argMax(ys, 1)), 'int32')));
+      correct += (await hits.data())[0]!;
+      tf.dispose([xs, ys, hits]);
+    }
+    net.dispose();
+    optimizer.dispose();
+    await feeder.close();
+    await batcher.close();
+    return { heldAccuracy: correct / held, readbacksWhileTraining: readbacks, steps, seconds };
+  } finally {
+    tf.removeBackend('webgpu');
+    await tf.setBackend('cpu');
+    await pool.close();
+    gpu.close();
+  }
+}
+
+/** The bar: ≥ 85% held-out on the four shapes, and no GPU→CPU readback during training. */
+export async function tfjsModelLearnsShapes(): Promise<TfjsTrainingResult> {
+  const r = await tfjsTrainsFromTandemBatches();
+  check(r.readbacksWhileTraining === 0, `${r.readbacksWhileTraining} readbacks while training`);
+  check(r.heldAccuracy >= 0.85, `held-out accuracy ${(100 * r.heldAccuracy).toFixed(1)}% < 85%`);
+  return r;
+}
