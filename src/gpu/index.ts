@@ -22,3 +22,13 @@ export { BatchUploader, type GpuBatch, type HostBatch, type UploaderOptions, typ
 export { align4 } from './dispatch.ts';
 export { UniformStruct, uniformBuffer, type UniformType, type UniformValues } from './uniforms.ts';
 export { AugmentKernel, SAMPLE_FLOATS, augmentReference, sampleAugmentations, type AugmentOptions, type AugmentShape } from './augment.ts';
+export {
+  checkFeedShape,
+  FeedError,
+  feedDims,
+  liveBytes,
+  GpuNormalizer,
+  normalizeOnCpu,
+  type FeedErrorCode,
+  type FeedShape,
+} from './feed.ts';

@@ -1,7 +1,6 @@
 import type * as tfc from '@tensorflow/tfjs-core';
-import { assertSameDevice, gpuInstanceOf, type GpuContext } from '../gpu/index.ts';
+import { assertSameDevice, FeedError, gpuInstanceOf, type GpuContext } from '../gpu/index.ts';
 import { withNavigatorGpu } from '../runtime/index.ts';
-import { TfjsError } from './errors.ts';
 
 /** TensorFlow.js's core namespace, as `import * as tf from '@tensorflow/tfjs-core'` (or '@tensorflow/tfjs') gives it. */
 export type Tf = typeof tfc;
@@ -28,7 +27,7 @@ export async function useDeviceForTfjs(tf: Tf, WebGPUBackend: WebGpuBackendClass
   tf.registerBackend('webgpu', () => new WebGPUBackend(gpu.device, info), 3);
   // Node 20 has no navigator; the backend's constructor looks for navigator.gpu before using the device.
   const ok = await withNavigatorGpu(gpuInstanceOf(gpu.device) ?? {}, () => tf.setBackend('webgpu'));
-  if (!ok) throw new TfjsError('no-webgpu-backend', "tandem/tfjs: TensorFlow.js could not start its 'webgpu' backend on Tandem's device");
+  if (!ok) throw new FeedError('no-webgpu-backend', "tandem/tfjs: TensorFlow.js could not start its 'webgpu' backend on Tandem's device");
   assertSameDevice(gpu.device, deviceOf(tf.engine().registry.webgpu) ?? gpu.device, "TensorFlow.js's WebGPU backend");
 }
 

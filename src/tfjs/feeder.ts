@@ -2,17 +2,21 @@ import type * as tfc from '@tensorflow/tfjs-core';
 import {
   acquireGpu,
   assertSameDevice,
-  BatchUploader,
-  GpuError,
-  NormalizeKernel,
-  normalizeReference,
+  checkFeedShape,
+  FeedError,
+  feedDims,
+  liveBytes,
+  GpuNormalizer,
+  normalizeOnCpu,
+  type FeedShape,
   type GpuContext,
   type HostBatch,
   type NormalizeOptions,
   type TensorLayout,
 } from '../gpu/index.ts';
 import { tfjsDevice, type Tf } from './backend.ts';
-import { TfjsError } from './errors.ts';
+
+const DOOR = 'tandem/tfjs';
 
 export interface TfjsFeedOptions {
   /** Images per batch, and each image's size (what the ImageBatcher makes). */
@@ -53,154 +57,100 @@ export interface TfjsBatch {
  * them cannot change a tensor a model still holds. On other backends (cpu, wasm, webgl,
  * tfjs-node) the same normalisation runs on the CPU into a new Float32Array the tensor owns.
  */
-type ResolvedOptions = Required<Pick<TfjsFeedOptions, 'batchSize' | 'height' | 'width' | 'channels' | 'layout' | 'labels'>> &
-  TfjsFeedOptions;
-
 export class TfjsFeeder {
   readonly path: 'webgpu' | 'cpu';
   #tf: Tf;
-  #o: ResolvedOptions;
-  #gpu: GpuContext | undefined;
-  #uploader: BatchUploader | undefined;
-  #normalize: NormalizeKernel | undefined;
+  #shape: FeedShape;
+  #options: TfjsFeedOptions;
+  #gpu: GpuNormalizer | undefined;
   #output: GPUBuffer | undefined;
   /** Exact-size copies for short batches: tf.js takes a buffer's whole size as the tensor's data. */
   #shortOutputs = new Map<number, GPUBuffer>();
-  #lost: GPUDeviceLostInfo | undefined;
   #closed = false;
 
-  private constructor(tf: Tf, o: ResolvedOptions, gpu?: GpuContext, kernel?: NormalizeKernel) {
+  private constructor(tf: Tf, shape: FeedShape, options: TfjsFeedOptions, gpu?: GpuNormalizer) {
     this.#tf = tf;
-    this.#o = o;
+    this.#shape = shape;
+    this.#options = options;
+    this.#gpu = gpu;
+    this.#output = gpu?.createOutput();
     this.path = gpu ? 'webgpu' : 'cpu';
-    if (gpu && kernel) {
-      this.#gpu = gpu;
-      this.#normalize = kernel;
-      this.#uploader = new BatchUploader(gpu.device, { maxBatchBytes: kernel.inputBytes, slots: 2 });
-      this.#output = gpu.device.createBuffer({
-        size: kernel.outputBytes,
-        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-        label: 'tandem tfjs normalized batch',
-      });
-      void gpu.lost.then((info) => {
-        this.#lost = info;
-      });
-    }
   }
 
   static async create(tf: Tf, options: TfjsFeedOptions): Promise<TfjsFeeder> {
-    const o = { channels: 3 as const, layout: 'NHWC' as const, labels: 'int' as const, ...options };
-    if (o.labels === 'one-hot' && !(o.classes && o.classes > 1)) {
-      throw new TfjsError('shape-mismatch', 'tandem/tfjs: one-hot labels need `classes` (the number of classes, at least 2)');
+    const shape: FeedShape = {
+      batchSize: options.batchSize,
+      height: options.height,
+      width: options.width,
+      channels: options.channels ?? 3,
+      layout: options.layout ?? 'NHWC',
+    };
+    if (options.labels === 'one-hot' && !(options.classes && options.classes > 1)) {
+      throw new FeedError('shape-mismatch', `${DOOR}: one-hot labels need \`classes\` (the number of classes, at least 2)`);
     }
     const device = await tfjsDevice(tf);
-    if (!device) return new TfjsFeeder(tf, o);
-    if (o.gpu)
-      assertSameDevice(o.gpu.device, device, "TensorFlow.js's WebGPU backend (call useDeviceForTfjs(tf, WebGPUBackend, gpu) first)");
-    const gpu = o.gpu ?? (await acquireGpu({ device }));
-    const kernel = await NormalizeKernel.create(
-      gpu.device,
-      { images: o.batchSize, height: o.height, width: o.width, channels: o.channels },
-      normalizeOptions(o),
-    );
-    return new TfjsFeeder(tf, o, gpu, kernel);
+    if (!device) return new TfjsFeeder(tf, shape, options);
+    if (options.gpu)
+      assertSameDevice(options.gpu.device, device, "TensorFlow.js's WebGPU backend (call useDeviceForTfjs(tf, WebGPUBackend, gpu) first)");
+    const gpu = options.gpu ?? (await acquireGpu({ device }));
+    return new TfjsFeeder(tf, shape, options, await GpuNormalizer.create(gpu, shape, normalizeOptions(options)));
   }
 
   /** The batch as tensors; the batch is released (its buffer goes back to the batcher) either way. */
   async tensors(batch: HostBatch): Promise<TfjsBatch> {
-    let data: Uint8Array;
+    const data = liveBytes(batch, DOOR); // a released batch has nothing left to give back
+    let handedToGpu = false;
     try {
-      data = batch.data;
-    } catch (cause) {
-      throw new TfjsError(
-        'batch-released',
-        `tandem/tfjs: batch ${batch.sequence} was already released; ask for its tensors before release()`,
-        { cause },
-      );
-    }
-    let handedToUploader = false;
-    try {
-      this.#check(batch, data);
-      const labels = batch.labels.slice(0, batch.count);
+      if (this.#closed) throw new FeedError('closed', `${DOOR}: the feeder is closed`);
+      checkFeedShape(batch, data, this.#shape, DOOR);
+      this.#gpu?.checkDevice(DOOR);
       const keys = batch.keys ? batch.keys.slice(0, batch.count) : [];
-      const ys = this.#labels(labels);
-      handedToUploader = this.#uploader !== undefined; // upload() releases the batch, also when it fails
+      const ys = this.#labels(batch.labels.subarray(0, batch.count));
+      handedToGpu = this.#gpu !== undefined; // GpuNormalizer.normalize releases the batch, also when it fails
       try {
-        const xs = this.#uploader ? await this.#gpuImages(batch) : this.#cpuImages(batch, data);
+        const xs = this.#gpu ? await this.#gpuImages(this.#gpu, batch) : this.#cpuImages(batch, data);
         return { xs, ys, keys };
       } catch (error) {
         ys.dispose();
         throw error;
       }
     } finally {
-      if (!handedToUploader) batch.release();
+      if (!handedToGpu) batch.release();
     }
   }
 
-  #check(batch: HostBatch, data: Uint8Array): void {
-    if (this.#closed) throw new TfjsError('closed', 'tandem/tfjs: the feeder is closed');
-    if (this.#lost) throw new GpuError('device-lost', `tandem/tfjs: the GPU device was lost (${this.#lost.reason}): ${this.#lost.message}`);
-    const [, h, w, c] = batch.shape;
-    const o = this.#o;
-    if (h !== o.height || w !== o.width || c !== o.channels || batch.count > o.batchSize || data.length < batch.count * h * w * c) {
-      throw new TfjsError(
-        'shape-mismatch',
-        `tandem/tfjs: batch ${batch.sequence} is ${batch.count}×${h}×${w}×${c}; this feeder takes up to ${o.batchSize}×${o.height}×${o.width}×${o.channels}`,
-      );
-    }
+  async #gpuImages(gpu: GpuNormalizer, batch: HostBatch): Promise<tfc.Tensor4D> {
+    const full = this.#output!;
+    const output = batch.count === this.#shape.batchSize ? full : this.#shortOutput(gpu, batch.count);
+    await gpu.normalize(batch, full, (encoder) => {
+      if (output !== full) encoder.copyBufferToBuffer(full, 0, output, 0, output.size);
+    });
+    // tf.js copies the buffer into one of its own and submits that copy before returning, so the
+    // next batch's normalisation, later on the same queue, cannot reach this tensor.
+    return this.#tf.tensor({ buffer: output }, feedDims(this.#shape, batch.count), 'float32') as tfc.Tensor4D;
   }
 
-  #shape(count: number): [number, number, number, number] {
-    const { height: h, width: w, channels: c, layout } = this.#o;
-    return layout === 'NHWC' ? [count, h, w, c] : [count, c, h, w];
-  }
-
-  async #gpuImages(batch: HostBatch): Promise<tfc.Tensor4D> {
-    const device = this.#gpu!.device;
-    const onGpu = await this.#uploader!.upload(batch);
-    try {
-      const encoder = device.createCommandEncoder({ label: 'tandem tfjs normalize' });
-      this.#normalize!.encode(encoder, onGpu.buffer, this.#output!);
-      const output = this.#outputFor(batch.count);
-      if (output !== this.#output) encoder.copyBufferToBuffer(this.#output!, 0, output, 0, output.size);
-      device.queue.submit([encoder.finish()]);
-      // tf.js copies the buffer into one of its own and submits that copy before returning, so the
-      // next batch's normalisation, later on the same queue, cannot reach this tensor.
-      return this.#tf.tensor({ buffer: output }, this.#shape(batch.count), 'float32') as tfc.Tensor4D;
-    } finally {
-      onGpu.release(); // the normalisation that reads the slot is submitted
-    }
-  }
-
-  #outputFor(count: number): GPUBuffer {
-    if (count === this.#o.batchSize) return this.#output!;
+  #shortOutput(gpu: GpuNormalizer, count: number): GPUBuffer {
     let buffer = this.#shortOutputs.get(count);
     if (!buffer) {
-      const { height, width, channels } = this.#o;
-      buffer = this.#gpu!.device.createBuffer({
-        size: count * height * width * channels * 4,
-        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-        label: `tandem tfjs short batch of ${count}`,
-      });
+      const { height, width, channels } = this.#shape;
+      buffer = gpu.createOutput(count * height * width * channels * 4, `tandem tfjs short batch of ${count}`);
       this.#shortOutputs.set(count, buffer);
     }
     return buffer;
   }
 
   #cpuImages(batch: HostBatch, data: Uint8Array): tfc.Tensor4D {
-    const { height, width, channels } = this.#o;
-    const shape = { images: batch.count, height, width, channels };
-    const pixels = data.subarray(0, batch.count * height * width * channels);
-    const values = normalizeReference(pixels, shape, normalizeOptions(this.#o));
-    return this.#tf.tensor(values, this.#shape(batch.count), 'float32') as tfc.Tensor4D;
+    const values = normalizeOnCpu(data, batch.count, this.#shape, normalizeOptions(this.#options));
+    return this.#tf.tensor(values, feedDims(this.#shape, batch.count), 'float32') as tfc.Tensor4D;
   }
 
   #labels(labels: Int32Array): tfc.Tensor {
     const tf = this.#tf;
-    if (this.#o.labels === 'int') return tf.tensor1d(labels, 'int32');
-    const classes = this.#o.classes!;
+    if (this.#options.labels !== 'one-hot') return tf.tensor1d(labels.slice(), 'int32');
+    const classes = this.#options.classes!;
     const bad = labels.find((l) => l < 0 || l >= classes);
-    if (bad !== undefined) throw new TfjsError('shape-mismatch', `tandem/tfjs: label ${bad} is outside the ${classes} classes`);
+    if (bad !== undefined) throw new FeedError('shape-mismatch', `${DOOR}: label ${bad} is outside the ${classes} classes`);
     const oneHot = new Float32Array(labels.length * classes);
     for (let i = 0; i < labels.length; i++) oneHot[i * classes + labels[i]!] = 1;
     return tf.tensor2d(oneHot, [labels.length, classes], 'float32');
@@ -210,13 +160,12 @@ export class TfjsFeeder {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#uploader?.close();
-    this.#normalize?.destroy();
+    await this.#gpu?.close();
     this.#output?.destroy();
     for (const buffer of this.#shortOutputs.values()) buffer.destroy();
   }
 }
 
 function normalizeOptions(o: TfjsFeedOptions): NormalizeOptions {
-  return { layout: o.layout ?? 'NHWC', ...(o.mean ? { mean: o.mean } : {}), ...(o.std ? { std: o.std } : {}) };
+  return { ...(o.mean ? { mean: o.mean } : {}), ...(o.std ? { std: o.std } : {}) };
 }

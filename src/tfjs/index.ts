@@ -3,4 +3,4 @@
 // caller, so the core never loads it.
 export { useDeviceForTfjs, tfjsDevice, type Tf, type WebGpuBackendClass } from './backend.ts';
 export { TfjsFeeder, type TfjsBatch, type TfjsFeedOptions } from './feeder.ts';
-export { TfjsError, type TfjsErrorCode } from './errors.ts';
+export { FeedError, GpuError, type FeedErrorCode, type GpuErrorCode } from '../gpu/index.ts';

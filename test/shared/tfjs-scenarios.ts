@@ -3,8 +3,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { acquireGpu, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
-import { TfjsError, TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
+import { acquireGpu, FeedError, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 
 const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
@@ -164,11 +164,11 @@ export async function misuseGivesTypedErrors(): Promise<void> {
     const feeder = await TfjsFeeder.create(tf, { ...SHAPE, gpu });
     const released = hostBatch(0, 4, 1);
     released.release();
-    await rejectsWith(feeder.tensors(released), (e) => e instanceof TfjsError && e.code === 'batch-released', 'a released batch');
+    await rejectsWith(feeder.tensors(released), (e) => e instanceof FeedError && e.code === 'batch-released', 'a released batch');
     const wrong = hostBatch(1, 4, 1, { batchSize: 4, height: 7, width: 5, channels: 3 });
     await rejectsWith(
       feeder.tensors(wrong),
-      (e) => e instanceof TfjsError && e.code === 'shape-mismatch' && /4×7×5×3/.test(e.message),
+      (e) => e instanceof FeedError && e.code === 'shape-mismatch' && /4×7×5×3/.test(e.message),
       'a batch of another shape',
     );
     check(wrong.releases === 1, 'a refused batch is still released');
@@ -184,11 +184,11 @@ export async function misuseGivesTypedErrors(): Promise<void> {
     }
     await rejectsWith(
       TfjsFeeder.create(tf, { ...SHAPE, labels: 'one-hot' }),
-      (e) => e instanceof TfjsError && e.code === 'shape-mismatch',
+      (e) => e instanceof FeedError && e.code === 'shape-mismatch',
       'one-hot without classes',
     );
     await feeder.close();
-    await rejectsWith(feeder.tensors(hostBatch(2, 4, 1)), (e) => e instanceof TfjsError && e.code === 'closed', 'a closed feeder');
+    await rejectsWith(feeder.tensors(hostBatch(2, 4, 1)), (e) => e instanceof FeedError && e.code === 'closed', 'a closed feeder');
   });
 }
 

@@ -32,9 +32,26 @@ function images(from: number, count: number): EncodedImage[] {
 
 function model(): tfl.Sequential {
   const net = tfl.sequential();
-  net.add(tfl.layers.conv2d({ inputShape: [SIZE, SIZE, 3], filters: 8, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: tfl.initializers.heNormal({ seed: 1 }) }));
+  net.add(
+    tfl.layers.conv2d({
+      inputShape: [SIZE, SIZE, 3],
+      filters: 8,
+      kernelSize: 3,
+      padding: 'same',
+      activation: 'relu',
+      kernelInitializer: tfl.initializers.heNormal({ seed: 1 }),
+    }),
+  );
   net.add(tfl.layers.maxPooling2d({ poolSize: 2 }));
-  net.add(tfl.layers.conv2d({ filters: 16, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: tfl.initializers.heNormal({ seed: 2 }) }));
+  net.add(
+    tfl.layers.conv2d({
+      filters: 16,
+      kernelSize: 3,
+      padding: 'same',
+      activation: 'relu',
+      kernelInitializer: tfl.initializers.heNormal({ seed: 2 }),
+    }),
+  );
   net.add(tfl.layers.maxPooling2d({ poolSize: 2 }));
   net.add(tfl.layers.flatten());
   net.add(tfl.layers.dense({ units: CLASSES, kernelInitializer: tfl.initializers.glorotUniform({ seed: 3 }) }));
@@ -47,7 +64,16 @@ export async function tfjsTrainsFromTandemBatches(train = 512, held = 128, epoch
   const pool = await DecodePool.create({ threads: 2 });
   try {
     await useDeviceForTfjs(tf, WebGPUBackend, gpu);
-    const feeder = await TfjsFeeder.create(tf, { batchSize, height: SIZE, width: SIZE, gpu, labels: 'one-hot', classes: CLASSES, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] });
+    const feeder = await TfjsFeeder.create(tf, {
+      batchSize,
+      height: SIZE,
+      width: SIZE,
+      gpu,
+      labels: 'one-hot',
+      classes: CLASSES,
+      mean: [0.5, 0.5, 0.5],
+      std: [0.25, 0.25, 0.25],
+    });
     const batcher = new ImageBatcher(pool, { batchSize, height: SIZE, width: SIZE, decode: { fit: 'cover' } });
     const loader = (items: EncodedImage[]) =>
       new PipelineBuilder().addSource(items).batch(batcher, { name: 'decode', concurrency: pool.maxInFlight }).addSink(2).build();

@@ -11,7 +11,7 @@ const LAYERS: string[][] = [
   ['errors', 'runtime', 'random', 'sync'],
   ['synthetic'],
   ['pipeline', 'decode', 'gpu', 'sources'],
-  ['vit', 'tfjs'],
+  ['vit', 'tfjs', 'onnx'],
   ['train'],
   ['cli', 'vite', 'index'],
 ];

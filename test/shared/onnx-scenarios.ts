@@ -1,0 +1,120 @@
+// ONNX Runtime Web fed by Tandem, against the same session run on tensors built by hand from the
+// same pixels. The model is written by test/shared/onnx-model.ts from a seed.
+import * as ort from 'onnxruntime-web';
+import { acquireGpu, FeedError, GpuError, normalizeReference } from '../../src/gpu/index.ts';
+import { OnnxFeeder } from '../../src/onnx/index.ts';
+import { check, maxAbsDiff, rejectsWith } from './assert.ts';
+import { embeddingModel } from './onnx-model.ts';
+import { hostBatch } from './tfjs-scenarios.ts';
+
+const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
+const MEAN = [0.45, 0.45, 0.4];
+const STD = [0.25, 0.25, 0.3];
+
+function handBuilt(batch: ReturnType<typeof hostBatch>): ort.Tensor {
+  const n = batch.count;
+  const values = normalizeReference(
+    batch.data.subarray(0, n * 90),
+    { images: n, height: 6, width: 5, channels: 3 },
+    { mean: MEAN, std: STD },
+  );
+  return new ort.Tensor('float32', values, [n, 3, 6, 5]);
+}
+
+async function outputs(session: ort.InferenceSession, input: ort.Tensor): Promise<{ embedding: Float32Array; logits: Float32Array }> {
+  const r = await session.run({ pixels: input });
+  const embedding = (await r.embedding!.getData()) as Float32Array;
+  const logits = (await r.logits!.getData()) as Float32Array;
+  return { embedding: embedding.slice(), logits: logits.slice() };
+}
+
+async function countReadbacks<T>(fn: () => Promise<T>): Promise<{ result: T; readbacks: number }> {
+  const proto = GPUBuffer.prototype as GPUBuffer;
+  const original = proto.mapAsync;
+  let readbacks = 0;
+  proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
+    if (mode & GPUMapMode.READ) readbacks++;
+    return original.call(this, mode, ...rest);
+  };
+  try {
+    return { result: await fn(), readbacks };
+  } finally {
+    proto.mapAsync = original;
+  }
+}
+
+/** The wasm execution provider on CPU tensors from the feeder: equal to hand-built tensors, bit for bit. */
+export async function wasmSessionMatchesHandBuiltTensors(): Promise<void> {
+  ort.env.wasm.numThreads = 1;
+  const session = await ort.InferenceSession.create(embeddingModel(1, 6, 5), { executionProviders: ['wasm'] });
+  const feeder = await OnnxFeeder.create(ort, { ...SHAPE, mean: MEAN, std: STD });
+  check(feeder.path === 'cpu', `path ${feeder.path}`);
+  for (const count of [4, 2]) {
+    const batch = hostBatch(count, count, 11 * count);
+    const want = await outputs(session, handBuilt(batch));
+    const fed = await feeder.tensors(batch);
+    check(batch.releases === 1, 'released');
+    check(fed.input.dims.join() === `${count},3,6,5`, `dims ${fed.input.dims}`);
+    const got = await outputs(session, fed.input);
+    fed.dispose();
+    check(got.embedding.length === count * 8 && got.logits.length === count * 4, 'output sizes');
+    check(maxAbsDiff(got.embedding, want.embedding) === 0 && maxAbsDiff(got.logits, want.logits) === 0, 'outputs equal the hand-built run');
+    check(new Set(got.logits).size > 1, 'the model computes something');
+  }
+  await feeder.close();
+  await session.release();
+}
+
+/**
+ * The WebGPU execution provider on ONNX Runtime's own device, adopted by Tandem: inputs made on
+ * the GPU with no readback, outputs within float tolerance of the hand-built CPU tensors; a
+ * buffer lent to a tensor is refilled only after the tensor is disposed.
+ */
+export async function webgpuSessionMatchesHandBuiltTensors(): Promise<void> {
+  const session = await ort.InferenceSession.create(embeddingModel(1, 6, 5), { executionProviders: ['webgpu'] });
+  const device = await ort.env.webgpu.device;
+  const feeder = await OnnxFeeder.create(ort, { ...SHAPE, mean: MEAN, std: STD, location: 'webgpu', slots: 2 });
+  check(feeder.path === 'webgpu', `path ${feeder.path}`);
+  const batches = [hostBatch(0, 4, 3), hostBatch(1, 4, 4), hostBatch(2, 3, 5)];
+  const wants = [];
+  for (const b of batches) wants.push(await outputs(session, handBuilt(b)));
+  const { result: first, readbacks } = await countReadbacks(async () => [
+    await feeder.tensors(batches[0]!),
+    await feeder.tensors(batches[1]!),
+  ]);
+  check(readbacks === 0, `${readbacks} readbacks while making GPU inputs`);
+  check(first[0]!.input.location === 'gpu-buffer', `input location ${first[0]!.input.location}`);
+  // Both buffers are lent: the third batch waits until a tensor is disposed.
+  let third: Awaited<ReturnType<OnnxFeeder['tensors']>> | undefined;
+  const pending = feeder.tensors(batches[2]!).then((t) => {
+    third = t;
+    return t;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  check(third === undefined, 'a third batch does not overwrite a buffer still lent to a tensor');
+  const got0 = await outputs(session, first[0]!.input);
+  first[0]!.dispose();
+  await pending;
+  const got1 = await outputs(session, first[1]!.input);
+  const got2 = await outputs(session, third!.input);
+  for (const [i, got] of [got0, got1, got2].entries()) {
+    const e = Math.max(maxAbsDiff(got.embedding, wants[i]!.embedding), maxAbsDiff(got.logits, wants[i]!.logits));
+    check(e < 1e-4, `batch ${i}: WebGPU outputs differ from the hand-built CPU tensors by ${e}`);
+  }
+  first[1]!.dispose();
+  third!.dispose();
+  const other = await acquireGpu();
+  try {
+    await rejectsWith(
+      OnnxFeeder.create(ort, { ...SHAPE, location: 'webgpu', gpu: other }),
+      (e) => e instanceof GpuError && e.code === 'device-mismatch',
+      "a GpuContext that is not ONNX Runtime's device",
+    );
+  } finally {
+    other.close();
+  }
+  await feeder.close();
+  await rejectsWith(feeder.tensors(hostBatch(3, 4, 1)), (e) => e instanceof FeedError && e.code === 'closed', 'closed');
+  await session.release();
+  check(device === (await ort.env.webgpu.device), 'one device throughout');
+}
