@@ -11,12 +11,6 @@ out=test-results; rm -rf "$out"; mkdir -p "$out"
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}; chmod 700 "$XDG_RUNTIME_DIR"
 summary=(); total_pass=0; total_fail=0; failed_tiers=()
 
-count_vitest() { # json report -> "passed failed"; skipped tests count as failed: none may be skipped
-  node -e '
-    let r; try { r = require(process.argv[1]); } catch { console.log(0, 1); process.exit(0); }
-    const failed = r.numFailedTests + r.numPendingTests + r.numTodoTests;
-    console.log(r.numPassedTests, failed || (r.success ? 0 : 1));' "$PWD/$1"
-}
 
 # Wall-clock limits per tier, in seconds (about 2x the slowest run seen on a 2-core machine): a
 # deadlock fails its tier with status 124 instead of holding CI until its own limit.
@@ -51,7 +45,7 @@ record lint $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 for tier in unit node-gpu browser consumer; do
   echo "=== tier: $tier ==="
   timeout --kill-after=30 "$(limit "$tier")" npx vitest run --project "$tier" --reporter=default --reporter=json --outputFile.json="$out/$tier.json"; rc=$?
-  read -r pass fail < <(count_vitest "$out/$tier.json")
+  read -r pass fail < <(node scripts/tier-count.mjs vitest "$out/$tier.json" "test/$tier")
   record "$tier" "$pass" "$fail" "$rc"
 done
 
@@ -63,8 +57,7 @@ line=$(sed 's/\x1b\[[0-9;]*m//g' "$out/deno.log" | grep -E '^(ok|FAILED) \| ' | 
 if [ "$rc" != 0 ] && [[ "$line" == ok* ]]; then
   echo "[test] deno exited with status $rc after reporting all tests passed: the tier fails ($(tail -n 2 "$out/deno.log" | tr '\n' ' '))"
 fi
-pass=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
-fail=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)
+read -r pass fail < <(node scripts/tier-count.mjs deno "$out/deno.log" test/deno)
 record deno "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 60 s per target: wasm/fuzz/run.sh) ==="
@@ -75,7 +68,7 @@ record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="
 timeout --kill-after=30 "$(limit e2e)" npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?
-read -r pass fail < <(count_vitest "$out/e2e.json")
+read -r pass fail < <(node scripts/tier-count.mjs vitest "$out/e2e.json" test/e2e)
 record e2e "$pass" "$fail" "$rc"
 
 echo

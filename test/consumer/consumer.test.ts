@@ -7,6 +7,7 @@ import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumArgs } from '../../vite.config.ts';
+import { embeddingModel } from '../shared/onnx-model.ts';
 import { packedFiles, project, repoRoot, run } from './projects.ts';
 
 const deno = join(repoRoot, 'node_modules', '.bin', 'deno');
@@ -110,6 +111,27 @@ describe('Tandem installed from its tarball', () => {
     const { stdout } = await run('node', ['load-images.mjs'], dir);
     expect(stdout).toMatch(/photo\.jpg: jpeg 320x240 -> 150528 bytes of RGB/);
     expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
+  });
+
+  it('a Node 20 script embeds a folder of images with ONNX Runtime Web through tandem/onnx', async () => {
+    const dir = await project('onnx-embeddings', 'onnx-embeddings', { packages: ['onnxruntime-web'] });
+    writeFileSync(join(dir, 'model.onnx'), embeddingModel(1, 32, 32));
+    const { stdout } = await run('node', ['embed.mjs', 'model.onnx', 'images'], dir);
+    expect(stdout).toMatch(/embedded 8 images, 8 values each; 0 failed/);
+  });
+
+  it('a Vite app trains a TensorFlow.js model on Tandem batches on one shared WebGPU device (tandem/tfjs)', async () => {
+    const dir = await project('tfjs-app', 'tfjs-app', {
+      vite: true,
+      packages: ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-cpu', '@tensorflow/tfjs-backend-webgpu', '@tensorflow/tfjs-layers'],
+    });
+    const server = await serve(join(dir, 'node_modules', '.bin', 'vite'), ['--host', '127.0.0.1', '--port', '0'], dir);
+    try {
+      const result = (await openPage(server.url)) as unknown as { backend: string; path: string; steps: number; lossFinite: boolean };
+      expect(result).toMatchObject({ backend: 'webgpu', path: 'webgpu', steps: 6, lossFinite: true });
+    } finally {
+      server.stop();
+    }
   });
 
   it('a Deno script importing npm:tandem does the same', async () => {

@@ -45,12 +45,25 @@ export async function packTarball(): Promise<string> {
 }
 
 /** A fresh project with the tarball (and Vite, when asked) installed; reused while its key holds. */
-export async function project(name: string, files: string, options: { vite?: boolean; webpack?: boolean } = {}): Promise<string> {
+/** The version of a package this repository develops against (so the consumer installs come from npm's cache). */
+export function devVersion(name: string): string {
+  const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })
+    .devDependencies[name];
+  if (!version) throw new Error(`${name} is not a devDependency`);
+  return version;
+}
+
+export async function project(
+  name: string,
+  files: string,
+  options: { vite?: boolean; webpack?: boolean; packages?: string[] } = {},
+): Promise<string> {
   const tarball = await packTarball();
   const dir = join(tarball, '..', name);
   const dependencies: Record<string, string> = { tandem: `file:${tarball}` };
   if (options.vite) dependencies.vite = VITE_VERSION;
   if (options.webpack) Object.assign(dependencies, WEBPACK_VERSIONS);
+  for (const name of options.packages ?? []) dependencies[name] = devVersion(name);
   const manifest = JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module', dependencies }, null, 2);
   const stamp = join(dir, 'node_modules', '.consumer-key');
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== manifest) {

@@ -1,0 +1,4 @@
+import { defineConfig } from 'vite';
+import { tandem } from 'tandem/vite';
+
+export default defineConfig({ plugins: [tandem()] });
