@@ -36,6 +36,7 @@ if (kind === 'vitest') {
     if (passed + failed !== registered) problems.push(`${registered} tests registered, ${passed + failed} reported`);
   }
 } else if (kind === 'deno') {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour escapes (ESC [ … m)
   const log = readFileSync(report, 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
   const registered = new Map([...log.matchAll(/^running (\d+) tests? from \.\/(\S+)$/gm)].map((m) => [m[2], Number(m[1])]));
   for (const file of files) {

@@ -24,7 +24,7 @@ try {
     const { embedding } = await session.run({ [session.inputNames[0]]: fed.input });
     const width = embedding.dims[1];
     const values = await embedding.getData();
-    fed.keys.forEach((key, i) => embeddings.set(key, Array.from(values.subarray(i * width, (i + 1) * width))));
+    for (const [i, key] of fed.keys.entries()) embeddings.set(key, Array.from(values.subarray(i * width, (i + 1) * width)));
     fed.dispose();
   }
   console.log(
