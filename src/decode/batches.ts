@@ -15,7 +15,7 @@ export interface ImageBatch {
   readonly shape: readonly [number, number, number, number];
   readonly dtype: 'uint8';
   readonly layout: 'NHWC';
-  /** A view of the batch in wasm memory (no copy); valid until release(). */
+  /** A view of the batch in wasm memory (no copy); valid until release(). Read it after any allocation in the pool: the view is renewed when the memory grew. */
   readonly data: Uint8Array;
   /** Byte offset of the batch in wasm memory. */
   readonly pointer: number;
@@ -248,7 +248,14 @@ export class ImageBatcher {
     const memory = this.#pool.memory;
     buffer.use = 'handed';
     let released = false;
-    const data = new Uint8Array(memory.buffer, buffer.pointer, count * this.slotBytes);
+    const bytes = count * this.slotBytes;
+    // Taken again when the memory's buffer changed: in the workers mode a growth replaces the
+    // unshared buffer and detaches views of the old one (shared memory keeps them valid).
+    let data = new Uint8Array(memory.buffer, buffer.pointer, bytes);
+    const view = () => {
+      if (data.buffer !== memory.buffer) data = new Uint8Array(memory.buffer, buffer.pointer, bytes);
+      return data;
+    };
     const release = () => {
       if (released) throw new Error(`batch ${buffer.sequence} was already released`);
       released = true;
@@ -265,7 +272,7 @@ export class ImageBatcher {
       dtype: 'uint8',
       layout: 'NHWC',
       get data() {
-        return guard(data);
+        return guard(view());
       },
       pointer: buffer.pointer,
       get labels() {

@@ -1,6 +1,7 @@
 // Runtime-neutral test bodies for the wasm decode pool; each throws on failure. The Node unit tier,
 // the browser tier and the Deno tier call the same bodies.
-import { DecodeError, DecodePool, type DecodeErrorCode, type DecodeMode } from '../../src/decode/index.ts';
+import { DecodeError, DecodePool, ImageBatcher, type DecodeErrorCode, type DecodeMode } from '../../src/decode/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import {
   applyExifOrientation,
   encodeBmp,
@@ -192,12 +193,22 @@ function findMarker(bytes: Uint8Array, marker: number): number {
 }
 
 /** Many concurrent decodes (more than threads and job slots) all finish while timers keep firing. */
-export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24): Promise<{ ticks: number }> {
+export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 96): Promise<{ ticks: number; largestGapMs: number }> {
   const { bytes } = patternJpeg();
   const slot = 32 * 32 * 3;
   const batch = pool.malloc(slot * count);
+  // A 1 ms timer measures how long the event loop was ever held: a pool that blocked the caller
+  // while decoding would show one gap as long as the whole run.
   let ticks = 0;
-  const timer = setInterval(() => ticks++, 1);
+  let last = performance.now();
+  let largestGapMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    largestGapMs = Math.max(largestGapMs, now - last);
+    last = now;
+    ticks++;
+  }, 1);
+  const started = performance.now();
   try {
     const infos = await Promise.all(
       Array.from({ length: count }, (_, i) => pool.decodeInto(bytes, batch + i * slot, { width: 32, height: 32 })),
@@ -208,7 +219,13 @@ export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 24)
     clearInterval(timer);
     pool.free(batch);
   }
-  return { ticks };
+  const elapsed = performance.now() - started;
+  largestGapMs = Math.max(largestGapMs, performance.now() - last);
+  check(
+    ticks > 0 && largestGapMs < elapsed / 2,
+    `the event loop was held for ${largestGapMs.toFixed(1)} ms of a ${elapsed.toFixed(1)} ms run (${ticks} timer ticks)`,
+  );
+  return { ticks, largestGapMs };
 }
 
 /** Reads `bytes` decoded to w×h×channels from the pool's memory into a JS copy. */
@@ -295,6 +312,43 @@ export async function formatsAndModes(pool: DecodePool): Promise<void> {
 }
 
 /**
+ * A batch held while the pool's memory grows: its `data` still holds its pixels (in the workers
+ * mode the unshared buffer is replaced by the growth and a view taken before it is detached).
+ */
+export async function heldBatchSurvivesMemoryGrowth(pool: DecodePool): Promise<void> {
+  const batcher = new ImageBatcher(pool, { batchSize: 2, height: 24, width: 32, decode: { fit: 'stretch' } });
+  try {
+    const { bytes } = patternJpeg();
+    const pipeline = new PipelineBuilder()
+      .addSource([
+        { bytes, label: 1 },
+        { bytes, label: 2 },
+      ])
+      .batch(batcher, { name: 'decode', concurrency: 2 })
+      .addSink(1)
+      .build();
+    for await (const batch of pipeline) {
+      const copy = batch.data.slice();
+      const before = pool.memory.buffer.byteLength;
+      const big = pool.malloc(before + (16 << 20));
+      check(pool.memory.buffer.byteLength > before, 'the memory grew while the batch was held');
+      check(
+        batch.data.byteLength === copy.byteLength,
+        `batch.data spans ${batch.data.byteLength} bytes after growth, not ${copy.byteLength}`,
+      );
+      check(
+        batch.data.every((v, i) => v === copy[i]),
+        'batch.data holds the same pixels after growth',
+      );
+      pool.free(big);
+      batch.release();
+    }
+  } finally {
+    batcher.close();
+  }
+}
+
+/**
  * pool.allocate's handle: a decode target whose `bytes` stay readable after the memory grows (the
  * workers mode replaces its unshared buffer then), that refuses a request larger than itself and
  * any use after it is freed, and that `Symbol.dispose` frees.
@@ -308,9 +362,11 @@ export async function poolBufferHandle(pool: DecodePool): Promise<void> {
   const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
   check(same(target.bytes, copy.pixels), 'decodeInto a handle gives the pixels decode returns');
 
-  // 96 MiB more than the module starts with: the memory grows, and the handle's view follows it.
-  const big = pool.malloc(96 << 20);
-  check(target.bytes.buffer === pool.memory.buffer, "the handle's bytes view the pool's current memory");
+  // More than the whole memory holds now, so it must grow; the handle's view follows it.
+  const before = pool.memory.buffer.byteLength;
+  const big = pool.malloc(before + (16 << 20));
+  check(pool.memory.buffer.byteLength > before, `the memory grew (${before} → ${pool.memory.buffer.byteLength} bytes)`);
+  check(target.bytes.byteLength === 96 * 72 * 3, `the handle's view still spans its bytes (${target.bytes.byteLength})`);
   check(same(target.bytes, copy.pixels), 'the pixels are still there after the memory grew');
   pool.free(big);
 

@@ -6,6 +6,7 @@ import {
   formatsAndModes,
   jpegDecodesToPattern,
   oversubscribedPoolNeverHangs,
+  heldBatchSurvivesMemoryGrowth,
   poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
@@ -23,6 +24,8 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
   });
 
   it('allocate gives a handle that survives memory growth (the unshared buffer is replaced)', () => poolBufferHandle(workers));
+  it('a batch held while the memory grows keeps its pixels (the unshared buffer is replaced)', () =>
+    heldBatchSurvivesMemoryGrowth(workers));
   it('says which mode it runs in', () => {
     expect(workers.stats().mode).toBe('workers');
     expect(threads.stats().mode).toBe('pthreads');

@@ -9,6 +9,7 @@ import {
   oversubscribedPoolNeverHangs,
   patternJpeg,
   pngDecodesExactly,
+  heldBatchSurvivesMemoryGrowth,
   poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
 
@@ -29,6 +30,7 @@ describe('wasm decode pool (Node)', () => {
   it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
   it('decodes PNG losslessly to RGBA', () => pngDecodesExactly(pool));
   it('allocate gives a handle that survives memory growth and refuses misuse', () => poolBufferHandle(pool));
+  it('a batch held while the memory grows keeps its pixels', () => heldBatchSurvivesMemoryGrowth(pool));
   it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
   it('queues more work than threads without hanging or blocking timers', async () => {
     const { ticks } = await oversubscribedPoolNeverHangs(pool);
