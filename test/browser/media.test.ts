@@ -10,6 +10,7 @@ import {
   wavSineDecodes,
   type FixtureLoader,
 } from '../shared/media-scenarios.ts';
+import { fixturesMatchAcrossModes } from '../shared/fallback-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
@@ -47,6 +48,16 @@ describe('image formats against PIL (Chromium)', () => {
       } finally {
         await pool.close();
       }
+    }
+  });
+  it('the worker fallback gives the pthreads bytes on every image fixture, a video and an audio file', async () => {
+    const threads = await DecodePool.create({ threads: 1, mode: 'pthreads' });
+    const workers = await DecodePool.create({ threads: 1, mode: 'workers' });
+    try {
+      expect(await fixturesMatchAcrossModes(threads, workers, load)).toBe(22);
+    } finally {
+      await threads.close();
+      await workers.close();
     }
   });
 });

@@ -5,7 +5,7 @@ import { DecodeError, type DecodePool, ImageBatcher, type EncodedImage } from '.
 import { encodePng, solidPatches } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
 import { patternJpeg } from './decode-scenarios.ts';
-import { sineWav } from './media-scenarios.ts';
+import { type FixtureLoader, sineWav } from './media-scenarios.ts';
 
 async function decodeBoth<T>(
   pools: DecodePool[],
@@ -96,4 +96,54 @@ export async function fallbackBatchesStayDense(workersPool: DecodePool): Promise
     `errors: ${errors.map(String).join('; ')}`,
   );
   check(labels.sort().join() === '0,2,3,5', `delivered labels ${labels.join()}`);
+}
+
+/** Every image fixture, plus one video and one audio file, as the fixture tiers hold them. */
+export const MODE_FIXTURES = {
+  images: [
+    'photo-landscape.jpg',
+    'photo-portrait.jpg',
+    'progressive.jpg',
+    'progressive-420.jpg',
+    'cmyk.jpg',
+    'cmyk-ink.jpg',
+    'lossy.webp',
+    'lossless.webp',
+    'alpha.webp',
+    'three-frames.gif',
+  ],
+  video: 'testsrc.h264.mp4',
+  audio: 'sine440.mp3',
+} as const;
+
+/**
+ * The workers mode gives the pthreads mode's bytes on every image fixture (cover and reduced-scale
+ * decode both), one video's sampled frames and one audio file's resampled samples.
+ */
+export async function fixturesMatchAcrossModes(threadsPool: DecodePool, workersPool: DecodePool, load: FixtureLoader): Promise<number> {
+  const pools = [threadsPool, workersPool];
+  let compared = 0;
+  for (const file of MODE_FIXTURES.images) {
+    const bytes = await load(file);
+    for (const reducedScale of [true, false]) {
+      const r = await decodeBoth(pools, 96 * 80 * 3, (pool, ptr) =>
+        pool.decodeInto(bytes, ptr, { width: 96, height: 80, fit: 'cover', reducedScale }),
+      );
+      sameBytes(r.outputs[0], r.outputs[1], `${file} (reducedScale ${reducedScale})`);
+      compared++;
+    }
+  }
+  const video = await load(MODE_FIXTURES.video);
+  const frames = 3 * 64 * 48 * 3;
+  const v = await decodeBoth(pools, frames, (pool, ptr) =>
+    pool.decodeVideo(video, ptr, { width: 64, height: 48, fit: 'stretch', frames: { indices: [0, 10, 20] } }),
+  );
+  sameBytes(v.outputs[0], v.outputs[1], `${MODE_FIXTURES.video}: frames 0, 10, 20`);
+  const audio = await load(MODE_FIXTURES.audio);
+  const a = await decodeBoth(pools, 16000 * 4, (pool, ptr) =>
+    pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 16000 }),
+  );
+  sameBytes(a.outputs[0], a.outputs[1], `${MODE_FIXTURES.audio}: 16 kHz mono`);
+  check(a.infos[0]?.framesWritten === a.infos[1]?.framesWritten && (a.infos[0]?.framesWritten ?? 0) > 0, 'audio frame counts');
+  return compared + 2;
 }
