@@ -55,6 +55,8 @@ export interface ImageBatcherStats {
   free: number;
   filling: number;
   handed: number;
+  /** Decodes waiting for a free buffer (the consumer holds them all, or they are being filled). */
+  waiting: number;
 }
 
 class BatchBuffer {
@@ -185,7 +187,13 @@ export class ImageBatcher {
     const all = this.#closed ? [] : this.#buffers.slots;
     const lent = (use: BufferUse) => all.filter((b) => b.use === use).length;
     const free = this.#closed ? 0 : this.#buffers.available;
-    return { buffers: all.length, free, filling: lent('filling'), handed: lent('handed') };
+    return {
+      buffers: all.length,
+      free,
+      filling: lent('filling'),
+      handed: lent('handed'),
+      waiting: this.#closed ? 0 : this.#buffers.waiting,
+    };
   }
 
   /**

@@ -53,6 +53,10 @@ export async function stoppedItemsAreDisposed(seed = 7): Promise<void> {
   }
 }
 
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 /**
  * A consumer holds every batch buffer and stops the pipeline: decode tasks waiting for a buffer
  * give up on the stop signal, and stop() returns.
@@ -75,7 +79,12 @@ export async function stopWhileBatchBuffersAreHeld(): Promise<void> {
       check(next.done !== true, 'the pipeline ended early');
       held.push(next.value);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50)); // let the decode tasks queue for a buffer
+    // The point of the scenario: decode tasks are parked waiting for a buffer when stop() comes.
+    await within(
+      waitUntil(() => batcher.stats().waiting > 0),
+      10000,
+      'a decode task waiting for a batch buffer',
+    );
     await within(p.stop(), 5000, 'stop() with every buffer held by the consumer');
     for (const batch of held) check(batch.count === 2 && batch.data.length === 2 * 16 * 16 * 3, 'a held batch stays valid after stop');
   } finally {
