@@ -1,4 +1,5 @@
 // Deno tier: the same planted-bottleneck bodies as test/unit/bottleneck.test.ts.
+import './limits.ts';
 import { scenarios } from '../shared/bottleneck-scenarios.ts';
 
 declare const Deno: { test(name: string, fn: () => Promise<void>): void };

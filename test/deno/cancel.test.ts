@@ -1,5 +1,6 @@
 // Deno's test sanitizers (on by default) also fail these tests if a timer, an async operation or
 // a resource outlives them.
+import './limits.ts';
 import { acquireGpu } from '../../src/gpu/index.ts';
 import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
 

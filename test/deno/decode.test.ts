@@ -1,4 +1,5 @@
 // Deno tier: the wasm decode pool, with the same scenario bodies as Node and Chromium.
+import './limits.ts';
 import {
   brokenInputsGetTypedErrors,
   exifOrientationApplied,

@@ -6,6 +6,7 @@
 // off, this child aborted in 3 of 200 runs (1.5%; the standalone repro under load: 3-4%), so 150
 // runs catch a return of the old behaviour about 9 times in 10 (~2 min on 2 cores).
 // TANDEM_EXIT_RUNS changes the count for a longer hunt.
+import './limits.ts';
 const RUNS = Number(Deno.env.get('TANDEM_EXIT_RUNS') ?? 150);
 const child = new URL('./gpu-exit-child.ts', import.meta.url).pathname;
 

@@ -1,4 +1,5 @@
 // Deno tier: the decoder robustness bodies shared with Node and Chromium.
+import './limits.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
 import {
   closeWithQueuedJobs,

@@ -1,3 +1,4 @@
+import './limits.ts';
 import { loaderAccountsForEveryItem } from '../shared/loader-scenarios.ts';
 
 Deno.test('the loader pipeline delivers every good image once and reports every bad one', async () => {

@@ -1,5 +1,6 @@
 // Deno tier: audio and video decoding on the wasm pool, with the same scenario bodies as Node and Chromium.
 // Compressed fixtures come from scripts/make-fixtures.sh (run by scripts/test.sh).
+import './limits.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';

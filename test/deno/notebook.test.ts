@@ -1,5 +1,6 @@
 // Keeps demo/notebook.ipynb working: its code cells, with the `parameters` cell replaced by small
 // settings, run as one module in Deno (the notebook's folder, so its relative imports resolve).
+import './limits.ts';
 declare const Deno: {
   readTextFile(path: string | URL): Promise<string>;
   writeTextFile(path: string | URL, text: string): Promise<void>;

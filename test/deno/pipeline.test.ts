@@ -1,4 +1,5 @@
 // Deno tier: the same scenario bodies as test/unit/pipeline.test.ts.
+import './limits.ts';
 import { scenarios } from '../shared/pipeline-scenarios.ts';
 import { stoppedItemsAreDisposed, stopWhileBatchBuffersAreHeld } from '../shared/shutdown-scenarios.ts';
 

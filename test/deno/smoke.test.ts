@@ -1,4 +1,5 @@
 // Deno tier: the same scenario bodies as the other tiers, run by `deno test`.
+import './limits.ts';
 import { augmentMatchesCpuAndIsDeterministic, normalizeMatchesCpu } from '../shared/gpu-scenarios.ts';
 
 Deno.test('a WGSL dispatch on Deno WebGPU matches the CPU reference', async () => {

@@ -1,4 +1,5 @@
 // Deno tier: shards, URL lists, caches and the shards tool against a fault-injecting Deno.serve.
+import './limits.ts';
 import { httpSourceScenarios } from '../shared/sources-http-scenarios.ts';
 import type { Serve } from '../shared/sources-scenarios.ts';
 

@@ -1,4 +1,5 @@
 // Deno tier: sampling, partitioning, resume, shard streams, mixing, tar writer and picked folders.
+import './limits.ts';
 import { fileScenarios } from '../shared/sources-files-scenarios.ts';
 import { samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 import { distributedEnv } from '../../src/sources/index.ts';

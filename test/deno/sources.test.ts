@@ -1,4 +1,5 @@
 // Deno tier: the same scenario bodies as test/unit/sources.test.ts, served by Deno.serve.
+import './limits.ts';
 import { httpScenarios, scenarios, type Serve } from '../shared/sources-scenarios.ts';
 
 declare const Deno: {

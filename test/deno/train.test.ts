@@ -1,3 +1,4 @@
+import './limits.ts';
 import { failedOpenReleasesWhatItMade, shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
 
 declare const Deno: {

@@ -1,3 +1,4 @@
+import './limits.ts';
 import { gpuBytesEqualDecodedBytes, ringHeldByConsumer } from '../shared/transfer-scenarios.ts';
 
 for (const method of ['write-buffer', 'staging'] as const) {

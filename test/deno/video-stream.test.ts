@@ -1,4 +1,5 @@
 // Deno tier: streamed video decoding from memory, a local file and HTTP ranges on 127.0.0.1.
+import './limits.ts';
 import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
 import { httpByteSource } from '../../src/sources/index.ts';
 import {

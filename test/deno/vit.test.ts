@@ -1,5 +1,6 @@
 // Deno tier: the ViT kernels and a whole training step against the CPU reference, and a short
 // run on separable synthetic data whose loss must fall.
+import './limits.ts';
 import { acquireGpu } from '../../src/gpu/index.ts';
 import { presets } from '../../src/vit/config.ts';
 import { Kernels } from '../../src/vit/kernels.ts';

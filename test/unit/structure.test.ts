@@ -84,3 +84,12 @@ describe('structure of src/', () => {
     expect(over).toEqual([]);
   });
 });
+
+describe('structure of test/', () => {
+  it('every Deno test file imports ./limits.ts (the per-test time limit)', () => {
+    const deno = new URL('../deno/', import.meta.url).pathname;
+    const files = readdirSync(deno).filter((f) => f.endsWith('.test.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.filter((f) => !/^import '\.\/limits\.ts';$/m.test(readFileSync(join(deno, f), 'utf8')))).toEqual([]);
+  });
+});
