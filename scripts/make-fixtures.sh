@@ -28,6 +28,20 @@ make rgb.h264.mp4 -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lav
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libx264 -pix_fmt yuv420p -g 10 -crf 10
 make rgb.vp9.webm -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lavfi -i "color=c=lime:size=64x48:rate=10:duration=1" \
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libvpx-vp9 -pix_fmt yuv420p -g 10 -crf 10 -b:v 0
+# References decoded by Debian's ffmpeg CLI, for the media decodes to be compared with: every frame
+# of the H.264 and VP9 clips as RGB at their own size, and the compressed sines as interleaved f32
+# stereo at their own rate (no resampling or mixing on either side).
+ref() { # name, input, output arguments...
+  local name=$1 input=$2; shift 2
+  [ -s "$out/$name" ] && return 0
+  ffmpeg -nostdin -hide_banner -loglevel error -y -i "$out/$input" "$@" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
+  echo "[fixtures] made $out/$name (ffmpeg CLI reference)"
+}
+ref testsrc.h264.mp4.rgb testsrc.h264.mp4 -f rawvideo -pix_fmt rgb24
+ref testsrc.vp9.webm.rgb testsrc.vp9.webm -f rawvideo -pix_fmt rgb24
+ref sine440.mp3.f32 sine440.mp3 -f f32le -c:a pcm_f32le
+ref sine440.flac.f32 sine440.flac -f f32le -c:a pcm_f32le
+ref sine440.m4a.f32 sine440.m4a -f f32le -c:a pcm_f32le
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"

@@ -10,6 +10,7 @@ import {
   wavSineDecodes,
   type FixtureLoader,
 } from '../shared/media-scenarios.ts';
+import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { fixturesMatchAcrossModes } from '../shared/fallback-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 
@@ -36,6 +37,8 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
   it('samples solid-colour H.264 and VP9 by time, index and rate', () => solidColourClips(pool, load));
   it('samples a moving pattern in MP4, WebM, MKV; time and index agree', () => movingPatternClips(pool, load));
   it('gives typed errors for broken video', () => brokenVideoGetsTypedErrors(pool, load));
+  it("every frame of an H.264 and a VP9 clip against Debian's ffmpeg CLI", () => videoMatchesFfmpegCli(pool, load));
+  it("MP3, FLAC and AAC sines against Debian's ffmpeg CLI", () => audioMatchesFfmpegCli(pool, load));
 });
 
 describe('image formats against PIL (Chromium)', () => {

@@ -3,6 +3,7 @@
 import './limits.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
+import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
   brokenAudioGetsTypedErrors,
@@ -37,6 +38,15 @@ Deno.test({
   fn: () => withPool(2, (p) => movingPatternClips(p, load)),
 });
 Deno.test({ name: 'broken video gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenVideoGetsTypedErrors(p, load)) });
+Deno.test({
+  name: "every frame of an H.264 and a VP9 clip, and MP3/FLAC/AAC sines, against Debian's ffmpeg CLI",
+  ...opts,
+  fn: () =>
+    withPool(2, async (p) => {
+      await videoMatchesFfmpegCli(p, load);
+      await audioMatchesFfmpegCli(p, load);
+    }),
+});
 
 // Image formats our encoders do not write, made by Debian's PIL, against PIL's decode.
 Deno.test({
