@@ -18,6 +18,8 @@ export interface EvaluationContext {
   images: GPUBuffer;
   labels: GPUBuffer;
   writeLabels(batch: GpuBatch): void;
+  /** The session's stop signal: an abort during the pass ends it (its loader stops reading). */
+  signal?: AbortSignal;
 }
 
 export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy: number; loss: number }> {
@@ -29,6 +31,7 @@ export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy:
     threads: c.threads,
     batchSize: c.batchSize,
     imageSize: c.imageSize,
+    ...(c.signal ? { signal: c.signal } : {}),
   });
   try {
     async function* batches() {
@@ -42,6 +45,10 @@ export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy:
       }
     }
     return await c.trainer.evaluate(batches());
+  } catch (error) {
+    // A stop during the pass ends it like a stop during training: the session reports cancelled.
+    if (c.signal?.aborted) return { accuracy: NaN, loss: NaN };
+    throw error;
   } finally {
     await loader.close();
   }

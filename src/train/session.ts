@@ -115,6 +115,7 @@ export async function runTraining(
           images: res.images,
           labels: res.labels,
           writeLabels: (b) => res.writeLabels(b),
+          ...(o.signal ? { signal: o.signal } : {}),
         });
         progress.endEpoch(heldOut);
       }

@@ -17,8 +17,9 @@ Deno.test('200 stops of the loader at random points leave no job, batch buffer, 
 Deno.test('200 training sessions aborted at random points each report nothing left held', async () => {
   const gpu = await acquireGpu();
   try {
-    const r = await trainingStopsAtRandomPoints(200, 22, gpu);
-    if (r.cancelled < 100 || r.completed === 0) throw new Error(JSON.stringify(r));
+    const r = await trainingStopsAtRandomPoints(200, 22, gpu, 800);
+    console.log(`training stops: ${JSON.stringify(r)}`);
+    if (r.cancelled < 100 || r.unstopped < 10) throw new Error(JSON.stringify(r));
   } finally {
     gpu.close();
   }

@@ -30,8 +30,9 @@ it('200 stops of the loader at random points leave no job, batch buffer, GPU slo
 }, 300_000);
 
 it('200 training sessions aborted at random points each report nothing left held', async () => {
-  const r = await trainingStopsAtRandomPoints(200, 12, gpu);
+  const r = await trainingStopsAtRandomPoints(200, 12, gpu, 700);
+  console.log(`training stops: ${JSON.stringify(r)}`);
   expect(r.cancelled).toBeGreaterThan(100);
-  expect(r.completed).toBeGreaterThan(0);
+  expect(r.unstopped).toBeGreaterThan(10);
   expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
 }, 600_000);

@@ -135,57 +135,116 @@ async function waitFor(condition: () => boolean): Promise<void> {
   while (!condition()) await sleep(1);
 }
 
+export interface TrainingStopResult {
+  stops: number;
+  /** Runs given a stop time that ended cancelled, and runs that finished before their stop came. */
+  cancelled: number;
+  finishedFirst: number;
+  /** Runs never stopped: each must have completed. */
+  unstopped: number;
+  /** Abort → runTraining settled, over the cancelled runs (ms). */
+  stopLatencyP95Ms: number;
+  stopLatencyMaxMs: number;
+}
+
+/** Counts the GPU buffers made on `device` while `fn` runs and not destroyed by its end. */
+async function liveBuffersAfter<T>(device: GPUDevice, fn: () => Promise<T>): Promise<{ result: T; live: number; made: number }> {
+  const live = new Set<GPUBuffer>();
+  let made = 0;
+  const create = device.createBuffer;
+  device.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor) {
+    const buffer = create.call(this, descriptor);
+    made++;
+    live.add(buffer);
+    const destroy = buffer.destroy;
+    buffer.destroy = function (this: GPUBuffer) {
+      live.delete(buffer);
+      return destroy.call(this);
+    };
+    return buffer;
+  };
+  try {
+    return { result: await fn(), live: live.size, made };
+  } finally {
+    device.createBuffer = create;
+  }
+}
+
 /**
- * `stops` short training sessions on one device, each aborted through its signal at a random
- * point (before the first step, mid-epoch, during the held-out pass, or never): every session
- * ends, and its report says nothing was left held (batch buffers, GPU slots, decode workers).
+ * `stops` training sessions, each given a stop time drawn from a fixed distribution (10% at once,
+ * 15% never, the rest uniform over `spanMs`, which covers a whole run in this runtime), so some
+ * stop before the first step, mid-epoch, in the held-out pass, and some finish first. Checked from
+ * outside the library: every GPU buffer the session made is destroyed when it returns (a counting
+ * wrapper on the device); from its report: no batch buffer, GPU slot or decode worker left held.
+ * Never-stopped runs must complete; stop latency (abort → settled) is measured.
  */
 export async function trainingStopsAtRandomPoints(
   stops: number,
   seed: number,
   gpu: GpuContext,
-): Promise<{ stops: number; cancelled: number; completed: number }> {
+  spanMs: number,
+): Promise<TrainingStopResult> {
   const random = seededFloats(seed);
   const sources = (images: EncodedImage[], from: number): LabelledSource[] =>
     images.map((image, i) => ({ key: `img${from + i}`, label: image.label ?? 0, read: async () => image.bytes }));
   const images = sampleImages(40, 64);
   const data: LabelledData = { train: sources(images.slice(0, 32), 0), held: sources(images.slice(32), 32), classes: ['a', 'b', 'c', 'd'] };
-  let cancelled = 0;
-  let completed = 0;
-  // The first two runs are not stopped: the second's length (2 epochs × 4 steps and a held-out
-  // pass after each, shaders already compiled) sets the range of stop times, so each runtime gets stops before the first step, mid-epoch,
-  // in the held-out pass, and a few runs that finish first.
-  let fullRunMs = 0;
+  const r = { stops, cancelled: 0, finishedFirst: 0, unstopped: 0 };
+  const latencies: number[] = [];
   for (let run = 0; run < stops; run++) {
     const controller = new AbortController();
-    const delay = run < 2 ? Number.POSITIVE_INFINITY : random() < 0.1 ? 0 : random() * fullRunMs * 1.1;
-    const timer = Number.isFinite(delay) ? setTimeout(() => controller.abort(new Error('stopped by the test')), delay) : undefined;
-    const started = performance.now();
+    const draw = random();
+    const delay = draw < 0.1 ? 0 : draw < 0.25 ? Number.POSITIVE_INFINITY : random() * spanMs;
+    let abortedAt = 0;
+    const timer = Number.isFinite(delay)
+      ? setTimeout(() => {
+          abortedAt = performance.now();
+          controller.abort(new Error('stopped by the test'));
+        }, delay)
+      : undefined;
     try {
-      const report = await within(
-        runTraining(data, {
-          epochs: 2,
-          batchSize: 8,
-          threads: 2,
-          seed: run,
-          lr: 2e-3,
-          augment: run % 2 === 0,
-          reportEvery: 1,
-          gpu,
-          signal: controller.signal,
-        }),
-        30_000,
-        `training run ${run}`,
+      const {
+        result: report,
+        live,
+        made,
+      } = await liveBuffersAfter(gpu.device, () =>
+        within(
+          runTraining(data, {
+            epochs: 2,
+            batchSize: 8,
+            threads: 2,
+            seed: run,
+            lr: 2e-3,
+            augment: run % 2 === 0,
+            reportEvery: 1,
+            gpu,
+            signal: controller.signal,
+          }),
+          30_000,
+          `training run ${run}`,
+        ),
       );
+      const settled = performance.now();
+      check(live === 0, `run ${run}: ${live} of the ${made} GPU buffers it made were not destroyed`);
       const s = report.shutdown;
       check(s.batchBuffersHeld === 0 && s.gpuSlotsHeld === 0 && s.workersAlive === 0, `run ${run}: left held ${JSON.stringify(s)}`);
       check(report.failures === 0, `run ${run}: ${report.failures} failed items`);
-      if (report.cancelled) cancelled++;
-      else completed++;
-      if (run === 1) fullRunMs = performance.now() - started;
+      if (!Number.isFinite(delay)) {
+        check(!report.cancelled, `run ${run} was never stopped but reports cancelled`);
+        r.unstopped++;
+      } else if (report.cancelled) {
+        check(abortedAt > 0, `run ${run} reports cancelled before its stop came`);
+        latencies.push(settled - abortedAt);
+        r.cancelled++;
+      } else r.finishedFirst++;
     } finally {
       clearTimeout(timer);
     }
   }
-  return { stops, cancelled, completed };
+  latencies.sort((a, b) => a - b);
+  return {
+    ...r,
+    stopLatencyP95Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.95))] ?? NaN,
+    stopLatencyMaxMs: latencies.at(-1) ?? NaN,
+  };
 }
