@@ -26,6 +26,34 @@ export interface FeedShape {
   layout: TensorLayout;
 }
 
+/** What every framework feeder is told: the batches it takes, the tensor layout, the normalisation. */
+export interface FeedOptions {
+  /** Images per batch, and each image's size (what the ImageBatcher makes). */
+  batchSize: number;
+  height: number;
+  width: number;
+  channels?: 1 | 3 | 4;
+  /** Layout of the image tensor; each door has its framework's own default. */
+  layout?: TensorLayout;
+  /** Per-channel mean and std on the 0..1 scale (ImageNet's by default); [0,0,0] and [1,1,1] give plain 0..1. */
+  mean?: readonly number[];
+  std?: readonly number[];
+}
+
+/** The feed's shape and normalisation, resolved once from its options. */
+export function resolveFeed(options: FeedOptions, defaultLayout: TensorLayout): { shape: FeedShape; normalize: NormalizeOptions } {
+  return {
+    shape: {
+      batchSize: options.batchSize,
+      height: options.height,
+      width: options.width,
+      channels: options.channels ?? 3,
+      layout: options.layout ?? defaultLayout,
+    },
+    normalize: { ...(options.mean ? { mean: options.mean } : {}), ...(options.std ? { std: options.std } : {}) },
+  };
+}
+
 /** The batch's bytes, or FeedError('batch-released') when it was released already. */
 export function liveBytes(batch: HostBatch, door: string): Uint8Array {
   try {

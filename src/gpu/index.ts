@@ -29,6 +29,8 @@ export {
   liveBytes,
   GpuNormalizer,
   normalizeOnCpu,
+  resolveFeed,
   type FeedErrorCode,
+  type FeedOptions,
   type FeedShape,
 } from './feed.ts';

@@ -8,11 +8,12 @@ import {
   GpuNormalizer,
   liveBytes,
   normalizeOnCpu,
+  resolveFeed,
+  type FeedOptions,
   type FeedShape,
   type GpuContext,
   type HostBatch,
   type NormalizeOptions,
-  type TensorLayout,
 } from '../gpu/index.ts';
 import { SlotPool } from '../sync/index.ts';
 
@@ -24,15 +25,8 @@ export interface Ort {
   env: { webgpu: { readonly device: Promise<GPUDevice> } };
 }
 
-export interface OnnxFeedOptions {
-  batchSize: number;
-  height: number;
-  width: number;
-  channels?: 1 | 3 | 4;
-  /** Layout of the input tensor: NCHW (the ONNX convention, the default) or NHWC. */
-  layout?: TensorLayout;
-  mean?: readonly number[];
-  std?: readonly number[];
+/** `layout` defaults to NCHW, the ONNX convention. */
+export interface OnnxFeedOptions extends FeedOptions {
   /**
    * Where the input tensors live: 'webgpu' for sessions on ONNX Runtime's WebGPU execution
    * provider (the feeder runs on ONNX Runtime's own device, `ort.env.webgpu.device`, adopted; pass
@@ -83,14 +77,7 @@ export class OnnxFeeder {
   }
 
   static async create(ort: Ort, options: OnnxFeedOptions): Promise<OnnxFeeder> {
-    const shape: FeedShape = {
-      batchSize: options.batchSize,
-      height: options.height,
-      width: options.width,
-      channels: options.channels ?? 3,
-      layout: options.layout ?? 'NCHW',
-    };
-    const normalize: NormalizeOptions = { ...(options.mean ? { mean: options.mean } : {}), ...(options.std ? { std: options.std } : {}) };
+    const { shape, normalize } = resolveFeed(options, 'NCHW');
     if (options.location !== 'webgpu') return new OnnxFeeder(ort, shape, normalize, undefined, 0);
     const device = await ort.env.webgpu.device;
     if (options.gpu) assertSameDevice(options.gpu.device, device, "ONNX Runtime's WebGPU device (ort.env.webgpu.device)");

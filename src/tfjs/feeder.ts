@@ -8,27 +8,19 @@ import {
   liveBytes,
   GpuNormalizer,
   normalizeOnCpu,
+  resolveFeed,
+  type FeedOptions,
   type FeedShape,
   type GpuContext,
   type HostBatch,
   type NormalizeOptions,
-  type TensorLayout,
 } from '../gpu/index.ts';
 import { tfjsDevice, type Tf } from './backend.ts';
 
 const DOOR = 'tandem/tfjs';
 
-export interface TfjsFeedOptions {
-  /** Images per batch, and each image's size (what the ImageBatcher makes). */
-  batchSize: number;
-  height: number;
-  width: number;
-  channels?: 1 | 3 | 4;
-  /** Layout of `xs`: NHWC (TensorFlow.js's own, the default) or NCHW. */
-  layout?: TensorLayout;
-  /** Per-channel mean and std on the 0..1 scale (ImageNet's by default); [0,0,0] and [1,1,1] give plain 0..1. */
-  mean?: readonly number[];
-  std?: readonly number[];
+/** `layout` (of `xs`) defaults to NHWC, TensorFlow.js's own. */
+export interface TfjsFeedOptions extends FeedOptions {
   /** `ys` as int32 class indices ('int', the default) or float32 one-hot rows over `classes`. */
   labels?: 'int' | 'one-hot';
   classes?: number;
@@ -62,15 +54,17 @@ export class TfjsFeeder {
   #tf: Tf;
   #shape: FeedShape;
   #options: TfjsFeedOptions;
+  #normalize: NormalizeOptions;
   #gpu: GpuNormalizer | undefined;
   #output: GPUBuffer | undefined;
   /** Exact-size copies for short batches: tf.js takes a buffer's whole size as the tensor's data. */
   #shortOutputs = new Map<number, GPUBuffer>();
   #closed = false;
 
-  private constructor(tf: Tf, shape: FeedShape, options: TfjsFeedOptions, gpu?: GpuNormalizer) {
+  private constructor(tf: Tf, shape: FeedShape, normalize: NormalizeOptions, options: TfjsFeedOptions, gpu?: GpuNormalizer) {
     this.#tf = tf;
     this.#shape = shape;
+    this.#normalize = normalize;
     this.#options = options;
     this.#gpu = gpu;
     this.#output = gpu?.createOutput();
@@ -78,22 +72,16 @@ export class TfjsFeeder {
   }
 
   static async create(tf: Tf, options: TfjsFeedOptions): Promise<TfjsFeeder> {
-    const shape: FeedShape = {
-      batchSize: options.batchSize,
-      height: options.height,
-      width: options.width,
-      channels: options.channels ?? 3,
-      layout: options.layout ?? 'NHWC',
-    };
+    const { shape, normalize } = resolveFeed(options, 'NHWC');
     if (options.labels === 'one-hot' && !(options.classes && options.classes > 1)) {
       throw new FeedError('shape-mismatch', `${DOOR}: one-hot labels need \`classes\` (the number of classes, at least 2)`);
     }
     const device = await tfjsDevice(tf);
-    if (!device) return new TfjsFeeder(tf, shape, options);
+    if (!device) return new TfjsFeeder(tf, shape, normalize, options);
     if (options.gpu)
       assertSameDevice(options.gpu.device, device, "TensorFlow.js's WebGPU backend (call useDeviceForTfjs(tf, WebGPUBackend, gpu) first)");
     const gpu = options.gpu ?? (await acquireGpu({ device }));
-    return new TfjsFeeder(tf, shape, options, await GpuNormalizer.create(gpu, shape, normalizeOptions(options)));
+    return new TfjsFeeder(tf, shape, normalize, options, await GpuNormalizer.create(gpu, shape, normalize));
   }
 
   /** The batch as tensors; the batch is released (its buffer goes back to the batcher) either way. */
@@ -141,7 +129,7 @@ export class TfjsFeeder {
   }
 
   #cpuImages(batch: HostBatch, data: Uint8Array): tfc.Tensor4D {
-    const values = normalizeOnCpu(data, batch.count, this.#shape, normalizeOptions(this.#options));
+    const values = normalizeOnCpu(data, batch.count, this.#shape, this.#normalize);
     return this.#tf.tensor(values, feedDims(this.#shape, batch.count), 'float32') as tfc.Tensor4D;
   }
 
@@ -164,8 +152,4 @@ export class TfjsFeeder {
     this.#output?.destroy();
     for (const buffer of this.#shortOutputs.values()) buffer.destroy();
   }
-}
-
-function normalizeOptions(o: TfjsFeedOptions): NormalizeOptions {
-  return { ...(o.mean ? { mean: o.mean } : {}), ...(o.std ? { std: o.std } : {}) };
 }

@@ -4,6 +4,7 @@ import * as ort from 'onnxruntime-web';
 import { acquireGpu, FeedError, GpuError, normalizeReference } from '../../src/gpu/index.ts';
 import { OnnxFeeder } from '../../src/onnx/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
+import { countReadbacks } from './readbacks.ts';
 import { embeddingModel } from './onnx-model.ts';
 import { hostBatch } from './tfjs-scenarios.ts';
 
@@ -26,21 +27,6 @@ async function outputs(session: ort.InferenceSession, input: ort.Tensor): Promis
   const embedding = (await r.embedding!.getData()) as Float32Array;
   const logits = (await r.logits!.getData()) as Float32Array;
   return { embedding: embedding.slice(), logits: logits.slice() };
-}
-
-async function countReadbacks<T>(fn: () => Promise<T>): Promise<{ result: T; readbacks: number }> {
-  const proto = GPUBuffer.prototype as GPUBuffer;
-  const original = proto.mapAsync;
-  let readbacks = 0;
-  proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
-    if (mode & GPUMapMode.READ) readbacks++;
-    return original.call(this, mode, ...rest);
-  };
-  try {
-    return { result: await fn(), readbacks };
-  } finally {
-    proto.mapAsync = original;
-  }
 }
 
 /** The wasm execution provider on CPU tensors from the feeder: equal to hand-built tensors, bit for bit. */

@@ -6,6 +6,7 @@ import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { acquireGpu, FeedError, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
+import { countReadbacks } from './readbacks.ts';
 
 const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
 
@@ -38,22 +39,6 @@ export function hostBatch(
     },
   };
   return batch;
-}
-
-/** Counts buffer maps for reading (GPU→CPU readbacks) while `fn` runs. */
-async function countReadbacks<T>(fn: () => Promise<T>): Promise<{ result: T; readbacks: number }> {
-  const proto = GPUBuffer.prototype as GPUBuffer;
-  const original = proto.mapAsync;
-  let readbacks = 0;
-  proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
-    if (mode & GPUMapMode.READ) readbacks++;
-    return original.call(this, mode, ...rest);
-  };
-  try {
-    return { result: await fn(), readbacks };
-  } finally {
-    proto.mapAsync = original;
-  }
 }
 
 async function withTfjsOnTandem<T>(fn: (gpu: GpuContext) => Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@ import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { encodeJpeg, hash3, renderSample } from '../../src/synthetic/index.ts';
 import { TfjsFeeder, useDeviceForTfjs } from '../../src/tfjs/index.ts';
 import { check } from './assert.ts';
+import { countReadbacks } from './readbacks.ts';
 
 export interface TfjsTrainingResult {
   heldAccuracy: number;
@@ -87,16 +88,9 @@ export async function tfjsTrainsFromTandemBatches(
     const heldSet = images(train, held, imageWidth);
     const net = model();
     const optimizer = tf.train.adam(0.01);
-    const proto = GPUBuffer.prototype as GPUBuffer;
-    const mapAsync = proto.mapAsync;
-    let readbacks = 0;
-    proto.mapAsync = function (this: GPUBuffer, mode: GPUMapModeFlags, ...rest: [number?, number?]) {
-      if (mode & GPUMapMode.READ) readbacks++;
-      return mapAsync.call(this, mode, ...rest);
-    };
     const started = performance.now();
     let steps = 0;
-    try {
+    const { readbacks } = await countReadbacks(async () => {
       for (let epoch = 0; epoch < epochs; epoch++) {
         const order = trainSet.map((item, i) => ({ item, r: hash3(99, epoch, i) })).sort((a, b) => a.r - b.r);
         for await (const batch of loader(order.map((o) => o.item))) {
@@ -106,9 +100,7 @@ export async function tfjsTrainsFromTandemBatches(
           steps++;
         }
       }
-    } finally {
-      proto.mapAsync = mapAsync;
-    }
+    });
     const seconds = (performance.now() - started) / 1000;
     let correct = 0;
     for await (const batch of loader(heldSet)) {
