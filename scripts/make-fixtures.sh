@@ -45,6 +45,11 @@ ref sine440.m4a.f32 sine440.m4a -f f32le -c:a pcm_f32le
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"
+# timm-layout ViT weights with PyTorch's logits for them (the weight-loading tests); 5 s.
+if [ ! -s "$out/timm-vit-tiny.logits.f64" ]; then
+  /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "[fixtures] python3-torch missing: run scripts/apt-setup.sh" >&2; exit 1; }
+  /usr/bin/python3 scripts/make-timm-reference.py "$out" && echo "[fixtures] made $out/timm-vit-tiny.* (PyTorch reference)"
+fi
 # Long videos for streamed decoding: 60 s of testsrc2 at 10 fps, keyframe every 5 s; the MP4 keeps
 # its index (moov) at the end, so streaming must seek there first.
 make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 -pix_fmt yuv420p -g 50 -bf 0 -crf 28

@@ -28,6 +28,8 @@ export const COMMAND_OPTIONS: Record<string, Record<string, Kind>> = {
     'no-augment': 'boolean',
     report: 'string',
     checkpoint: 'string',
+    weights: 'string',
+    'save-weights': 'string',
     progress: 'string',
   },
   bench: { data: 'string', images: 'string', epochs: 'string', batch: 'string', size: 'string', threads: 'string' },

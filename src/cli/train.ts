@@ -2,7 +2,7 @@
 // a terminal (plain lines otherwise), one line per epoch, the loader's per-stage summary, and the
 // reports (JSON and a self-contained HTML page) written by main.ts.
 import { formatStats } from '../pipeline/index.ts';
-import { writeFileAtomic } from '../runtime/index.ts';
+import { readFile, writeFileAtomic } from '../runtime/index.ts';
 import {
   defaultTrainingOptions,
   runTraining,
@@ -12,6 +12,8 @@ import {
   type TrainingOptions,
   type TrainReport,
 } from '../train/index.ts';
+import { loadTimmWeights, saveTimmWeights, type TimmWeights } from '../vit/index.ts';
+import { UsageError } from './args.ts';
 import { folderData, resolveDataFolder, shardsData } from './files.ts';
 import { bar, duration, type Terminal } from './terminal.ts';
 
@@ -26,6 +28,10 @@ export interface TrainOptions extends Pick<TrainingOptions, 'epochs' | 'batchSiz
   images: number;
   /** Write the final weights and optimizer state here (ViTTrainer.saveCheckpoint's bytes). */
   checkpoint?: string;
+  /** Start from these timm-layout ViT weights (safetensors); the model takes their shape. */
+  weights?: string;
+  /** Write the trained weights here in timm's layout (safetensors). */
+  saveWeights?: string;
   log: (line: string) => void;
   /** A terminal for the live progress bar; without one, progress is the epoch lines only. */
   terminal?: Terminal;
@@ -39,6 +45,7 @@ export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
 
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   const data = o.shards ? await shardsData(o.shards) : await folderData(await resolveDataFolder(o.data, o.images, o.log));
+  const start = o.weights ? await startingWeights(o.weights, data.classes.length, o.seed, o.log) : undefined;
   let epochs = o.epochs;
   const onEvent = (e: TrainingEvent) => {
     if (e.type === 'start') {
@@ -63,11 +70,17 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
       seed: o.seed,
       lr: o.lr,
       augment: o.augment,
+      ...(start ? { model: start.config, initialParams: start.params } : {}),
       reportEvery: 2,
       onTrained: async (trainer) => {
-        if (!o.checkpoint) return;
-        await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
-        o.log(`checkpoint: ${o.checkpoint}`);
+        if (o.checkpoint) {
+          await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
+          o.log(`checkpoint: ${o.checkpoint}`);
+        }
+        if (o.saveWeights) {
+          await writeFileAtomic(o.saveWeights, saveTimmWeights(trainer.config, await trainer.readParams()));
+          o.log(`weights (timm layout): ${o.saveWeights}`);
+        }
       },
     },
     onEvent,
@@ -75,6 +88,22 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   o.terminal?.done();
   if (report.loaderStats) o.log(formatStats(report.loaderStats));
   return report;
+}
+
+async function startingWeights(path: string, classes: number, seed: number, log: (line: string) => void): Promise<TimmWeights> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw new UsageError(`--weights ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const loaded = loadTimmWeights(bytes, { classes, seed });
+  const c = loaded.config;
+  log(
+    `weights: ${path} (ViT ${c.imageSize}px patch ${c.patchSize} width ${c.width} depth ${c.depth}; ` +
+      `${loaded.headReplaced ? `new head for ${classes} classes` : 'its own head'})`,
+  );
+  return loaded;
 }
 
 function stepLine(e: StepEvent, epochs: number): string {

@@ -157,7 +157,7 @@ export class WorkerBackend implements DecodeBackend {
       const frames = video ? (w[Field.MaxFrames] ?? 0) : 0;
       const record = new Uint8Array(this.memory.buffer, job.slot.ptr, JOB_BYTES).slice();
       const select = video ? new Int32Array(this.memory.buffer, w[Field.Select] ?? 0, frames).slice() : null;
-      const input = job.bytes.slice();
+      const input = new Uint8Array(job.bytes); // a copy (slice() of a Node Buffer is a view, and the transfer would detach the caller's bytes)
       worker.job = job;
       w[Field.State] = JobState.Running;
       const transfer: Transferable[] = [record.buffer, input.buffer];

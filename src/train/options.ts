@@ -15,6 +15,11 @@ export interface TrainingOptions {
   augment: boolean;
   /** The model (default: the tiny preset with as many classes as the data has). */
   model?: ViTConfig;
+  /**
+   * Weights to start from, in `model`'s flat layout (as `loadTimmWeights` returns them, with the
+   * head sized for the data's classes); absent, the model starts from seeded weights.
+   */
+  initialParams?: Float32Array<ArrayBuffer>;
   /** Read loss and accuracy back every this many steps (default 4). */
   reportEvery?: number;
   /** Emit per-stage statistics this often (default 1000 ms). */

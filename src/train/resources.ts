@@ -51,6 +51,7 @@ export class TrainingResources {
         config: model,
         batchSize: B,
         seed: o.seed,
+        ...(o.initialParams ? { params: o.initialParams } : {}),
         train: { lr: o.lr, warmupSteps: Math.min(20, Math.floor(steps / 10)), totalSteps: steps, weightDecay: 0.05, clipNorm: 1 },
       });
       cleanup.push(() => trainer.destroy());

@@ -26,8 +26,11 @@ export async function runTraining(
     const value = o[name];
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`tandem train: ${name} must be a positive integer, got ${value}`);
   }
+  if (o.initialParams && !o.model) throw new RangeError('tandem train: initialParams need the model they belong to (model)');
   const model: ViTConfig = o.model ?? { ...presets.tiny, classes: data.classes.length };
   dims(model);
+  if (model.classes < data.classes.length)
+    throw new RangeError(`tandem train: the model has ${model.classes} classes, the data ${data.classes.length}`);
   const B = o.batchSize;
   const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
   // The start event goes out as soon as the GPU and the pool exist, before the kernels compile.

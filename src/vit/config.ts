@@ -11,6 +11,15 @@ export interface ViTConfig {
   heads: number;
   mlpRatio: number;
   classes: number;
+  /** GELU form: 'tanh' (the approximation; the default) or 'erf' (exact, as timm's ViTs and PyTorch's nn.GELU). */
+  gelu?: 'tanh' | 'erf';
+  /** LayerNorm epsilon (default 1e-5; timm's ViTs use 1e-6). */
+  layerNormEps?: number;
+}
+
+/** The LayerNorm epsilon of a config (1e-5 unless it says otherwise). */
+export function layerNormEps(c: ViTConfig): number {
+  return c.layerNormEps ?? 1e-5;
 }
 
 export const presets = {
@@ -20,6 +29,19 @@ export const presets = {
   small: { imageSize: 64, patchSize: 8, channels: 3, width: 192, depth: 6, heads: 3, mlpRatio: 4, classes: 100 },
   /** ViT-B/16's shape (86 M parameters): real GPUs only (its parameter buffer exceeds 128 MiB bindings). */
   vitB16: { imageSize: 224, patchSize: 16, channels: 3, width: 768, depth: 12, heads: 12, mlpRatio: 4, classes: 1000 },
+  /** timm's vit_tiny_patch16_224 (5.7 M parameters), exact GELU and LayerNorm ε 1e-6 as timm builds it. */
+  vitTiny16: {
+    imageSize: 224,
+    patchSize: 16,
+    channels: 3,
+    width: 192,
+    depth: 12,
+    heads: 3,
+    mlpRatio: 4,
+    classes: 1000,
+    gelu: 'erf',
+    layerNormEps: 1e-6,
+  },
 } as const satisfies Record<string, ViTConfig>;
 
 export interface Dims {

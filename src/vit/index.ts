@@ -4,6 +4,7 @@ export {
   defaultTrain,
   dims,
   initParams,
+  layerNormEps,
   learningRate,
   paramLayout,
   presets,
@@ -17,3 +18,12 @@ export {
 export { ViTTrainer, type Batch, type LossReport, type TrainerOptions } from './model.ts';
 export { Kernels, record, recordOne, type AttentionShape, type Dispatch, type LayerNormSpec, type MatmulSpec } from './kernels.ts';
 export { ReferenceViT, adamwStep, clipScale, patchify, type AdamState, type ForwardResult } from './reference.ts';
+export {
+  readSafetensors,
+  writeSafetensors,
+  WeightsError,
+  type NamedTensor,
+  type Safetensors,
+  type WeightsErrorCode,
+} from './safetensors.ts';
+export { loadTimmWeights, saveTimmWeights, type TimmLoadOptions, type TimmWeights } from './timm.ts';

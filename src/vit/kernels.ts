@@ -115,14 +115,17 @@ export class Kernels {
   readonly #dummy: GPUBuffer;
   readonly #owned: GPUBuffer[] = [];
   readonly #tile: number;
+  readonly #layerNormEps: number;
 
   private constructor(
     device: GPUDevice,
     kernels: Map<string, Kernel>,
     readonly matmulKernel: MatmulKernel,
     tile: number,
+    layerNormEps: number,
   ) {
     this.#tile = tile;
+    this.#layerNormEps = layerNormEps;
     this.#device = device;
     this.#kernels = kernels;
     this.#dummy = this.#own(device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }));
@@ -132,11 +135,11 @@ export class Kernels {
    * `matmul`: 'tiled' (workgroup-memory tiles, for GPUs), 'direct' (no workgroup memory: about 3×
    * faster on lavapipe, see docs/vit.md) or 'auto' (the default: direct on CPU adapters);
    * `matmulTile` shapes the tiled kernel: [threads per side, outputs per thread per side],
-   * product ≤ 64 (benchmarks compare them).
+   * product ≤ 64 (benchmarks compare them); `gelu` and `layerNormEps` as in ViTConfig.
    */
   static async create(
     device: GPUDevice,
-    options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number] } = {},
+    options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number]; gelu?: 'tanh' | 'erf'; layerNormEps?: number } = {},
   ): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
@@ -164,6 +167,7 @@ export class Kernels {
     );
     const tile = (transA: number, transB: number): Record<string, number> =>
       direct ? { TRANS_A: transA, TRANS_B: transB } : { TRANS_A: transA, TRANS_B: transB, WG: wg, TB: tb };
+    const exactGelu = { exact_gelu: options.gelu === 'erf' ? 1 : 0 };
     // Each dispatch's name, its WGSL module and entry point, and its pipeline constants.
     const specs: [string, ModuleName, string, Record<string, number>?][] = [
       ['mm.nn', 'matmul', 'main', tile(0, 0)],
@@ -172,8 +176,8 @@ export class Kernels {
       ['ln.fwd', 'layerNorm', 'forward'],
       ['ln.bwd', 'layerNorm', 'backward'],
       ['ln.params', 'layerNorm', 'params_backward'],
-      ['gelu.fwd', 'elementwise', 'gelu_forward'],
-      ['gelu.bwd', 'elementwise', 'gelu_backward'],
+      ['gelu.fwd', 'elementwise', 'gelu_forward', exactGelu],
+      ['gelu.bwd', 'elementwise', 'gelu_backward', exactGelu],
       ['colsum', 'elementwise', 'col_sum'],
       ['softmax.fwd', 'elementwise', 'softmax_forward'],
       ['softmax.bwd', 'elementwise', 'softmax_backward'],
@@ -196,7 +200,7 @@ export class Kernels {
         return [name, { pipeline, bindings, uniformBinding }];
       }),
     );
-    return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb);
+    return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb, options.layerNormEps ?? 1e-5);
   }
 
   /** Frees the uniform buffers this object created (not the caller's buffers). */
@@ -362,7 +366,7 @@ export class Kernels {
       gOff: s.gOff,
       bOff: s.bOff,
       accumulate: accumulate ? 1 : 0,
-      eps: 1e-5,
+      eps: this.#layerNormEps,
     });
   }
 

@@ -2,7 +2,7 @@
 // AdamW into the caller's command encoder (one compute pass); the loss is accumulated on the GPU
 // and read back only when asked, through a staging buffer, so the queue never drains for it.
 import { readBuffer } from '../gpu/index.ts';
-import { defaultTrain, dims, initParams, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
+import { defaultTrain, dims, initParams, layerNormEps, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import { buildGraph, type StepGraph } from './graph.ts';
 import { optimValues } from './params.ts';
 import { Kernels, record, recordOne, type Dispatch, type MatmulKernel } from './kernels.ts';
@@ -80,12 +80,14 @@ export class ViTTrainer {
   static async create(device: GPUDevice, options: TrainerOptions): Promise<ViTTrainer> {
     dims(options.config);
     if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`vit: batch size ${options.batchSize}`);
-    const { matmul, matmulTile } = options;
-    return new ViTTrainer(
-      device,
-      await Kernels.create(device, { ...(matmul ? { matmul } : {}), ...(matmulTile ? { matmulTile } : {}) }),
-      options,
-    );
+    const { matmul, matmulTile, config } = options;
+    const kernels = await Kernels.create(device, {
+      ...(matmul ? { matmul } : {}),
+      ...(matmulTile ? { matmulTile } : {}),
+      gelu: config.gelu ?? 'tanh',
+      layerNormEps: layerNormEps(config),
+    });
+    return new ViTTrainer(device, kernels, options);
   }
 
   /** Input sizes: images f32 [B, C, S, S] (NCHW, normalised) and labels i32 [B]. */
@@ -144,6 +146,21 @@ export class ViTTrainer {
     return { accuracy: samples ? stats[2]! / samples : NaN, loss: samples ? stats[0]! / samples : NaN, samples };
   }
 
+  /**
+   * Logits [batchSize, classes] of one batch of images (forward only; parameters untouched), read
+   * back to the CPU: for inference and checks, not for the training loop.
+   */
+  async predict(images: GPUBuffer): Promise<Float32Array> {
+    const encoder = this.#device.createCommandEncoder();
+    const pass = encoder.beginComputePass({ label: 'vit predict' });
+    recordOne(pass, this.#patchDispatch(images));
+    record(pass, this.#g.forward);
+    pass.end();
+    this.#device.queue.submit([encoder.finish()]);
+    const logits = new Float32Array(await readBuffer(this.#device, this.#g.logits));
+    return logits.slice(0, this.batchSize * this.config.classes);
+  }
+
   async readParams(): Promise<Float32Array> {
     return new Float32Array(await readBuffer(this.#device, this.#g.params));
   }
@@ -174,7 +191,7 @@ export class ViTTrainer {
 
   /** Restores a checkpoint from saveCheckpoint; the model shape must match this trainer's. */
   loadCheckpoint(bytes: Uint8Array): void {
-    const copy = bytes.slice();
+    const copy = new Uint8Array(bytes); // a copy at offset 0 (a Node Buffer's slice() is a view into a shared pool)
     const [magic, length] = new Uint32Array(copy.buffer, 0, 2);
     if (magic !== MAGIC || length === undefined) throw new Error('vit: not a tandem ViT checkpoint');
     const header = JSON.parse(new TextDecoder().decode(copy.subarray(8, 8 + length))) as { config: ViTConfig; size: number };

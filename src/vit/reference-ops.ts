@@ -51,7 +51,14 @@ export interface LnCache {
   rstd: F64;
 }
 
-export function layerNorm(x: ArrayLike<number>, g: ArrayLike<number>, b: ArrayLike<number>, rows: number, D: number): { y: F64 } & LnCache {
+export function layerNorm(
+  x: ArrayLike<number>,
+  g: ArrayLike<number>,
+  b: ArrayLike<number>,
+  rows: number,
+  D: number,
+  eps = LN_EPS,
+): { y: F64 } & LnCache {
   const y = new Float64Array(rows * D);
   const mean = new Float64Array(rows);
   const rstd = new Float64Array(rows);
@@ -61,7 +68,7 @@ export function layerNorm(x: ArrayLike<number>, g: ArrayLike<number>, b: ArrayLi
     mu /= D;
     let v = 0;
     for (let i = 0; i < D; i++) v += (x[r * D + i]! - mu) ** 2;
-    const rs = 1 / Math.sqrt(v / D + LN_EPS);
+    const rs = 1 / Math.sqrt(v / D + eps);
     mean[r] = mu;
     rstd[r] = rs;
     for (let i = 0; i < D; i++) y[r * D + i] = (x[r * D + i]! - mu) * rs * g[i]! + b[i]!;
@@ -114,6 +121,29 @@ export function gelu(u: number): number {
 export function geluGrad(u: number): number {
   const t = Math.tanh(GELU_K * (u + GELU_C * u * u * u));
   return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * GELU_K * (1 + 3 * GELU_C * u * u);
+}
+
+// erf by Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7), the same formula as
+// elementwise.wgsl, so the reference and the GPU differ only by f64 against f32.
+const ERF_P = 0.3275911;
+const ERF_A = [0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429] as const;
+
+export function erf(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + ERF_P * z);
+  const poly = ((((ERF_A[4] * t + ERF_A[3]) * t + ERF_A[2]) * t + ERF_A[1]) * t + ERF_A[0]) * t;
+  const y = 1 - poly * Math.exp(-z * z);
+  return x < 0 ? -y : y;
+}
+
+/** Exact GELU: u·Φ(u). */
+export function geluErf(u: number): number {
+  return 0.5 * u * (1 + erf(u * Math.SQRT1_2));
+}
+
+/** d/du u·Φ(u) = Φ(u) + u·φ(u). */
+export function geluErfGrad(u: number): number {
+  return 0.5 * (1 + erf(u * Math.SQRT1_2)) + (u * Math.exp(-0.5 * u * u)) / Math.sqrt(2 * Math.PI);
 }
 
 /** Row softmax in place over x[rows, n], after multiplying by `scale`. */

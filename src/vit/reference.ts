@@ -1,12 +1,14 @@
 // The CPU reference ViT in f64: forward, hand-written backward, and AdamW with warmup + cosine
 // schedule and global-norm clipping. Parameters and gradients use the flat layout of config.ts, so
 // they compare element for element with the GPU trainer's buffers.
-import { dims, learningRate, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
+import { dims, layerNormEps, learningRate, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import {
   addBias,
   colSum,
   crossEntropy,
   gelu,
+  geluErf,
+  geluErfGrad,
   geluGrad,
   layerNorm,
   layerNormBackward,
@@ -58,8 +60,13 @@ export interface ForwardResult {
 
 export class ReferenceViT {
   readonly layout: ParamLayout;
+  readonly #gelu: (u: number) => number;
+  readonly #geluGrad: (u: number) => number;
   constructor(readonly config: ViTConfig) {
     this.layout = paramLayout(config);
+    const exact = config.gelu === 'erf';
+    this.#gelu = exact ? geluErf : gelu;
+    this.#geluGrad = exact ? geluErfGrad : geluGrad;
   }
 
   /** A view of one named tensor in a flat parameter (or gradient) array. */
@@ -73,6 +80,7 @@ export class ReferenceViT {
     const c = this.config;
     const d = dims(c);
     const D = c.width;
+    const eps = layerNormEps(c);
     const T = d.tokens;
     const R = B * T;
     const P = (n: string) => this.view(params, n);
@@ -90,7 +98,7 @@ export class ReferenceViT {
     for (let l = 0; l < c.depth; l++) {
       const w = (n: string) => P(`b${l}.${n}`);
       const xin = x;
-      const { y: h1, ...ln1 } = layerNorm(xin, w('ln1.g'), w('ln1.b'), R, D);
+      const { y: h1, ...ln1 } = layerNorm(xin, w('ln1.g'), w('ln1.b'), R, D, eps);
       const qkv = addBias(matmul(h1, w('qkv.w'), R, D, 3 * D), w('qkv.b'), R, 3 * D);
       const probs = new Float64Array(B * H * T * T);
       const o = new Float64Array(R * D);
@@ -113,16 +121,16 @@ export class ReferenceViT {
         }
       const xmid = addBias(matmul(o, w('proj.w'), R, D, D), w('proj.b'), R, D);
       for (let i = 0; i < R * D; i++) xmid[i]! += xin[i]!;
-      const { y: h2, ...ln2 } = layerNorm(xmid, w('ln2.g'), w('ln2.b'), R, D);
+      const { y: h2, ...ln2 } = layerNorm(xmid, w('ln2.g'), w('ln2.b'), R, D, eps);
       const u = addBias(matmul(h2, w('fc1.w'), R, D, d.hidden), w('fc1.b'), R, d.hidden);
-      const a = u.map(gelu);
+      const a = u.map(this.#gelu);
       x = addBias(matmul(a, w('fc2.w'), R, d.hidden, D), w('fc2.b'), R, D);
       for (let i = 0; i < R * D; i++) x[i]! += xmid[i]!;
       blocks.push({ xin, h1, ln1, qkv, probs, o, xmid, h2, ln2, u, a });
     }
     const xc = new Float64Array(B * D);
     for (let b = 0; b < B; b++) xc.set(x.subarray(b * T * D, b * T * D + D), b * D);
-    const { y, ...lnf } = layerNorm(xc, P('lnf.g'), P('lnf.b'), B, D);
+    const { y, ...lnf } = layerNorm(xc, P('lnf.g'), P('lnf.b'), B, D, eps);
     const logits = addBias(matmul(y, P('head.w'), B, D, c.classes), P('head.b'), B, c.classes);
     const ce = crossEntropy(logits, labels, B, c.classes);
     return { loss: ce.loss, correct: ce.correct, logits, cache: { patches, blocks, xc, y, lnf, dlogits: ce.dlogits } };
@@ -156,7 +164,7 @@ export class ReferenceViT {
       matmul(k.a, dx, d.hidden, R, D, true, false, g('fc2.w'));
       colSum(dx, R, D, g('fc2.b'));
       const du = matmul(dx, w('fc2.w'), R, D, d.hidden, false, true);
-      for (let i = 0; i < du.length; i++) du[i]! *= geluGrad(k.u[i]!);
+      for (let i = 0; i < du.length; i++) du[i]! *= this.#geluGrad(k.u[i]!);
       matmul(k.h2, du, D, R, d.hidden, true, false, g('fc1.w'));
       colSum(du, R, d.hidden, g('fc1.b'));
       const dh2 = matmul(du, w('fc1.w'), R, d.hidden, D, false, true);

@@ -2,7 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { failedOpenReleasesWhatItMade, shortTrainingRunReports, trainingFromShards } from '../shared/train-scenarios.ts';
+import {
+  failedOpenReleasesWhatItMade,
+  shortTrainingRunReports,
+  trainingFromShards,
+  trainingFromTimmWeights,
+} from '../shared/train-scenarios.ts';
 
 it('tandem train runs end to end: files → wasm decode → GPU ring → WGSL augment → ViT steps → evaluation → JSON + HTML reports', {
   timeout: 300_000,
@@ -17,3 +22,9 @@ it('tandem shards, then tandem train --shards: the generated dataset streamed fr
 });
 
 it('a training session that fails while opening stops the pool threads it started', { timeout: 60_000 }, failedOpenReleasesWhatItMade);
+
+it('tandem train --weights fine-tunes from timm-layout weights with a new head; --save-weights writes them back', {
+  timeout: 300_000,
+}, async () => {
+  await trainingFromTimmWeights(mkdtempSync(join(tmpdir(), 'tandem-weights-')));
+});

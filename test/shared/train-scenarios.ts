@@ -3,7 +3,12 @@
 // check the JSON report, the HTML report next to it, the progress lines and the checkpoint.
 import { runCommand } from '../../src/cli/commands.ts';
 import { resolveDataFolder } from '../../src/cli/files.ts';
-import { readFile } from '../../src/runtime/index.ts';
+import { UsageError } from '../../src/cli/args.ts';
+import { readFile, writeFileAtomic } from '../../src/runtime/index.ts';
+import { paramLayout } from '../../src/vit/config.ts';
+import { WeightsError } from '../../src/vit/safetensors.ts';
+import { loadTimmWeights } from '../../src/vit/timm.ts';
+import { smallTimmFile } from './timm-scenarios.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import type { GpuContext } from '../../src/gpu/index.ts';
 import { defaultTrainingOptions, runTraining, type LabelledData, type TrainReport } from '../../src/train/index.ts';
@@ -162,4 +167,55 @@ export async function failedOpenReleasesWhatItMade(): Promise<void> {
   const [pool, ...more] = made;
   check(pool !== undefined && more.length === 0, `one pool was made, got ${made.length}`);
   check(pool.stats().liveWorkers === 0, `the pool's threads were stopped, ${pool.stats().liveWorkers} alive`);
+}
+
+/**
+ * `tandem train --weights` fine-tunes from timm-layout weights (a new head for the data's 4
+ * classes) and `--save-weights` writes the result in the same layout: the saved body is the loaded
+ * one moved by a few AdamW steps (≤ lr per step), far closer to it than a fresh initialisation
+ * would be. A missing or broken weights file is a typed error before any training starts.
+ */
+export async function trainingFromTimmWeights(dir: string): Promise<void> {
+  const start = smallTimmFile();
+  await writeFileAtomic(`${dir}/start.safetensors`, start);
+  const lines: string[] = [];
+  const common = ['train', '--images', '96', '--epochs', '1', '--batch', '16', '--threads', '2', '--progress', 'lines'];
+  const args = [
+    ...common,
+    '--report',
+    `${dir}/report.json`,
+    '--weights',
+    `${dir}/start.safetensors`,
+    '--save-weights',
+    `${dir}/end.safetensors`,
+  ];
+  check((await runCommand(args, (l) => lines.push(l))) === 0, 'exit code 0');
+  check(
+    lines.some((l) => l.startsWith('weights: ') && l.includes('new head for 4 classes')),
+    `the weights line: ${lines.join(' | ')}`,
+  );
+  const before = loadTimmWeights(start, { classes: 4 });
+  const after = loadTimmWeights(await readFile(`${dir}/end.safetensors`));
+  check(
+    after.config.classes === 4 && after.config.gelu === 'erf' && after.config.heads === 4,
+    `saved config ${JSON.stringify(after.config)}`,
+  );
+  const steps = 5; // 77 training images in batches of 16
+  let moved = 0;
+  for (const t of paramLayout(after.config).tensors) {
+    if (t.name.startsWith('head.')) continue;
+    for (let i = t.offset; i < t.offset + t.size; i++) moved = Math.max(moved, Math.abs(after.params[i]! - before.params[i]!));
+  }
+  check(moved > 0 && moved <= steps * 2.5e-3 * 1.01, `the body moved by ${moved}: trained, from the loaded weights`);
+  await rejectsWith(
+    runCommand([...common, '--weights', `${dir}/none.safetensors`], () => {}),
+    (e) => e instanceof UsageError && e.message.includes('none.safetensors'),
+    'a missing weights file',
+  );
+  await writeFileAtomic(`${dir}/cut.safetensors`, start.subarray(0, 1000));
+  await rejectsWith(
+    runCommand([...common, '--weights', `${dir}/cut.safetensors`], () => {}),
+    (e) => e instanceof WeightsError && e.code === 'truncated',
+    'a truncated weights file',
+  );
 }

@@ -9,6 +9,7 @@ import {
   heldBatchSurvivesMemoryGrowth,
   poolBufferHandle,
 } from '../shared/decode-scenarios.ts';
+import { encodeJpeg } from '../../src/synthetic/index.ts';
 import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
 
 describe('fallback decode pool: single-threaded instances in workers (Node)', () => {
@@ -26,6 +27,18 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
   it('allocate gives a handle that survives memory growth (the unshared buffer is replaced)', () => poolBufferHandle(workers));
   it('a batch held while the memory grows keeps its pixels (the unshared buffer is replaced)', () =>
     heldBatchSurvivesMemoryGrowth(workers));
+  it("a Node Buffer handed to decode stays the caller's: not detached by the transfer to the worker", async () => {
+    const pixels = new Uint8Array(32 * 24 * 3).map((_, i) => (i * 7) % 251);
+    const jpeg = encodeJpeg(pixels, 32, 24, { quality: 90 });
+    // fs.readFile's shape: a Buffer over its own ArrayBuffer, whose slice() is a view, not a copy.
+    const buffer = Buffer.from(jpeg.slice().buffer);
+    const before = Uint8Array.from(buffer);
+    const a = await workers.decode(buffer, { width: 32, height: 24 });
+    const b = await threads.decode(buffer, { width: 32, height: 24 });
+    expect(buffer.buffer.byteLength).toBeGreaterThan(0);
+    expect(Buffer.compare(buffer, before)).toBe(0);
+    expect(Buffer.compare(a.pixels, b.pixels)).toBe(0);
+  });
   it('says which mode it runs in', () => {
     expect(workers.stats().mode).toBe('workers');
     expect(threads.stats().mode).toBe('pthreads');
