@@ -22,10 +22,14 @@ const state = {
   crossOriginIsolated: isolated,
   decodeMode: undefined as string | undefined,
   message: '',
+  /** Every status line shown, in order. */
+  statusLog: [] as string[],
   steps: 0,
   previews: 0,
   /** Bytes of the last checkpoint offered for download (0: none yet). */
   checkpointBytes: 0,
+  /** Bytes of the last timm-layout weights offered for download (0: none yet). */
+  weightsBytes: 0,
   errors: [] as string[],
   frameGaps: { max: 0, p95: 0 },
   points: () => Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, c.pointsDrawn])),
@@ -48,6 +52,7 @@ showMode();
 
 function setStatus(text: string): void {
   state.message = text;
+  state.statusLog.push(text);
   $('status').textContent = text;
 }
 
@@ -76,9 +81,13 @@ function start(picked?: PickedImages): void {
   worker = new Worker(new URL('./train-worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (e: MessageEvent<FromWorker>) => onEvent(e.data);
   worker.onerror = (e) => fail(`worker: ${e.message}`);
-  const message: ToWorker = picked
-    ? { type: 'start', settings: settings(), picked: { images: picked.images, classes: picked.classes } }
-    : { type: 'start', settings: settings() };
+  const weights = $<HTMLInputElement>('weights').files?.[0];
+  const message: ToWorker = {
+    type: 'start',
+    settings: settings(),
+    ...(picked ? { picked: { images: picked.images, classes: picked.classes } } : {}),
+    ...(weights ? { weights } : {}),
+  };
   worker.postMessage(message);
 }
 
@@ -143,7 +152,10 @@ function onEvent(e: FromWorker): void {
       drawBatch(e);
       return;
     case 'checkpoint':
-      offerCheckpoint(e.bytes);
+      state.checkpointBytes = offerDownload('checkpoint', e.bytes);
+      return;
+    case 'weights':
+      state.weightsBytes = offerDownload('weights-download', e.bytes);
       return;
     case 'done':
       state.state = 'done';
@@ -157,13 +169,13 @@ function onEvent(e: FromWorker): void {
   }
 }
 
-/** Weights and optimizer state as a file download (Node and Deno write files; a page offers one). */
-function offerCheckpoint(bytes: Uint8Array<ArrayBuffer>): void {
-  const link = $<HTMLAnchorElement>('checkpoint');
+/** Bytes as a file download behind the link `id` (Node and Deno write files; a page offers one). */
+function offerDownload(id: string, bytes: Uint8Array<ArrayBuffer>): number {
+  const link = $<HTMLAnchorElement>(id);
   if (link.href) URL.revokeObjectURL(link.href);
   link.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
   link.hidden = false;
-  state.checkpointBytes = bytes.length;
+  return bytes.length;
 }
 
 function drawBatch(e: PreviewEvent): void {

@@ -11,7 +11,13 @@ export interface DemoSettings {
 }
 
 export type ToWorker =
-  | { type: 'start'; settings: DemoSettings; picked?: { images: { key: string; label: number; file: Blob }[]; classes: string[] } }
+  | {
+      type: 'start';
+      settings: DemoSettings;
+      picked?: { images: { key: string; label: number; file: Blob }[]; classes: string[] };
+      /** ViT weights in timm's layout (safetensors) to fine-tune from. */
+      weights?: Blob;
+    }
   | { type: 'stop' };
 
 export type FromWorker =
@@ -19,6 +25,8 @@ export type FromWorker =
   | { type: 'status'; text: string }
   /** The trained weights and optimizer state (ViTTrainer.saveCheckpoint), for a download. */
   | { type: 'checkpoint'; bytes: Uint8Array<ArrayBuffer> }
+  /** The trained weights in timm's layout (safetensors), for a download. */
+  | { type: 'weights'; bytes: Uint8Array<ArrayBuffer> }
   | {
       type: 'done';
       steps: number;

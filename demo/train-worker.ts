@@ -1,11 +1,12 @@
 // The demo's training runs here, in a dedicated worker, so the page's main thread only draws: the
 // loader's event loop, the WebGPU calls and the decode pool's pthreads never compete with frames.
 import { blobSource, runTraining, splitHeldOut, syntheticData, type LabelledData, type TrainingEvent } from '../src/train/index.ts';
+import { loadTimmWeights, saveTimmWeights } from '../src/vit/index.ts';
 import type { FromWorker, ToWorker } from './protocol.ts';
 
 const post = (m: FromWorker) => {
   if (m.type === 'preview') self.postMessage(m, { transfer: [m.rgba.buffer] });
-  else if (m.type === 'checkpoint') self.postMessage(m, { transfer: [m.bytes.buffer] });
+  else if (m.type === 'checkpoint' || m.type === 'weights') self.postMessage(m, { transfer: [m.bytes.buffer] });
   else self.postMessage(m);
 };
 let abort: AbortController | undefined;
@@ -32,6 +33,16 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
     });
     post({ type: 'status', text: `built-in dataset: ${data.train.length} training / ${data.held.length} held-out images` });
   }
+  let start = {};
+  if (m.weights) {
+    const loaded = loadTimmWeights(new Uint8Array(await m.weights.arrayBuffer()), { classes: data.classes.length, seed: 1 });
+    const c = loaded.config;
+    post({
+      type: 'status',
+      text: `weights: ViT ${c.imageSize}px, width ${c.width}, depth ${c.depth}; ${loaded.headReplaced ? `new head for ${c.classes} classes` : 'its own head'}`,
+    });
+    start = { model: c, initialParams: loaded.params };
+  }
   const report = await runTraining(
     data,
     {
@@ -46,7 +57,11 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
       previewEvery: 4,
       previewImages: 16,
       signal: abort.signal,
-      onTrained: async (trainer) => post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) }),
+      ...start,
+      onTrained: async (trainer) => {
+        post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) });
+        post({ type: 'weights', bytes: saveTimmWeights(trainer.config, await trainer.readParams()) });
+      },
     },
     (e: TrainingEvent) => post(e),
   );

@@ -7,7 +7,9 @@ import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumArgs } from '../../vite.config.ts';
+import { loadTimmWeights } from '../../src/vit/index.ts';
 import { embeddingModel } from '../shared/onnx-model.ts';
+import { smallTimmFile } from '../shared/timm-scenarios.ts';
 import { packedFiles, project, repoRoot, run } from './projects.ts';
 
 const deno = join(repoRoot, 'node_modules', '.bin', 'deno');
@@ -111,6 +113,17 @@ describe('Tandem installed from its tarball', () => {
     const { stdout } = await run('node', ['load-images.mjs'], dir);
     expect(stdout).toMatch(/photo\.jpg: jpeg 320x240 -> 150528 bytes of RGB/);
     expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
+  });
+
+  it('the installed tandem CLI fine-tunes from timm-layout ViT weights and saves them (tandem train --weights)', async () => {
+    const dir = await project('node-train', 'node', { packages: ['webgpu'] }); // Node's WebGPU is the user's install
+    writeFileSync(join(dir, 'start.safetensors'), smallTimmFile());
+    const args = ['train', '--data', 'images', '--epochs', '1', '--batch', '4', '--threads', '2', '--progress', 'lines'];
+    const out = ['--weights', 'start.safetensors', '--save-weights', 'end.safetensors', '--report', 'report.json'];
+    const { stdout } = await run(join(dir, 'node_modules', '.bin', 'tandem'), [...args, ...out], dir);
+    expect(stdout).toMatch(/weights: start\.safetensors \(ViT 32px patch 8 width 64 depth 2; new head for 2 classes\)/);
+    const saved = loadTimmWeights(readFileSync(join(dir, 'end.safetensors')));
+    expect(saved.config).toMatchObject({ imageSize: 32, width: 64, classes: 2, gelu: 'erf' });
   });
 
   it('a Node 20 script embeds a folder of images with ONNX Runtime Web through tandem/onnx', async () => {

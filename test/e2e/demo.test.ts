@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ensureSyntheticFolder } from '../../src/sources/index.ts';
+import { loadTimmWeights } from '../../src/vit/index.ts';
+import { smallTimmFile } from '../shared/timm-scenarios.ts';
+import { bodyMoveBound, bodyMoved } from '../shared/train-scenarios.ts';
 import { artifactPath, openDemo } from './serve.ts';
 
 interface DemoState {
@@ -13,6 +16,8 @@ interface DemoState {
   steps: number;
   previews: number;
   checkpointBytes: number;
+  weightsBytes: number;
+  statusLog: string[];
   errors: string[];
   frameGaps: { max: number; p95: number };
   points: () => Record<string, number>;
@@ -85,17 +90,33 @@ it('the built demo (vite build + preview) loads, trains a few steps, and stops o
   }
 });
 
-it('a folder chosen on the page (<input webkitdirectory>) is labelled by subfolder and trained on', async () => {
+it('a folder chosen on the page (<input webkitdirectory>) is labelled by subfolder and fine-tuned from chosen timm-layout weights', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-picked-'));
   await ensureSyntheticFolder(dir, { count: 48, width: 200, height: 150 });
   const demo = await openDemo({ isolated: true, query: 'epochs=1&batch=16' });
   try {
+    // Fine-tuned from timm-layout weights chosen on the page: a 10-class model gets a 4-class head.
+    const start = smallTimmFile();
+    await demo.page
+      .locator('#weights')
+      .setInputFiles({ name: 'start.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(start) });
     await demo.page.locator('#folder').setInputFiles(dir);
     await demo.page.waitForFunction(() => tandemDemo.state === 'done' || tandemDemo.state === 'error', undefined, { timeout: 300_000 });
     const s = await demo.page.evaluate(snapshot);
     expect(s.errors).toEqual([]);
     expect(s.steps).toBe(3); // 48 files, every 5th held out: 39 / 16 → 3 steps
     expect(await demo.page.locator('#grid').isVisible()).toBe(true);
+    expect(s.statusLog.some((l) => l.startsWith('weights: ViT 32px') && l.includes('new head for 4 classes'))).toBe(true);
+    expect(s.weightsBytes).toBeGreaterThan(0);
+    const saved = await demo.page.evaluate(async () => [
+      ...new Uint8Array(await (await fetch(document.querySelector<HTMLAnchorElement>('#weights-download')!.href)).arrayBuffer()),
+    ]);
+    const after = loadTimmWeights(Uint8Array.from(saved));
+    const before = loadTimmWeights(start, { classes: 4 });
+    expect(after.config.classes).toBe(4);
+    const moved = bodyMoved(after.params, before.params, after.config);
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThanOrEqual(bodyMoveBound(3, 2e-3)); // trained from the chosen weights, not from a fresh start
     expect(demo.errors).toEqual([]);
   } finally {
     await demo.close();
