@@ -21,7 +21,7 @@ const CORE_FILES: Record<string, string> = {
 };
 
 /** /bench-assets/image/<i> and /bench-assets/ffmpeg/<core>/<file>, bytes as they are on disk. */
-function benchAssets(images: readonly BenchImage[]): Plugin {
+export function benchAssets(images: readonly BenchImage[]): Plugin {
   const send = (res: ServerResponse, type: string, body: Uint8Array) => {
     res.writeHead(200, {
       'Content-Type': type,

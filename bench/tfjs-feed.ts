@@ -1,0 +1,168 @@
+// TensorFlow.js fed by its own input path against the same model fed by Tandem, in headless
+// Chromium on one WebGPU device, same JPEGs, side by side in one run, interleaved repetitions,
+// medians (bench/tfjs-feed/page.ts has both paths):
+//   - images/s into a training step (one SGD step of a small conv net per batch), and into
+//     tensors alone ("input": each batch only summed on the device);
+//   - GPU→CPU readbacks (buffers mapped for reading) per batch.
+// Corpora: the generated 500×375 shapes (bench/decode's images) and, with --corpus DIR, any
+// folder of JPEGs (ImageNet-style or flat), e.g. the photo corpus of bench/loader.ts.
+//
+//   npx deno run -A bench/tfjs-feed.ts [--images 256] [--reps 5] [--size 32] [--batch 32] [--threads N]
+//                                      [--corpus DIR] [--out docs/bench-tfjs-feed.md]
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import process from 'node:process';
+import { chromium } from 'playwright-core';
+import { createServer } from 'vite';
+import { hardwareConcurrency } from '../src/runtime/index.ts';
+import { chromiumArgs, isolation } from '../vite.config.ts';
+import { benchAssets } from './decode/browser.ts';
+import { benchImages, jpegSize, type BenchImage } from './decode/images.ts';
+import { median, table } from './decode/report.ts';
+import type { FeedMode, FeedPath, FeedSample } from './tfjs-feed/page.ts';
+
+const argv = process.argv.slice(2);
+const opt = (name: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
+const count = Number(opt('images') ?? 256);
+const reps = Math.max(3, Number(opt('reps') ?? 5));
+const size = Number(opt('size') ?? 32);
+const batch = Number(opt('batch') ?? 32);
+const threads = Number(opt('threads') ?? hardwareConcurrency());
+const corpusDir = opt('corpus');
+const outPath = opt('out') ?? 'docs/bench-tfjs-feed.md';
+const command = `npx deno run -A bench/tfjs-feed.ts ${argv.join(' ')}`.trim();
+const log = (s: string) => console.error(`[bench:tfjs-feed] ${s}`);
+const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
+
+function corpusImages(dir: string, limit: number): BenchImage[] {
+  const paths: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = `${d}/${name}`;
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.jpe?g$/i.test(name)) paths.push(p);
+    }
+  };
+  walk(dir);
+  // Spread over the classes rather than the first folders only.
+  const step = Math.max(1, Math.floor(paths.length / limit));
+  return paths
+    .filter((_, i) => i % step === 0)
+    .slice(0, limit)
+    .map((path) => {
+      const bytes = new Uint8Array(readFileSync(path));
+      return { path, bytes, info: jpegSize(bytes), quality: 0 };
+    });
+}
+
+const uptimeStart = uptime();
+log(`command: ${command}`);
+log(`uptime: ${uptimeStart}`);
+const corpora: { name: string; images: BenchImage[] }[] = [{ name: 'generated 500×375 shapes', images: await benchImages(count) }];
+if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count) });
+
+const paths: FeedPath[] = ['tfjs', 'tandem'];
+const modes: FeedMode[] = ['input', 'train'];
+const lines: string[] = [];
+let chromeVersion = '';
+for (const corpus of corpora) {
+  const meanKpx = corpus.images.reduce((s, m) => s + m.info.width * m.info.height, 0) / corpus.images.length / 1000;
+  const meanKb = corpus.images.reduce((s, m) => s + m.bytes.length, 0) / corpus.images.length / 1024;
+  log(`corpus ${corpus.name}: ${corpus.images.length} images, mean ${meanKpx.toFixed(0)} kpx, ${meanKb.toFixed(1)} KB`);
+  const server = await createServer({
+    configFile: false,
+    root: new URL('../', import.meta.url).pathname,
+    logLevel: 'error',
+    plugins: [benchAssets(corpus.images)],
+    server: { host: '127.0.0.1', port: 0, strictPort: false, headers: isolation, hmr: false },
+    worker: { format: 'es' },
+  });
+  await server.listen();
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs, headless: true });
+  chromeVersion = browser.version();
+  const samples = new Map<string, FeedSample[]>();
+  try {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const port = (server.httpServer!.address() as AddressInfo).port;
+    await page.goto(`http://127.0.0.1:${port}/bench/tfjs-feed/index.html`);
+    await page.waitForFunction(() => !!window.tandemFeedBench, undefined, { timeout: 180_000 });
+    const ready = await page.evaluate(([n, s, b, t]) => window.tandemFeedBench!.load(n, s, b, t), [
+      corpus.images.length,
+      size,
+      batch,
+      threads,
+    ] as const);
+    if (!ready.crossOriginIsolated || ready.backend !== 'webgpu') throw new Error(`bench page: ${JSON.stringify(ready)}`);
+    // A warm-up pass of each (shader compilation, pool start), then interleaved repetitions.
+    for (const mode of modes)
+      for (const path of paths) await page.evaluate(([p, m]) => window.tandemFeedBench!.pass(p, m), [path, mode] as const);
+    for (let r = 0; r < reps; r++) {
+      for (const mode of modes) {
+        for (const path of r % 2 ? [...paths].reverse() : paths) {
+          const s = await page.evaluate(([p, m]) => window.tandemFeedBench!.pass(p, m), [path, mode] as const);
+          log(
+            `rep ${r + 1}/${reps} ${mode} ${path}: ${(s.images / s.seconds).toFixed(0)} images/s, ${s.readbacks} readbacks, ${s.batches} batches`,
+          );
+          const key = `${mode}/${path}`;
+          samples.set(key, [...(samples.get(key) ?? []), s]);
+        }
+      }
+    }
+    if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  const rate = (key: string) => median(samples.get(key)!.map((s) => s.images / s.seconds));
+  const perBatch = (key: string) => median(samples.get(key)!.map((s) => s.readbacks / s.batches));
+  lines.push(
+    `### ${corpus.name}: ${corpus.images.length} images, mean ${meanKpx.toFixed(0)} kpx, ${meanKb.toFixed(1)} KB`,
+    '',
+    ...table(
+      ['into', 'TensorFlow.js own path, images/s', 'Tandem, images/s', 'Tandem ÷ tf.js', 'readbacks per batch (tf.js, Tandem)'],
+      modes.map((mode) => [
+        mode === 'train' ? 'a training step' : 'tensors only',
+        rate(`${mode}/tfjs`).toFixed(0),
+        rate(`${mode}/tandem`).toFixed(0),
+        `${(rate(`${mode}/tandem`) / rate(`${mode}/tfjs`)).toFixed(2)}×`,
+        `${perBatch(`${mode}/tfjs`).toFixed(2)}, ${perBatch(`${mode}/tandem`).toFixed(2)}`,
+      ]),
+    ),
+    '',
+  );
+}
+const uptimeEnd = uptime();
+writeFileSync(
+  outPath,
+  `# TensorFlow.js fed by its own input path and by Tandem (Chromium, one WebGPU device)
+
+\`${command}\`
+
+Same model (conv 8 → pool → conv 16 → pool → dense 4, SGD), same device (TensorFlow.js's WebGPU
+backend built on Tandem's device), same JPEGs held in memory, each resized to ${size}×${size}
+(stretched) and normalised with ImageNet's mean and std, batches of ${batch}.
+- **TensorFlow.js's own path**, as its guide writes one: \`tf.data.generator\` over
+  \`createImageBitmap(blob, { resizeWidth, resizeHeight })\` → \`tf.browser.fromPixels\` →
+  float, normalise → \`.batch(${batch}).prefetch(2)\`.
+- **Tandem**: \`ImageBatcher\` on ${threads} wasm pthreads (decode and resize straight into batch
+  buffers) → \`TfjsFeeder\` (upload ring, WGSL normalise, \`tf.tensor({ buffer })\`).
+
+Each pass either runs one training step per batch or only makes each batch a tensor (summed on
+the device, not read), and ends when the GPU has finished (\`onSubmittedWorkDone\`, not a
+readback). A warm-up pass of each, then ${reps} interleaved repetitions; medians. Readbacks are
+\`mapAsync(READ)\` calls during the pass.
+
+Chromium ${chromeVersion}, WebGPU on SwiftShader (a CPU adapter): the training step runs on the
+same ${hardwareConcurrency()} cores as the decoding, so the absolute numbers say little about a real
+GPU; the ratio of the input paths and the readback counts do.
+
+${lines.join('\n')}
+- Load at start: \`${uptimeStart}\` (1-minute load ${loadavg()[0]!.toFixed(2)} at the end)
+- Load at end: \`${uptimeEnd}\`
+`,
+);
+log(`wrote ${outPath}`);
