@@ -5,5 +5,5 @@ it('onnx: the wasm session on feeder tensors equals hand-built tensors', { timeo
 it(
   'onnx: the WebGPU session on Tandem GPU inputs matches hand-built tensors, no readback',
   { timeout: 300_000 },
-  webgpuSessionMatchesHandBuiltTensors,
+  () => webgpuSessionMatchesHandBuiltTensors(),
 );

@@ -12,14 +12,14 @@ const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
 const MEAN = [0.45, 0.45, 0.4];
 const STD = [0.25, 0.25, 0.3];
 
-function handBuilt(batch: ReturnType<typeof hostBatch>): ort.Tensor {
+function handBuilt(batch: ReturnType<typeof hostBatch>, runtime: typeof ort = ort): ort.Tensor {
   const n = batch.count;
   const values = normalizeReference(
     batch.data.subarray(0, n * 90),
     { images: n, height: 6, width: 5, channels: 3 },
     { mean: MEAN, std: STD },
   );
-  return new ort.Tensor('float32', values, [n, 3, 6, 5]);
+  return new runtime.Tensor('float32', values, [n, 3, 6, 5]);
 }
 
 async function outputs(session: ort.InferenceSession, input: ort.Tensor): Promise<{ embedding: Float32Array; logits: Float32Array }> {
@@ -56,14 +56,15 @@ export async function wasmSessionMatchesHandBuiltTensors(): Promise<void> {
  * the GPU with no readback, outputs within float tolerance of the hand-built CPU tensors; a
  * buffer lent to a tensor is refilled only after the tensor is disposed.
  */
-export async function webgpuSessionMatchesHandBuiltTensors(): Promise<void> {
+export async function webgpuSessionMatchesHandBuiltTensors(ortModule: typeof ort = ort): Promise<void> {
+  const ort = ortModule;
   const session = await ort.InferenceSession.create(embeddingModel(1, 6, 5), { executionProviders: ['webgpu'] });
   const device = await ort.env.webgpu.device;
   const feeder = await OnnxFeeder.create(ort, { ...SHAPE, mean: MEAN, std: STD, location: 'webgpu', slots: 2 });
   check(feeder.path === 'webgpu', `path ${feeder.path}`);
   const batches = [hostBatch(0, 4, 3), hostBatch(1, 4, 4), hostBatch(2, 3, 5)];
   const wants = [];
-  for (const b of batches) wants.push(await outputs(session, handBuilt(b)));
+  for (const b of batches) wants.push(await outputs(session, handBuilt(b, ort)));
   const { result: first, readbacks } = await countReadbacks(async () => [
     await feeder.tensors(batches[0]!),
     await feeder.tensors(batches[1]!),
