@@ -1,3 +1,4 @@
+import { crossOriginPthreadWorker, runtimeName } from '../runtime/index.ts';
 import { JOB_WORDS } from './abi.ts';
 import type { TandemDecodeModule } from '../../wasm/dist/tandem-decode.mjs';
 import type { TandemDecodeSingleModule } from '../../wasm/dist/tandem-decode-st.mjs';
@@ -34,6 +35,8 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
   // the runtime's own Worker is put back afterwards for everyone else (the pipeline's workers).
   const exports = await createTandemDecode({
     tandemThreads: threads,
+    // A page importing Tandem from another origin (a CDN) cannot start workers from there directly.
+    ...(runtimeName === 'browser' ? { tandemWorker: crossOriginPthreadWorker } : {}),
     printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
   }).finally(() => {
     clearInterval(keepAlive);

@@ -122,7 +122,7 @@ export function finishProcess(code: number): void {
   const proc = (globalThis as { process?: ProcessControl }).process;
   if (proc) proc.exitCode = code;
 }
-export { startModuleWorker, type WorkerPort } from './worker.ts';
+export { crossOriginPthreadWorker, startModuleWorker, workerScriptUrl, type WorkerPort } from './worker.ts';
 export { rerunWithFilteredStderr } from './quiet-stderr.ts';
 
 /**

@@ -18,6 +18,37 @@ export async function startModuleWorker(url: URL): Promise<WorkerPort> {
   return runtimeName === 'node' ? startNodeWorker(url) : startWebWorker(url);
 }
 
+const sameOriginScripts = new Map<string, string>();
+
+/**
+ * A URL a page may start a module worker from. Browsers refuse `new Worker(url)` for a script on
+ * another origin (a CDN, a mirror), whatever its CORS headers, but a same-origin `blob:` module
+ * may import it (CORS applies to that import). So another origin's script is wrapped in a one-line
+ * blob module, made once per script and kept for the page's life: the worker runs the real module,
+ * whose `import.meta.url` (and every URL it resolves from it, such as the .wasm) stays the real one.
+ * Same-origin URLs, and every URL outside browsers, come back as they are.
+ */
+export function workerScriptUrl(url: URL): URL | string {
+  const here = (globalThis as { location?: { origin?: string } }).location?.origin;
+  if (runtimeName !== 'browser' || !here || url.origin === here || !/^https?:$/.test(url.protocol)) return url;
+  let script = sameOriginScripts.get(url.href);
+  if (!script) {
+    script = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
+    sameOriginScripts.set(url.href, script);
+  }
+  return script;
+}
+
+/**
+ * For emscripten's pthread workers (wasm/bundler-safe.mjs adds the hook): a worker for the
+ * threaded module at `moduleUrl` when that is on another origin; null otherwise, so emscripten
+ * starts its own (the form bundlers recognise).
+ */
+export function crossOriginPthreadWorker(moduleUrl: string): Worker | null {
+  const script = workerScriptUrl(new URL(moduleUrl));
+  return typeof script === 'string' ? new Worker(script, { type: 'module', name: 'em-pthread' }) : null;
+}
+
 /**
  * Holds what arrives before the caller attaches its handler: the pool attaches after an await,
  * and Deno dispatches worker messages from a promise continuation, so a fast worker's first
@@ -36,7 +67,7 @@ function inbox<T>(): { deliver(value: T): void; attach(handler: (value: T) => vo
 }
 
 function startWebWorker(url: URL): WorkerPort {
-  const w = new Worker(url, { type: 'module' });
+  const w = new Worker(workerScriptUrl(url), { type: 'module' });
   let terminated = false;
   const messages = inbox<unknown>();
   const errors = inbox<Error>();

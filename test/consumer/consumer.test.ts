@@ -80,20 +80,56 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 
-/** A plain static server for the no-bundler page, with or without cross-origin isolation. */
-function staticServer(root: string, isolated: boolean): Promise<{ url: string; server: Server }> {
+/**
+ * A plain static server for the no-bundler page, with or without cross-origin isolation; `cdn`
+ * serves files to any origin, as a CDN does (CORS and a cross-origin resource policy).
+ */
+function staticServer(root: string, isolated: boolean, cdn = false): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
     const file = path.endsWith('/') ? join(path, 'index.html') : path;
     if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) return void res.writeHead(404).end();
     const headers: Record<string, string> = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' };
     if (isolated) Object.assign(headers, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+    if (cdn) Object.assign(headers, { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' });
     res.writeHead(200, headers);
     createReadStream(file).pipe(res);
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server })),
   );
+}
+
+/** A page whose import map points at the package on another origin, as a notebook's CDN import does. */
+function cdnPage(cdn: string): string {
+  const map = { imports: { tandem: `${cdn}dist/index.js`, 'tandem/train': `${cdn}dist/train/index.js` } };
+  return `<!doctype html>
+<html><head><meta charset="utf-8" /><script type="importmap">${JSON.stringify(map)}</script></head>
+<body><pre id="out">loading…</pre>
+<script type="module">
+  import { DecodePool } from 'tandem';
+  import { runTraining, syntheticData } from 'tandem/train';
+  const out = document.getElementById('out');
+  try {
+    const pool = await DecodePool.create({ threads: 2 });
+    const bytes = new Uint8Array(await (await fetch('photo.jpg')).arrayBuffer());
+    const { pixels, info } = await pool.decode(bytes, { width: 224, height: 224, fit: 'cover' });
+    const mode = pool.mode;
+    await pool.close();
+    // 40 generated JPEGs, every 5th held out: 4 steps of 8 through the whole loader.
+    const data = await syntheticData({ count: 40 });
+    const report = await runTraining(data, { epochs: 1, batchSize: 8, threads: 2, seed: 1, lr: 2e-3, augment: false, reportEvery: 1 });
+    const losses = report.timeline.steps.map((s) => s.loss);
+    out.textContent = JSON.stringify({
+      mode, format: info.format, pixels: pixels.length, failed: report.failures,
+      trained: { steps: report.steps, lossFinite: losses.length > 0 && losses.every(Number.isFinite) },
+    });
+    out.dataset.done = 'true';
+  } catch (error) {
+    out.textContent = 'error: ' + (error instanceof Error ? error.stack ?? error.message : String(error));
+    out.dataset.done = 'error';
+  }
+</script></body></html>`;
 }
 
 describe('Tandem installed from its tarball', () => {
@@ -165,6 +201,21 @@ describe('Tandem installed from its tarball', () => {
       );
     }, 300_000);
     const vite = () => join(dir, 'node_modules', '.bin', 'vite');
+
+    it('vite build without tandem/vite fails, and the error names the fix', async () => {
+      // Only COOP/COEP headers, as a user who has not read the README would configure it.
+      writeFileSync(
+        join(dir, 'vite.plain.config.js'),
+        "import { defineConfig } from 'vite';\nconst headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };\nexport default defineConfig({ server: { headers }, preview: { headers } });\n",
+      );
+      const failed = await run(vite(), ['build', '--config', 'vite.plain.config.js', '--outDir', 'dist-plain', '--emptyOutDir'], dir).then(
+        () => '',
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the code frame colours each character (ESC [ … m)
+        (e: Error) => e.message.replace(/\x1b\[[0-9;]*m/g, ''),
+      );
+      expect(failed).toMatch(/top-level await/);
+      expect(failed).toContain('tandem/vite');
+    });
 
     for (const isolated of [true, false]) {
       const config = isolated ? 'vite.config.js' : 'vite.open.config.js';
@@ -257,6 +308,31 @@ describe('Tandem installed from its tarball', () => {
       } finally {
         server.close();
       }
+    }
+  });
+
+  it('a page on one origin imports the package from another (a CDN): decodes, loads and trains, with and without isolation', async () => {
+    const dir = await project('script-tag', 'script-tag');
+    // The installed package is the unpacked tarball; served as a CDN serves it, on its own origin.
+    const cdn = await staticServer(join(dir, 'node_modules', 'tandem'), false, true);
+    try {
+      writeFileSync(join(dir, 'cdn.html'), cdnPage(cdn.url));
+      for (const isolated of [true, false]) {
+        const { url, server } = await staticServer(dir, isolated);
+        try {
+          expect(await openPage(`${url}cdn.html`)).toEqual({
+            mode: isolated ? 'pthreads' : 'workers',
+            format: 'jpeg',
+            pixels: 150528,
+            failed: 0,
+            trained: { steps: 4, lossFinite: true },
+          });
+        } finally {
+          server.close();
+        }
+      }
+    } finally {
+      cdn.server.close();
     }
   });
 });

@@ -21,5 +21,10 @@ export interface TandemDecodeOptions {
   print?: (line: string) => void;
   printErr?: (line: string) => void;
   locateFile?: (path: string, prefix: string) => string;
+  /**
+   * Called (wasm/bundler-safe.mjs adds the call) with this module's own URL whenever a pthread
+   * worker is needed; a Worker it returns is used, null lets emscripten start its own.
+   */
+  tandemWorker?: (moduleUrl: string) => Worker | null;
 }
 export default function createTandemDecode(options: TandemDecodeOptions): Promise<TandemDecodeModule>;
