@@ -28,6 +28,8 @@ export const COMMAND_OPTIONS: Record<string, Record<string, Kind>> = {
     'no-augment': 'boolean',
     report: 'string',
     checkpoint: 'string',
+    'checkpoint-every': 'string',
+    resume: 'string',
     weights: 'string',
     'save-weights': 'string',
     progress: 'string',

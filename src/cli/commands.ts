@@ -20,7 +20,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
   shards  write an ImageNet-style folder as WebDataset tar shards`,
-  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--weights FILE] [--save-weights FILE] [--progress bar|lines] [--verbose]
+  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE] [--weights FILE] [--save-weights FILE] [--progress bar|lines] [--verbose]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
@@ -33,8 +33,10 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   progress bar shows images/s, loss, accuracy and time left (--progress lines: plain lines only);
   one line per epoch with held-out accuracy, then the loader's per-stage summary. Writes a JSON
   report (default tandem-report.json), an HTML page with charts of loss, accuracy, images/s and
-  per-stage occupancy over time next to it (same name, .html), and, with --checkpoint, the
-  trained weights and optimizer state.
+  per-stage occupancy over time next to it (same name, .html), and, with --checkpoint, training
+  checkpoints (weights, optimizer state, step and data position; written atomically every
+  --checkpoint-every steps, default once per epoch, and at the end). --resume FILE continues
+  from one: with the same seed the run ends with the weights of a run that never stopped.
   --weights starts from ViT weights in timm's layout (safetensors, e.g. vit_tiny_patch16_224):
   the model takes their shape and image size, with a new head when the data's classes differ.
   --save-weights writes the trained weights in the same layout.`,
@@ -125,6 +127,8 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   o.data = flags.get('data');
   o.shards = flags.get('shards');
   o.checkpoint = flags.get('checkpoint');
+  if (flags.has('checkpoint-every')) o.checkpointEvery = numberFlag(flags, 'checkpoint-every', 1);
+  o.resume = flags.get('resume');
   o.weights = flags.get('weights');
   o.saveWeights = flags.get('save-weights');
   if (flags.has('augment') && flags.has('no-augment')) throw new UsageError('--augment and --no-augment contradict each other');

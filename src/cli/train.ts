@@ -4,6 +4,7 @@
 import { formatStats } from '../pipeline/index.ts';
 import { readFile, writeFileAtomic } from '../runtime/index.ts';
 import {
+  decodeTrainingCheckpoint,
   defaultTrainingOptions,
   runTraining,
   type EpochEvent,
@@ -26,8 +27,16 @@ export interface TrainOptions extends Pick<TrainingOptions, 'epochs' | 'batchSiz
   shards?: string;
   /** How many images to generate when no data is given. */
   images: number;
-  /** Write the final weights and optimizer state here (ViTTrainer.saveCheckpoint's bytes). */
+  /**
+   * Write training checkpoints here (model, optimizer, step and data position), atomically, every
+   * `checkpointEvery` steps (default: once per epoch) and after the last step.
+   */
   checkpoint?: string;
+  checkpointEvery?: number;
+  /** Continue from this training checkpoint. */
+  resume?: string;
+  /** Called after each step with the keys it trained on (the kill tests log them). */
+  onStepKeys?: (step: number, keys: readonly string[]) => void;
   /** Start from these timm-layout ViT weights (safetensors); the model takes their shape. */
   weights?: string;
   /** Write the trained weights here in timm's layout (safetensors). */
@@ -46,10 +55,17 @@ export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   const data = o.shards ? await shardsData(o.shards) : await folderData(await resolveDataFolder(o.data, o.images, o.log));
   const start = o.weights ? await startingWeights(o.weights, data.classes.length, o.seed, o.log) : undefined;
+  const resume = o.resume ? await readArgumentFile('--resume', o.resume) : undefined;
+  // A resumed run is the checkpoint's model, whatever it started from.
+  const resumedModel = resume ? decodeTrainingCheckpoint(resume).state.model : undefined;
+  if (resume) o.log(`resuming from ${o.resume} at step ${decodeTrainingCheckpoint(resume).state.step}`);
   let epochs = o.epochs;
+  let lastStep = -1;
+  const checkpointPath = o.checkpoint;
   const onEvent = (e: TrainingEvent) => {
     if (e.type === 'start') {
       epochs = e.epochs;
+      lastStep = e.steps;
       const m = e.model;
       o.log(`GPU: ${e.adapter}; decode: ${e.decodeMode}, ${o.threads} threads`);
       o.log(
@@ -71,12 +87,21 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
       lr: o.lr,
       augment: o.augment,
       ...(start ? { model: start.config, initialParams: start.params } : {}),
+      ...(resumedModel && !start ? { model: resumedModel } : {}),
+      ...(resume ? { resumeFrom: resume } : {}),
+      ...(checkpointPath
+        ? {
+            // Written to a temporary file, then renamed: a kill mid-write leaves the previous one.
+            checkpointEvery: o.checkpointEvery ?? Math.ceil((data.stream?.count ?? data.train.length) / o.batchSize),
+            onCheckpoint: async (bytes: Uint8Array, step: number) => {
+              await writeFileAtomic(checkpointPath, bytes);
+              if (step === lastStep) o.log(`checkpoint: ${checkpointPath} (step ${step})`);
+            },
+          }
+        : {}),
+      ...(o.onStepKeys ? { onStepKeys: o.onStepKeys } : {}),
       reportEvery: 2,
       onTrained: async (trainer) => {
-        if (o.checkpoint) {
-          await writeFileAtomic(o.checkpoint, await trainer.saveCheckpoint());
-          o.log(`checkpoint: ${o.checkpoint}`);
-        }
         if (o.saveWeights) {
           await writeFileAtomic(o.saveWeights, saveTimmWeights(trainer.config, await trainer.readParams()));
           o.log(`weights (timm layout): ${o.saveWeights}`);
@@ -90,13 +115,16 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   return report;
 }
 
-async function startingWeights(path: string, classes: number, seed: number, log: (line: string) => void): Promise<TimmWeights> {
-  let bytes: Uint8Array;
+async function readArgumentFile(flag: string, path: string): Promise<Uint8Array> {
   try {
-    bytes = await readFile(path);
+    return await readFile(path);
   } catch (error) {
-    throw new UsageError(`--weights ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`${flag} ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+async function startingWeights(path: string, classes: number, seed: number, log: (line: string) => void): Promise<TimmWeights> {
+  const bytes = await readArgumentFile('--weights', path);
   const loaded = loadTimmWeights(bytes, { classes, seed });
   const c = loaded.config;
   log(

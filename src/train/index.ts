@@ -2,6 +2,14 @@
 // ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
 export { defaultTrainingOptions, type TrainingOptions } from './options.ts';
 export { runTraining } from './session.ts';
+export {
+  CheckpointError,
+  decodeTrainingCheckpoint,
+  encodeTrainingCheckpoint,
+  type CheckpointErrorCode,
+  type RunIdentity,
+  type TrainingState,
+} from './checkpoint.ts';
 export type {
   EpochEvent,
   EpochRecord,

@@ -32,6 +32,22 @@ export interface TrainingOptions {
   gpu?: GpuContext;
   /** Called with the trainer once training ends, before it is destroyed (e.g. to save a checkpoint). */
   onTrained?: (trainer: ViTTrainer) => Promise<void>;
+  /**
+   * Every this many steps, and after the last, a training checkpoint (model, AdamW moments, step,
+   * data position, epoch records: `encodeTrainingCheckpoint`) goes to `onCheckpoint`, which should
+   * store it atomically (the CLI writes a file, then renames it). 0 or absent: none.
+   */
+  checkpointEvery?: number;
+  onCheckpoint?: (bytes: Uint8Array<ArrayBuffer>, step: number) => Promise<void>;
+  /**
+   * Continue from a training checkpoint of the same run (same model, data, seed, batch size,
+   * epochs, lr, augmentation; else a `CheckpointError` says what differs): the weights, moments and
+   * schedule are restored and the data resumes after the items the checkpoint's steps consumed.
+   * With the same seed, the run ends with the same weights as one that never stopped.
+   */
+  resumeFrom?: Uint8Array;
+  /** Called after each step is submitted with the keys of the images it trained on. */
+  onStepKeys?: (step: number, keys: readonly string[]) => void;
 }
 
 /**

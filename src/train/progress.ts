@@ -34,6 +34,13 @@ export class TrainingProgress {
     private readonly plan: { steps: number; epochs: number; trainCount: number; reportEvery: number },
   ) {}
 
+  /** Continues the account of a resumed session: steps, images seen and the epochs already recorded. */
+  restore(state: { step: number; seen: number; epochRecords: readonly EpochRecord[] }): void {
+    this.step = state.step;
+    this.seen = state.seen;
+    this.report.epochs.push(...state.epochRecords);
+  }
+
   /** Seconds since the session started. */
   elapsed(): number {
     return (performance.now() - this.#start) / 1000;

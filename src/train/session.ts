@@ -5,6 +5,14 @@
 import { bottleneck, type PipelineStats } from '../pipeline/index.ts';
 import { shuffledEpochs } from '../sources/index.ts';
 import { dims, presets, type ViTConfig } from '../vit/index.ts';
+import {
+  checkSameRun,
+  decodeTrainingCheckpoint,
+  encodeTrainingCheckpoint,
+  keysHash,
+  SourcePosition,
+  type RunIdentity,
+} from './checkpoint.ts';
 import { evaluateHeldOut } from './evaluate.ts';
 import type { StatsEvent, TrainingEvent, TrainReport } from './events.ts';
 import { createLoader, type Loader } from './loader.ts';
@@ -33,6 +41,21 @@ export async function runTraining(
     throw new RangeError(`tandem train: the model has ${model.classes} classes, the data ${data.classes.length}`);
   const B = o.batchSize;
   const steps = Math.ceil((trainCount * o.epochs) / B); // batches run across epoch boundaries
+  const identity: RunIdentity = {
+    model,
+    seed: o.seed,
+    batchSize: B,
+    epochs: o.epochs,
+    augment: o.augment,
+    lr: o.lr,
+    trainCount,
+    dataKey: keysHash(data.stream ? [] : data.train.map((s) => s.key)),
+  };
+  const checkpoints = (o.checkpointEvery ?? 0) > 0 && o.onCheckpoint !== undefined;
+  if ((checkpoints || o.resumeFrom) && data.stream)
+    throw new RangeError('tandem train: checkpoints with a data position are not available for streamed shards yet');
+  const resumed = o.resumeFrom ? decodeTrainingCheckpoint(o.resumeFrom) : undefined;
+  if (resumed) checkSameRun(resumed.state, identity);
   // The start event goes out as soon as the GPU and the pool exist, before the kernels compile.
   const res = await TrainingResources.open(o, model, steps, ({ gpu, pool }) =>
     emit({
@@ -51,6 +74,15 @@ export async function runTraining(
   const { device, pool, trainer } = res;
   const report = emptyReport(res, model, data, trainCount);
   const progress = new TrainingProgress(trainer, report, emit, { steps, epochs: o.epochs, trainCount, reportEvery: o.reportEvery ?? 4 });
+  if (resumed) {
+    trainer.loadCheckpoint(resumed.trainerBytes);
+    progress.restore(resumed.state);
+  }
+  const position = new SourcePosition(resumed?.state.position ?? 0);
+  const checkpoint = async () => {
+    const state = { ...identity, step: progress.step, seen: progress.seen, position: position.position, epochRecords: report.epochs };
+    await o.onCheckpoint?.(encodeTrainingCheckpoint(state, await trainer.saveCheckpoint()), progress.step);
+  };
   const meter = new OccupancyMeter();
   const statsEvent = (stats: PipelineStats): StatsEvent => ({
     type: 'stats',
@@ -65,7 +97,7 @@ export async function runTraining(
   try {
     const source = data.stream
       ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
-      : untilAborted(shuffledEpochs(data.train, o.seed, o.epochs), o.signal);
+      : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
     const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize });
     loader = opened;
     opened.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
@@ -93,8 +125,11 @@ export async function runTraining(
       if (previewNow) preview.encode(encoder, res.images);
       device.queue.submit([encoder.finish()]);
       if (previewNow) preview.read(step, batch.labels, emit);
+      const keys = batch.keys.slice(0, batch.count);
       batch.release();
       progress.stepped(batch.count);
+      if (!data.stream) position.consumed(keys[keys.length - 1]!);
+      o.onStepKeys?.(progress.step, keys);
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(device.queue.onSubmittedWorkDone());
       const oldest = fences.length > 2 ? fences.shift() : undefined;
@@ -122,6 +157,7 @@ export async function runTraining(
         });
         progress.endEpoch(heldOut);
       }
+      if (checkpoints && !o.signal?.aborted && (progress.step % o.checkpointEvery! === 0 || progress.step === steps)) await checkpoint();
     }
     report.cancelled = progress.step < steps;
     stopStats();

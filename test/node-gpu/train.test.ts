@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import {
+  cliResumesFromItsCheckpoint,
   failedOpenReleasesWhatItMade,
   shortTrainingRunReports,
   trainingFromShards,
@@ -27,4 +28,10 @@ it('tandem train --weights fine-tunes from timm-layout weights with a new head; 
   timeout: 300_000,
 }, async () => {
   await trainingFromTimmWeights(mkdtempSync(join(tmpdir(), 'tandem-weights-')));
+});
+
+it('tandem train --checkpoint, then --resume: continues at the checkpoint; another seed is refused by name', {
+  timeout: 300_000,
+}, async () => {
+  await cliResumesFromItsCheckpoint(mkdtempSync(join(tmpdir(), 'tandem-resume-cli-')));
 });

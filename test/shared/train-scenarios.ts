@@ -6,6 +6,7 @@ import { resolveDataFolder } from '../../src/cli/files.ts';
 import { UsageError } from '../../src/cli/args.ts';
 import { readFile, writeFileAtomic } from '../../src/runtime/index.ts';
 import { paramLayout, type ViTConfig } from '../../src/vit/config.ts';
+import { CheckpointError } from '../../src/train/checkpoint.ts';
 import { WeightsError } from '../../src/vit/safetensors.ts';
 import { loadTimmWeights } from '../../src/vit/timm.ts';
 import { smallTimmFile } from './timm-scenarios.ts';
@@ -232,4 +233,41 @@ export async function trainingFromTimmWeights(dir: string): Promise<void> {
     (e) => e instanceof WeightsError && e.code === 'truncated',
     'a truncated weights file',
   );
+}
+
+/**
+ * `tandem train --checkpoint FILE --checkpoint-every N`, then `--resume FILE`: a finished run's
+ * checkpoint resumes at its last step (nothing left to train); a resume with another seed is
+ * refused with a CheckpointError naming the seed.
+ */
+export async function cliResumesFromItsCheckpoint(dir: string): Promise<void> {
+  const common = ['train', '--images', '96', '--epochs', '2', '--batch', '16', '--threads', '2', '--progress', 'lines'];
+  const ckpt = `${dir}/run.ckpt`;
+  const lines: string[] = [];
+  check(
+    (await runCommand([...common, '--seed', '3', '--checkpoint', ckpt, '--checkpoint-every', '3', '--report', `${dir}/a.json`], (l) =>
+      lines.push(l),
+    )) === 0,
+    'exit code 0',
+  );
+  check(
+    lines.some((l) => l === `checkpoint: ${ckpt} (step 10)`),
+    `the last checkpoint line: ${lines.join(' | ')}`,
+  );
+  await rejectsWith(
+    runCommand([...common, '--seed', '4', '--resume', ckpt], () => {}),
+    (e) => e instanceof CheckpointError && e.code === 'mismatch' && e.message.includes('seed 3 → 4'),
+    'a resume with another seed',
+  );
+  const again: string[] = [];
+  check(
+    (await runCommand([...common, '--seed', '3', '--resume', ckpt, '--report', `${dir}/b.json`], (l) => again.push(l))) === 0,
+    'exit code 0',
+  );
+  check(
+    again.some((l) => l === `resuming from ${ckpt} at step 10`),
+    `the resume line: ${again.join(' | ')}`,
+  );
+  const report = JSON.parse(new TextDecoder().decode(await readFile(`${dir}/b.json`))) as TrainReport;
+  check(report.steps === 10 && report.epochs.length === 2, `resumed at the end: ${report.steps} steps, ${report.epochs.length} epochs`);
 }

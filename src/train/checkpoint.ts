@@ -1,0 +1,156 @@
+// A training checkpoint: everything a session needs to continue exactly where it was, in one byte
+// array. The model, the AdamW moments and the schedule's step (ViTTrainer.saveCheckpoint's bytes),
+// the data position (source items consumed by the steps taken, in the seeded order every run of
+// the same seed follows) and the epochs already recorded, behind a versioned JSON header. A resumed
+// session checks that it is the same run (model, data, seed, batch size, epochs) and says what
+// differs when it is not.
+import { TandemError } from '../errors/index.ts';
+import type { ViTConfig } from '../vit/index.ts';
+import type { EpochRecord } from './events.ts';
+
+export type CheckpointErrorCode = 'malformed' | 'truncated' | 'version' | 'mismatch';
+
+/** A training checkpoint that cannot be resumed from: broken, from another version, or another run. */
+export class CheckpointError extends TandemError {
+  override readonly name = 'CheckpointError';
+  constructor(
+    readonly code: CheckpointErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What must be equal for a checkpoint to continue a run. */
+export interface RunIdentity {
+  model: ViTConfig;
+  seed: number;
+  batchSize: number;
+  epochs: number;
+  augment: boolean;
+  lr: number;
+  /** Training items per epoch, and a hash of their keys in order. */
+  trainCount: number;
+  dataKey: string;
+}
+
+export interface TrainingState extends RunIdentity {
+  /** Optimizer steps taken. */
+  step: number;
+  /** Training images those steps consumed. */
+  seen: number;
+  /** Source items consumed (images trained on, and items that failed, before the last one trained). */
+  position: number;
+  epochRecords: EpochRecord[];
+}
+
+const MAGIC = 'TNDMTRN1';
+const FORMAT = 'tandem-training';
+const VERSION = 1;
+
+export function encodeTrainingCheckpoint(state: TrainingState, trainerBytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const header = new TextEncoder().encode(
+    JSON.stringify({ format: FORMAT, version: VERSION, ...state, trainerBytes: trainerBytes.length }),
+  );
+  const out = new Uint8Array(MAGIC.length + 4 + header.length + trainerBytes.length);
+  out.set(new TextEncoder().encode(MAGIC), 0);
+  new DataView(out.buffer).setUint32(MAGIC.length, header.length, true);
+  out.set(header, MAGIC.length + 4);
+  out.set(trainerBytes, MAGIC.length + 4 + header.length);
+  return out;
+}
+
+export function decodeTrainingCheckpoint(bytes: Uint8Array): { state: TrainingState; trainerBytes: Uint8Array } {
+  const start = MAGIC.length + 4;
+  if (bytes.length < start) throw new CheckpointError('truncated', `training checkpoint: ${bytes.length} bytes, shorter than its header`);
+  if (new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) !== MAGIC)
+    throw new CheckpointError('malformed', 'not a Tandem training checkpoint');
+  const headerLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(MAGIC.length, true);
+  if (start + headerLength > bytes.length) throw new CheckpointError('truncated', 'training checkpoint: the header is cut off');
+  let header: TrainingState & { format?: unknown; version?: unknown; trainerBytes?: unknown };
+  try {
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, start + headerLength)));
+  } catch (error) {
+    throw new CheckpointError(
+      'malformed',
+      `training checkpoint: the header is not JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  if (header.format !== FORMAT) throw new CheckpointError('malformed', 'not a Tandem training checkpoint');
+  if (header.version !== VERSION)
+    throw new CheckpointError('version', `training checkpoint version ${String(header.version)}; this Tandem reads version ${VERSION}`);
+  const trainerLength = header.trainerBytes;
+  if (typeof trainerLength !== 'number' || start + headerLength + trainerLength !== bytes.length)
+    throw new CheckpointError(
+      'truncated',
+      `training checkpoint: ${bytes.length - start - headerLength} bytes of weights, expected ${String(trainerLength)}`,
+    );
+  const { format: _format, version: _version, trainerBytes: _trainer, ...state } = header;
+  return { state, trainerBytes: bytes.subarray(start + headerLength) };
+}
+
+/** Throws a `mismatch` CheckpointError naming every field in which `saved` is not the run `current` is. */
+export function checkSameRun(saved: RunIdentity, current: RunIdentity): void {
+  const differences: string[] = [];
+  for (const field of ['seed', 'batchSize', 'epochs', 'augment', 'lr', 'trainCount', 'dataKey'] as const)
+    if (saved[field] !== current[field]) differences.push(`${field} ${JSON.stringify(saved[field])} → ${JSON.stringify(current[field])}`);
+  if (JSON.stringify(saved.model) !== JSON.stringify(current.model))
+    differences.push(`model ${JSON.stringify(saved.model)} → ${JSON.stringify(current.model)}`);
+  if (differences.length)
+    throw new CheckpointError('mismatch', `the checkpoint is from another run (checkpoint → this run): ${differences.join('; ')}`);
+}
+
+/** A short hash (FNV-1a, 32-bit, hex) of the training keys in order: the same data, in the same order. */
+export function keysHash(keys: Iterable<string>): string {
+  let h = 0x811c9dc5;
+  for (const key of keys) {
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    h = Math.imul(h ^ 0x0a, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * The data position as batches are consumed. The loader keeps input order, so the rows of the
+ * batches taken so far, with the items that failed among them, are a prefix of the source: the
+ * position is the length of that prefix. Keys are logged as the source yields them and dropped up
+ * to each batch's last row.
+ */
+export class SourcePosition {
+  #position: number;
+  readonly #pending: string[] = [];
+  #head = 0;
+
+  constructor(start = 0) {
+    this.#position = start;
+  }
+
+  get position(): number {
+    return this.#position;
+  }
+
+  /** Wraps the source so its keys are logged; starts `skip` items in (resuming). */
+  *track<T extends { key: string }>(items: Iterable<T>, skip: number): Generator<T> {
+    let index = 0;
+    for (const item of items) {
+      if (index++ < skip) continue;
+      this.#pending.push(item.key);
+      yield item;
+    }
+  }
+
+  /** A batch whose last row has `lastKey` was consumed. */
+  consumed(lastKey: string): void {
+    for (let i = this.#head; i < this.#pending.length; i++) {
+      if (this.#pending[i] !== lastKey) continue;
+      this.#position += i - this.#head + 1;
+      this.#head = i + 1;
+      if (this.#head > 4096) {
+        this.#pending.splice(0, this.#head);
+        this.#head = 0;
+      }
+      return;
+    }
+    throw new Error(`tandem train: batch row ${lastKey} was never yielded by the source (the loader must keep input order)`);
+  }
+}

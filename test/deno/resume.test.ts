@@ -1,0 +1,12 @@
+// Deno tier: the kill tests (test/shared/resume-scenarios.ts) with the training child run by Deno.
+import './limits.ts';
+import { killedRunsResumeExactly } from '../shared/resume-scenarios.ts';
+
+const kills = Number(Deno.env.get('TANDEM_KILL_RUNS') ?? 6);
+
+Deno.test(`SIGKILL at ${kills} random moments of a training run in Deno, each resumed: every key once, the same final weights`, async () => {
+  const r = await killedRunsResumeExactly({ command: Deno.execPath(), args: ['run', '-A'] }, kills, 2);
+  console.log(
+    `[resume] Deno: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

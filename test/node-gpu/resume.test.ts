@@ -1,0 +1,15 @@
+import { it } from 'vitest';
+import { killedRunsResumeExactly } from '../shared/resume-scenarios.ts';
+
+// TANDEM_KILL_RUNS sets how many kills (the suite's default keeps the tier short; docs/resume.md
+// has a longer run's figures).
+const kills = Number(process.env.TANDEM_KILL_RUNS ?? 6);
+
+it(`SIGKILL at ${kills} random moments of a training run, each resumed: every key once, the same final weights bit for bit`, {
+  timeout: 900_000,
+}, async () => {
+  const r = await killedRunsResumeExactly({ command: process.execPath, args: [] }, kills);
+  console.log(
+    `[resume] Node: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

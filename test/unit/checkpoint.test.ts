@@ -1,0 +1,76 @@
+import { expect, it } from 'vitest';
+import {
+  checkSameRun,
+  CheckpointError,
+  decodeTrainingCheckpoint,
+  encodeTrainingCheckpoint,
+  keysHash,
+  SourcePosition,
+  type TrainingState,
+} from '../../src/train/checkpoint.ts';
+import { presets } from '../../src/vit/index.ts';
+
+const state: TrainingState = {
+  model: { ...presets.tiny, classes: 4 },
+  seed: 5,
+  batchSize: 8,
+  epochs: 2,
+  augment: true,
+  lr: 2e-3,
+  trainCount: 52,
+  dataKey: keysHash(['a', 'b']),
+  step: 7,
+  seen: 56,
+  position: 57,
+  epochRecords: [],
+};
+const weights = Uint8Array.from({ length: 100 }, (_, i) => i);
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CheckpointError);
+    return `${(error as CheckpointError).code}: ${(error as Error).message}`;
+  }
+  throw new Error('no error');
+}
+
+it('a training checkpoint round-trips its state and the trainer bytes', () => {
+  const { state: back, trainerBytes } = decodeTrainingCheckpoint(encodeTrainingCheckpoint(state, weights));
+  expect(back).toEqual(state);
+  expect([...trainerBytes]).toEqual([...weights]);
+});
+
+it('a cut, foreign or newer checkpoint is refused with a typed error', () => {
+  const bytes = encodeTrainingCheckpoint(state, weights);
+  expect(codeOf(() => decodeTrainingCheckpoint(bytes.subarray(0, bytes.length - 1)))).toMatch(
+    /^truncated: .*99 bytes of weights, expected 100/,
+  );
+  expect(codeOf(() => decodeTrainingCheckpoint(bytes.subarray(0, 20)))).toMatch(/^truncated: .*header is cut off/);
+  expect(codeOf(() => decodeTrainingCheckpoint(bytes.subarray(0, 5)))).toMatch(/^truncated/);
+  expect(codeOf(() => decodeTrainingCheckpoint(new TextEncoder().encode('TVIT and then some bytes')))).toMatch(/^malformed/);
+  const newer = new TextDecoder('latin1').decode(bytes).replace('"version":1', '"version":9');
+  expect(codeOf(() => decodeTrainingCheckpoint(Uint8Array.from(newer, (c) => c.charCodeAt(0))))).toMatch(/^version: .*version 9/);
+});
+
+it('a checkpoint of another run names every difference', () => {
+  const message = codeOf(() =>
+    checkSameRun(state, { ...state, seed: 6, batchSize: 16, dataKey: keysHash(['b', 'a']), model: { ...state.model, width: 32 } }),
+  );
+  expect(message).toMatch(/^mismatch: /);
+  for (const part of ['seed 5 → 6', 'batchSize 8 → 16', 'dataKey', 'model']) expect(message).toContain(part);
+  expect(() => checkSameRun(state, { ...state })).not.toThrow();
+});
+
+it('the data position counts the prefix the consumed batches cover, failed items included', () => {
+  const position = new SourcePosition(10);
+  const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((key) => ({ key }));
+  const yielded = [...position.track(items, 2)].map((i) => i.key);
+  expect(yielded).toEqual(['c', 'd', 'e', 'f', 'g']);
+  position.consumed('d'); // a batch of c, d
+  expect(position.position).toBe(12);
+  position.consumed('g'); // e failed; a batch of f, g
+  expect(position.position).toBe(15);
+  expect(() => position.consumed('z')).toThrow(/never yielded/);
+});
