@@ -4,6 +4,17 @@
 export const JOB_WORDS = 41;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
+/**
+ * Writes `message` as the record's NUL-terminated message: whole UTF-8 characters, at most
+ * JOB_MESSAGE_BYTES − 1 bytes, the rest zero. Bounded in bytes, not characters, so text of any
+ * script stays inside its record.
+ */
+export function writeJobMessage(heap: Uint8Array, jobPtr: number, message: string): void {
+  const field = heap.subarray(jobPtr + JOB_WORDS * 4, jobPtr + JOB_BYTES);
+  field.fill(0);
+  new TextEncoder().encodeInto(message, field.subarray(0, JOB_MESSAGE_BYTES - 1));
+}
+
 /** ffmpeg reads up to this many bytes past the input; they must exist and be zero. */
 export const INPUT_PADDING = 64;
 

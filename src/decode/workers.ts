@@ -1,4 +1,4 @@
-import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, JobState, STATUS_CODES } from './abi.ts';
+import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, JobState, STATUS_CODES, writeJobMessage } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
 import { loadSingleModule, type SingleModule } from './module.ts';
 import { startModuleWorker, type WorkerPort } from '../runtime/index.ts';
@@ -203,9 +203,7 @@ export class WorkerBackend implements DecodeBackend {
     const heap = new Uint8Array(this.memory.buffer);
     const words = new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
     words[Field.Status] = status;
-    const text = new TextEncoder().encode(message.slice(0, 90));
-    heap.fill(0, job.slot.ptr + JOB_WORDS * 4, job.slot.ptr + JOB_BYTES);
-    heap.set(text, job.slot.ptr + JOB_WORDS * 4);
+    writeJobMessage(heap, job.slot.ptr, message);
     job.done();
   }
 }
