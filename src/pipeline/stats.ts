@@ -1,4 +1,5 @@
 /** Per-stage counters (mutated on the hot path) and the snapshots built from them. */
+import { Rng } from '../random/index.ts';
 import type { BoundedQueue, PutObserver } from './queue.ts';
 
 const RESERVOIR = 1024;
@@ -7,7 +8,7 @@ const RESERVOIR = 1024;
 export class Reservoir {
   #samples = new Float64Array(RESERVOIR);
   #seen = 0;
-  #rng = 0x9e3779b9;
+  readonly #rng = new Rng(0x9e3779b9);
 
   add(x: number): void {
     const i = this.#seen++;
@@ -15,13 +16,7 @@ export class Reservoir {
       this.#samples[i] = x;
       return;
     }
-    // xorshift32: deterministic and allocation free.
-    let r = this.#rng;
-    r ^= r << 13;
-    r ^= r >>> 17;
-    r ^= r << 5;
-    this.#rng = r >>> 0;
-    const j = this.#rng % (i + 1);
+    const j = this.#rng.int(i + 1); // the project's seeded generator: deterministic, allocation free
     if (j < RESERVOIR) this.#samples[j] = x;
   }
 

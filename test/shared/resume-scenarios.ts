@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Rng } from '../../src/random/index.ts';
 import { check } from './assert.ts';
 
 /** How to start the child script: the runtime's executable and its arguments before the script. */
@@ -86,16 +87,6 @@ function runChild(runtime: ChildRuntime, dir: string, resume: boolean, kill?: Ki
   });
 }
 
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 export interface KillReport {
   kills: number;
   /** The step each resumed run started from. */
@@ -123,7 +114,8 @@ export async function killedRunsResumeExactly(runtime: ChildRuntime, kills: numb
     check(allKeys.length === 104, `2 epochs × 52 keys, got ${allKeys.length}`);
     for (const epoch of [allKeys.slice(0, 52), allKeys.slice(52)])
       check(new Set(epoch).size === 52, `an epoch repeats a key: ${epoch.length - new Set(epoch).size} repeats`);
-    const random = seeded(seed);
+    const rng = new Rng(seed);
+    const random = () => rng.float();
     const resumedAt: number[] = [];
     for (let k = 0; k < kills; k++) {
       const dir = join(root, `kill-${k}`);

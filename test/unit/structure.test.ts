@@ -1,4 +1,4 @@
-// The rules in DESIGN.md's "Structure we hold ourselves to", checked on every run: each folder of
+// The structure rules of docs/architecture.md, checked on every run: each folder of
 // src/ is a room with one door (index.ts); imports between rooms go through doors and point one
 // way, down this list of layers; no room holds more than a quarter of the code.
 import { readdirSync, readFileSync } from 'node:fs';
