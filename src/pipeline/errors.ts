@@ -43,3 +43,15 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
   return String(e);
 }
+
+/** An error a worker task threw with a `code` (a TandemError there), as the host receives it. */
+export class WorkerTaskError extends TandemError {
+  constructor(
+    /** The class name the error had in the worker, e.g. `DecodeError`. */
+    override readonly name: string,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -22,8 +22,10 @@ let transfer = true;
 
 /** @param {unknown} e */
 function serializeError(e) {
-  if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
-  return { name: 'Error', message: String(e), stack: undefined };
+  // A Tandem error's `code` crosses too, so the host can branch on it as it would locally.
+  if (e instanceof Error)
+    return { name: e.name, message: e.message, stack: e.stack, code: typeof e.code === 'string' ? e.code : undefined };
+  return { name: 'Error', message: String(e), stack: undefined, code: undefined };
 }
 
 /**

@@ -4,6 +4,7 @@
  * ArrayBuffers (and typed arrays' buffers) in arguments and results are transferred, not copied.
  */
 import { startModuleWorker, type WorkerPort } from '../runtime/index.ts';
+import { WorkerTaskError } from './errors.ts';
 import type { Executor } from './executor.ts';
 import type { PipeConfig, WorkerTask } from './types.ts';
 
@@ -30,9 +31,21 @@ interface SerializedError {
   name: string;
   message: string;
   stack: string | undefined;
+  /** A `code` the worker's error carried (every TandemError has one). */
+  code?: string | undefined;
 }
 
+/**
+ * The host's copy of an error thrown in a worker: its name, message and stack; with a `code`, a
+ * `WorkerTaskError` (a TandemError with that code), so callers branch on codes as they would on the
+ * error itself. The worker's class cannot cross; its name does.
+ */
 function reviveError(e: SerializedError): Error {
+  if (e.code !== undefined) {
+    const typed = new WorkerTaskError(e.name, e.code, e.message);
+    if (e.stack !== undefined) typed.stack = e.stack;
+    return typed;
+  }
   const err = new Error(e.message);
   err.name = e.name;
   if (e.stack !== undefined) err.stack = e.stack;

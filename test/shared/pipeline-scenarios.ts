@@ -16,6 +16,7 @@ import {
   WorkerPoolExecutor,
   workerTask,
 } from '../../src/pipeline/index.ts';
+import { TandemError } from '../../src/errors/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { collect, sleep } from './async.ts';
 import { Probe } from './pipeline-helpers.ts';
@@ -257,7 +258,7 @@ export async function workerExecutor(): Promise<void> {
 
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'double'), 2);
   const q = new PipelineBuilder()
-    .addSource([1, 13, 3, 4])
+    .addSource([1, 13, 3, 7, 4])
     .pipe<number>(
       customTask('double', () => pool),
       { concurrency: 2 },
@@ -266,8 +267,17 @@ export async function workerExecutor(): Promise<void> {
   assertEqual(await collect(q), [2, 6, 8], 'failed item not delivered');
   assertEqual(
     q.failures().map((f) => [f.stage, f.input, (f.error as Error).message]),
-    [['double', '13', 'unlucky 13']],
+    [
+      ['double', '13', 'unlucky 13'],
+      ['double', '7', 'a typed failure in the worker'],
+    ],
     'reported',
+  );
+  const [plain, typed] = q.failures().map((f) => f.error);
+  check(plain instanceof Error && !(plain instanceof TandemError) && plain.name === 'RangeError', 'an untyped error keeps its name');
+  check(
+    typed instanceof TandemError && typed.code === 'corrupt' && typed.name === 'DecodeError',
+    `a typed error keeps its name and code across the worker boundary: ${String(typed)}`,
   );
   assertEqual(pool.workers, 0, 'workers terminated at the end');
 
