@@ -10,6 +10,7 @@ import { BatchUploader, type GpuBatch, type GpuContext } from '../../src/gpu/ind
 import { PipelineBuilder, type Pipeline } from '../../src/pipeline/index.ts';
 import { seededFloats } from '../../src/random/index.ts';
 import { runTraining, type LabelledData, type LabelledSource } from '../../src/train/index.ts';
+import { runtimeName } from '../../src/runtime/index.ts';
 import { check, within } from './assert.ts';
 import { sleep } from './async.ts';
 import { sampleImages } from './transfer-scenarios.ts';
@@ -142,6 +143,8 @@ export interface TrainingStopResult {
   finishedFirst: number;
   /** Runs never stopped: each must have completed. */
   unstopped: number;
+  /** The process's OS threads after the first run (the baseline every later run returns to), or undefined without /proc. */
+  osThreads: number | undefined;
   /** Abort → runTraining settled, over the cancelled runs (ms). */
   stopLatencyP95Ms: number;
   stopLatencyMaxMs: number;
@@ -191,6 +194,7 @@ export async function trainingStopsAtRandomPoints(
   const data: LabelledData = { train: sources(images.slice(0, 32), 0), held: sources(images.slice(32), 32), classes: ['a', 'b', 'c', 'd'] };
   const r = { stops, cancelled: 0, finishedFirst: 0, unstopped: 0 };
   const latencies: number[] = [];
+  let baseline: number | undefined;
   for (let run = 0; run < stops; run++) {
     const controller = new AbortController();
     const draw = random();
@@ -229,6 +233,14 @@ export async function trainingStopsAtRandomPoints(
       const s = report.shutdown;
       check(s.batchBuffersHeld === 0 && s.gpuSlotsHeld === 0 && s.workersAlive === 0, `run ${run}: left held ${JSON.stringify(s)}`);
       check(report.failures === 0, `run ${run}: ${report.failures} failed items`);
+      // From outside the library, where the OS shows it: the decode pool's threads are gone. The
+      // first run sets the baseline (the GPU driver keeps threads it started); every later run must
+      // come back to it.
+      if (run === 0) baseline = await osThreads();
+      else if (baseline !== undefined) {
+        const threads = await settledThreads(baseline);
+        check(threads <= baseline, `run ${run}: ${threads} OS threads after it returned, ${baseline} after the first run`);
+      }
       if (!Number.isFinite(delay)) {
         check(!report.cancelled, `run ${run} was never stopped but reports cancelled`);
         r.unstopped++;
@@ -244,7 +256,31 @@ export async function trainingStopsAtRandomPoints(
   latencies.sort((a, b) => a - b);
   return {
     ...r,
+    osThreads: baseline,
     stopLatencyP95Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.95))] ?? NaN,
     stopLatencyMaxMs: latencies.at(-1) ?? NaN,
   };
+}
+
+/** The process's OS thread count from /proc/self/status (Node and Deno on Linux); undefined elsewhere. */
+async function osThreads(): Promise<number | undefined> {
+  if (runtimeName === 'browser') return undefined;
+  try {
+    // A computed specifier: the Chromium tier's bundler must not try to resolve node:fs.
+    const fs = (await import(/* @vite-ignore */ ['node', 'fs'].join(':'))) as { readFileSync(path: string, encoding: 'utf8'): string };
+    const match = /^Threads:\s+(\d+)/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Threads exit shortly after they are told to: waits up to 3 s for the count to reach `target`. */
+async function settledThreads(target: number): Promise<number> {
+  const deadline = performance.now() + 3000;
+  for (;;) {
+    const threads = (await osThreads()) ?? 0;
+    if (threads <= target || performance.now() > deadline) return threads;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
