@@ -11,7 +11,8 @@
 //     built dist/): list the folder, read files (16 in flight), decode on --threads wasm pthreads
 //     into RGB 224×224 (fit 'cover'), u8 batches of --batch, consumed and released;
 //   - PyTorch (bench/loader/torch_loader.py, Debian's python3-torch/torchvision): ImageFolder +
-//     Resize(224) + CenterCrop(224) + PILToTensor, DataLoader(batch_size, num_workers, shuffle=False).
+//     Resize(224) + CenterCrop(224) + PILToTensor, DataLoader(batch_size, num_workers, shuffle=False);
+//     and the same with each JPEG opened through PIL's draft() (DCT-domain downscale), a second peer.
 // The parent samples each child's whole process tree from /proc every 50 ms (summed RSS and PSS,
 // CPU); the children report their own timed wall and CPU seconds and time to first batch.
 // Native reference: tjbench (libjpeg-turbo-progs) decompressing --ref-images typical corpus images
@@ -269,9 +270,18 @@ const loaders: { name: string; run(): Promise<LoaderSample> }[] = [
       return { proc, report: parseLast<LoaderReport>(proc, 'torch_loader.py') };
     },
   },
+  {
+    name: `PyTorch DataLoader with PIL draft() (${workers} workers)`,
+    async run() {
+      const args = ['bench/loader/torch_loader.py', ...childArgs, '--workers', String(workers), '--draft'];
+      const proc = await runWatched(PYTHON, args, { cwd: root });
+      return { proc, report: parseLast<LoaderReport>(proc, 'torch_loader.py --draft') };
+    },
+  },
 ];
 const TANDEM = 0;
-const TORCH = loaders.length - 1;
+const TORCH = loaders.length - 2;
+const TORCH_DRAFT = loaders.length - 1;
 
 async function tjbenchPass(): Promise<RefSample> {
   const fps: number[] = [];
@@ -495,7 +505,7 @@ loaders.forEach((l, i) => {
 });
 
 const ratioRows: string[] = ['| ratio | median | range over repetitions | goal | |', '|---|---|---|---|---|'];
-const tandemIdx = loaders.map((_, i) => i).filter((i) => i !== TORCH);
+const tandemIdx = loaders.map((_, i) => i).filter((i) => i !== TORCH && i !== TORCH_DRAFT);
 for (const i of tandemIdx) {
   const who = i === TANDEM ? 'Tandem (Deno)' : 'Tandem (Node)';
   const r1 = pairedRatio(i, TORCH, (a, b) => a.rate / b.rate);
@@ -511,6 +521,10 @@ for (const i of tandemIdx) {
     `| ${who} ÷ DataLoader, peak RSS of the process tree | ${r3.median.toFixed(2)} | ${range(r3)} | ≤ 0.5 | ${goal(r3.median, 0.5, false)} |`,
   );
   ratioRows.push(`| ${who} ÷ DataLoader, peak PSS of the process tree (for reference) | ${r4.median.toFixed(2)} | ${range(r4)} | | |`);
+  const r5 = pairedRatio(i, TORCH_DRAFT, (a, b) => a.rate / b.rate);
+  ratioRows.push(
+    `| ${who} ÷ DataLoader with PIL draft(), images/s | ${r5.median.toFixed(2)} | ${range(r5)} | ≥ 1.6 | ${goal(r5.median, 1.6, true)} |`,
+  );
 }
 if (refRatios.length) {
   ratioRows.push(
