@@ -18,7 +18,7 @@ export interface DecodeModule {
 // Taken before any factory call, so that overlapping loads cannot save each other's replacement.
 const runtimeWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
 
-export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
+export async function loadDecodeModule(threads: number, warn: (message: string) => void): Promise<DecodeModule> {
   if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
     // Without isolation emscripten's factory never resolves (it fails inside a worker), so say why now.
     throw new Error(
@@ -37,7 +37,7 @@ export async function loadDecodeModule(threads: number): Promise<DecodeModule> {
     tandemThreads: threads,
     // A page importing Tandem from another origin (a CDN) cannot start workers from there directly.
     ...(runtimeName === 'browser' ? { tandemWorker: crossOriginPthreadWorker } : {}),
-    printErr: (line: string) => console.warn(`[tandem decode] ${line}`),
+    printErr: warn,
   }).finally(() => {
     clearInterval(keepAlive);
     if (runtimeWorker) Object.defineProperty(globalThis, 'Worker', runtimeWorker);
@@ -70,9 +70,9 @@ export interface SingleModule {
   malloc(bytes: number): number;
 }
 
-export async function loadSingleModule(): Promise<SingleModule> {
+export async function loadSingleModule(warn: (message: string) => void): Promise<SingleModule> {
   const { default: createTandemDecodeSingle } = await import('../../wasm/dist/tandem-decode-st.mjs');
-  const exports = await createTandemDecodeSingle({ printErr: (line: string) => console.warn(`[tandem decode] ${line}`) });
+  const exports = await createTandemDecodeSingle({ printErr: warn });
   const words = exports._td_job_words();
   if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
   return {

@@ -85,6 +85,11 @@ export interface DecodePoolOptions {
    * pages), else one single-threaded instance per worker. The other values force a mode.
    */
   mode?: DecodeMode | 'auto';
+  /**
+   * Where the pool's warnings go: the decoder's own diagnostics and a fallback worker that could
+   * not be replaced (default: console.warn with a "[tandem decode]" prefix).
+   */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -141,7 +146,8 @@ export class DecodePool {
     const threads = Math.max(1, Math.floor(options.threads ?? 2));
     const requested = options.mode ?? 'auto';
     const mode = requested === 'auto' ? (canShareMemory() ? 'pthreads' : 'workers') : requested;
-    const backend = mode === 'pthreads' ? await PthreadBackend.create(threads) : await WorkerBackend.create(threads);
+    const warn = options.onWarning ?? ((message: string) => console.warn(`[tandem decode] ${message}`));
+    const backend = mode === 'pthreads' ? await PthreadBackend.create(threads, warn) : await WorkerBackend.create(threads, warn);
     return new DecodePool(backend, Math.max(threads, options.maxInFlight ?? threads * 4));
   }
 

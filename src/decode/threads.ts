@@ -18,8 +18,8 @@ export class PthreadBackend implements DecodeBackend {
     this.#module = module;
   }
 
-  static async create(threads: number): Promise<PthreadBackend> {
-    const module = await loadDecodeModule(threads);
+  static async create(threads: number, warn: (message: string) => void): Promise<PthreadBackend> {
+    const module = await loadDecodeModule(threads, warn);
     const started = module.exports._td_pool_start(threads);
     if (started !== threads) {
       module.close();

@@ -25,6 +25,8 @@ interface Job {
   slot: JobSlot;
   bytes: Uint8Array;
   done: () => void;
+  /** Settles when done() has been called. */
+  finished: Promise<void>;
 }
 
 interface DecodeWorker {
@@ -47,15 +49,19 @@ export class WorkerBackend implements DecodeBackend {
   #nextId = 1;
   #closed = false;
 
+  readonly #warn: (message: string) => void;
+
   private constructor(
     local: SingleModule,
     readonly threads: number,
+    warn: (message: string) => void,
   ) {
     this.#local = local;
+    this.#warn = warn;
   }
 
-  static async create(threads: number): Promise<WorkerBackend> {
-    const backend = new WorkerBackend(await loadSingleModule(), threads);
+  static async create(threads: number, warn: (message: string) => void): Promise<WorkerBackend> {
+    const backend = new WorkerBackend(await loadSingleModule(warn), threads, warn);
     try {
       await Promise.all(Array.from({ length: threads }, () => backend.#startWorker()));
     } catch (error) {
@@ -78,10 +84,11 @@ export class WorkerBackend implements DecodeBackend {
   }
 
   execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
-    return new Promise((done) => {
-      this.#queue.push({ id: this.#nextId++, slot, bytes, done });
-      this.#dispatch();
-    });
+    let done = () => {};
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    this.#queue.push({ id: this.#nextId++, slot, bytes, done, finished });
+    this.#dispatch();
+    return finished;
   }
 
   abandon(slot: JobSlot): boolean {
@@ -94,7 +101,8 @@ export class WorkerBackend implements DecodeBackend {
   async close(): Promise<void> {
     this.#closed = true;
     for (const job of this.#queue.splice(0)) this.#complete(job, STATUS_CANCELLED, 'decode pool stopped before this job ran');
-    while ([...this.#all].some((w) => w.job)) await new Promise((resolve) => setTimeout(resolve, 1));
+    // The jobs running now end on their own (a reply, or a worker replaced past its deadline).
+    await Promise.all([...this.#all].map((w) => w.job?.finished));
     await Promise.all([...this.#all].map((w) => w.port.terminate()));
     this.#all.clear();
     this.#idle = [];
@@ -195,8 +203,7 @@ export class WorkerBackend implements DecodeBackend {
     this.#idle = this.#idle.filter((w) => w !== worker);
     void worker.port.terminate();
     if (job) this.#complete(job, status, message);
-    if (!this.#closed)
-      this.#startWorker().catch((e: unknown) => console.warn(`[tandem decode] could not replace a decode worker: ${String(e)}`));
+    if (!this.#closed) this.#startWorker().catch((e: unknown) => this.#warn(`could not replace a decode worker: ${String(e)}`));
   }
 
   #complete(job: Job, status: number, message: string): void {
