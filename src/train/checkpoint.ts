@@ -29,6 +29,8 @@ export interface RunIdentity {
   epochs: number;
   augment: boolean;
   lr: number;
+  /** Weight decay, clipping, warm-up and augmentation ranges as resolved. */
+  settings: { weightDecay: number; clipNorm: number; warmupSteps: number; augmentation: unknown };
   /** Training items per epoch, and a hash of their keys in order. */
   trainCount: number;
   dataKey: string;
@@ -94,8 +96,9 @@ export function checkSameRun(saved: RunIdentity, current: RunIdentity): void {
   const differences: string[] = [];
   for (const field of ['seed', 'batchSize', 'epochs', 'augment', 'lr', 'trainCount', 'dataKey'] as const)
     if (saved[field] !== current[field]) differences.push(`${field} ${JSON.stringify(saved[field])} → ${JSON.stringify(current[field])}`);
-  if (JSON.stringify(saved.model) !== JSON.stringify(current.model))
-    differences.push(`model ${JSON.stringify(saved.model)} → ${JSON.stringify(current.model)}`);
+  for (const field of ['model', 'settings'] as const)
+    if (JSON.stringify(saved[field]) !== JSON.stringify(current[field]))
+      differences.push(`${field} ${JSON.stringify(saved[field])} → ${JSON.stringify(current[field])}`);
   if (differences.length)
     throw new CheckpointError('mismatch', `the checkpoint is from another run (checkpoint → this run): ${differences.join('; ')}`);
 }

@@ -1,6 +1,6 @@
 // The training room's door: a runtime-neutral training session (labelled byte sources → loader →
 // ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
-export { defaultTrainingOptions, type TrainingOptions } from './options.ts';
+export { defaultTrainingOptions, trainingSettingDefaults, type TrainingOptions } from './options.ts';
 export { runTraining } from './session.ts';
 export {
   CheckpointError,

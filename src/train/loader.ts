@@ -3,6 +3,7 @@
 import { DecodePool, ImageBatcher, type ImageBatch } from '../decode/index.ts';
 import { BatchUploader, type GpuBatch, type UploadMethod } from '../gpu/index.ts';
 import { type Pipeline, PipelineBuilder } from '../pipeline/index.ts';
+import { trainingSettingDefaults } from './options.ts';
 import type { LabelledSource } from './sources.ts';
 
 export interface LoaderOptions {
@@ -15,7 +16,13 @@ export interface LoaderOptions {
   batchSize: number;
   imageSize: number;
   uploadMethod?: UploadMethod;
+  /** Reads in flight (default 16). */
   readConcurrency?: number;
+  /** Batch buffers in the pool's memory (default 4) and GPU ring slots (default 2). */
+  batchBuffers?: number;
+  gpuSlots?: number;
+  /** Batches the consumer's queue holds (default 2). */
+  sinkDepth?: number;
   signal?: AbortSignal;
 }
 
@@ -38,10 +45,21 @@ export interface LoaderStages {
 export function loaderStages(
   pool: DecodePool,
   device: GPUDevice,
-  o: Pick<LoaderOptions, 'batchSize' | 'imageSize' | 'uploadMethod'>,
+  o: Pick<LoaderOptions, 'batchSize' | 'imageSize' | 'uploadMethod' | 'batchBuffers' | 'gpuSlots'>,
 ): LoaderStages {
-  const batcher = new ImageBatcher(pool, { batchSize: o.batchSize, height: o.imageSize, width: o.imageSize, channels: 3, buffers: 4 });
-  const uploader = new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2, method: o.uploadMethod ?? 'write-buffer' });
+  const d = trainingSettingDefaults.loader;
+  const batcher = new ImageBatcher(pool, {
+    batchSize: o.batchSize,
+    height: o.imageSize,
+    width: o.imageSize,
+    channels: 3,
+    buffers: o.batchBuffers ?? d.batchBuffers,
+  });
+  const uploader = new BatchUploader(device, {
+    maxBatchBytes: batcher.batchBytes,
+    slots: o.gpuSlots ?? d.gpuSlots,
+    method: o.uploadMethod ?? 'write-buffer',
+  });
   return {
     read: async (s: LabelledSource) => ({ bytes: await s.read(), label: s.label, key: s.key }),
     batcher,
@@ -59,10 +77,10 @@ export async function createLoader(o: LoaderOptions): Promise<Loader> {
   const stages = loaderStages(pool, o.device, o);
   const pipeline = new PipelineBuilder()
     .addSource(o.source)
-    .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? 16 })
+    .pipe(stages.read, { name: 'read', concurrency: o.readConcurrency ?? trainingSettingDefaults.loader.readConcurrency })
     .batch(stages.batcher, { name: 'decode', concurrency: pool.maxInFlight, ordered: 'input' })
     .pipe((batch: ImageBatch, ctx) => stages.uploader.upload(batch, ctx.signal, ctx), { name: 'upload', concurrency: 1 })
-    .addSink(2)
+    .addSink(o.sinkDepth ?? trainingSettingDefaults.loader.sinkDepth)
     .build(o.signal ? { signal: o.signal } : {});
   return {
     pipeline,

@@ -3,7 +3,7 @@
 import { DecodePool } from '../decode/index.ts';
 import { acquireGpu, AugmentKernel, NormalizeKernel, type GpuBatch, type GpuContext } from '../gpu/index.ts';
 import { ViTTrainer, type ViTConfig } from '../vit/index.ts';
-import type { TrainingOptions } from './options.ts';
+import { trainingSettingDefaults, type TrainingOptions } from './options.ts';
 import { PreviewReader } from './preview.ts';
 
 export class TrainingResources {
@@ -52,11 +52,17 @@ export class TrainingResources {
         batchSize: B,
         seed: o.seed,
         ...(o.initialParams ? { params: o.initialParams } : {}),
-        train: { lr: o.lr, warmupSteps: Math.min(20, Math.floor(steps / 10)), totalSteps: steps, weightDecay: 0.05, clipNorm: 1 },
+        train: {
+          lr: o.lr,
+          warmupSteps: o.warmupSteps ?? trainingSettingDefaults.warmupSteps(steps),
+          totalSteps: steps,
+          weightDecay: o.weightDecay ?? trainingSettingDefaults.weightDecay,
+          clipNorm: o.clipNorm ?? trainingSettingDefaults.clipNorm,
+        },
       });
       cleanup.push(() => trainer.destroy());
       const shape = { images: B, srcHeight: size, srcWidth: size, channels: 3, outHeight: size, outWidth: size };
-      const augment = await AugmentKernel.create(device, shape, { scale: [0.6, 1], brightness: 0.1, contrast: 0.1 });
+      const augment = await AugmentKernel.create(device, shape, o.augmentation ?? trainingSettingDefaults.augmentation);
       cleanup.push(() => augment.destroy());
       const normalize = await NormalizeKernel.create(device, { images: B, height: size, width: size, channels: 3 });
       cleanup.push(() => normalize.destroy());

@@ -17,7 +17,7 @@ import { evaluateHeldOut } from './evaluate.ts';
 import type { StatsEvent, TrainingEvent, TrainReport } from './events.ts';
 import { createLoader, type Loader } from './loader.ts';
 import { OccupancyMeter } from './occupancy.ts';
-import type { TrainingOptions } from './options.ts';
+import { trainingSettingDefaults, type TrainingOptions } from './options.ts';
 import { TrainingProgress } from './progress.ts';
 import { TrainingResources } from './resources.ts';
 import type { LabelledData } from './sources.ts';
@@ -48,6 +48,12 @@ export async function runTraining(
     epochs: o.epochs,
     augment: o.augment,
     lr: o.lr,
+    settings: {
+      weightDecay: o.weightDecay ?? trainingSettingDefaults.weightDecay,
+      clipNorm: o.clipNorm ?? trainingSettingDefaults.clipNorm,
+      warmupSteps: o.warmupSteps ?? trainingSettingDefaults.warmupSteps(steps),
+      augmentation: o.augmentation ?? trainingSettingDefaults.augmentation,
+    },
     trainCount,
     dataKey: keysHash(data.stream ? [] : data.train.map((s) => s.key)),
   };
@@ -98,7 +104,7 @@ export async function runTraining(
     const source = data.stream
       ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
       : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
-    const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize });
+    const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize, ...o.loader });
     loader = opened;
     opened.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
     stopStats = opened.pipeline.onStats((stats) => {

@@ -17,6 +17,7 @@ const state: TrainingState = {
   epochs: 2,
   augment: true,
   lr: 2e-3,
+  settings: { weightDecay: 0.05, clipNorm: 1, warmupSteps: 1, augmentation: { scale: [0.6, 1], brightness: 0.1, contrast: 0.1 } },
   trainCount: 52,
   dataKey: keysHash(['a', 'b']),
   step: 7,
