@@ -5,6 +5,7 @@ import type { PreviewEvent } from '../src/train/index.ts';
 import { FrameMeter, LineChart, SplitBars } from './charts.ts';
 import { fromDrop, fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
 import type { DemoSettings, FromWorker, ToWorker } from './protocol.ts';
+import { savedRun, type SavedRun } from './saved-run.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const isolated = globalThis.crossOriginIsolated === true;
@@ -30,6 +31,12 @@ const state = {
   checkpointBytes: 0,
   /** Bytes of the last timm-layout weights offered for download (0: none yet). */
   weightsBytes: 0,
+  /** The step of the last checkpoint this page's run saved in OPFS (0: none yet). */
+  savedStep: 0,
+  /** A run saved by an earlier visit that can be continued (undefined: none). */
+  resumable: undefined as { step: number; steps: number } | undefined,
+  /** True once the page has looked for a saved run. */
+  checkedSaved: false,
   errors: [] as string[],
   frameGaps: { max: 0, p95: 0 },
   points: () => Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, c.pointsDrawn])),
@@ -70,7 +77,7 @@ function settings(): DemoSettings {
   };
 }
 
-function start(picked?: PickedImages): void {
+function start(picked?: PickedImages, resume = false): void {
   worker?.terminate();
   for (const c of Object.values(charts)) c.clear();
   classes.length = 0;
@@ -86,8 +93,10 @@ function start(picked?: PickedImages): void {
     type: 'start',
     settings: settings(),
     ...(picked ? { picked: { images: picked.images, classes: picked.classes } } : {}),
-    ...(weights ? { weights } : {}),
+    ...(weights && !resume ? { weights } : {}),
+    ...(resume ? { resume: true } : {}),
   };
+  $('resume').hidden = true;
   worker.postMessage(message);
 }
 
@@ -156,6 +165,9 @@ function onEvent(e: FromWorker): void {
       return;
     case 'weights':
       state.weightsBytes = offerDownload('weights-download', e.bytes);
+      return;
+    case 'saved':
+      state.savedStep = e.step;
       return;
     case 'done':
       state.state = 'done';
@@ -232,6 +244,25 @@ meter.start((m) => {
     `frame gaps over the last ~5 s: max ${state.frameGaps.max.toFixed(0)} ms, p95 ${state.frameGaps.p95.toFixed(0)} ms`;
 });
 
+/** Puts a saved run's settings back in the form and offers to continue it. */
+function offerResume(run: SavedRun): void {
+  state.resumable = { step: run.step, steps: run.steps };
+  $<HTMLInputElement>('epochs').value = String(run.settings.epochs);
+  $<HTMLInputElement>('images').value = String(run.settings.images);
+  $<HTMLInputElement>('batch').value = String(run.settings.batchSize);
+  $<HTMLInputElement>('augment').checked = run.settings.augment;
+  const button = $<HTMLButtonElement>('resume');
+  button.textContent = `Continue the last run (saved at step ${run.step} of ${run.steps})`;
+  button.hidden = false;
+}
+$('resume').onclick = () => start(undefined, true);
+
 const params = new URLSearchParams(location.search);
 for (const key of ['epochs', 'images', 'batch']) if (params.has(key)) $<HTMLInputElement>(key).value = params.get(key)!;
 if (params.get('autostart') === 'builtin') start();
+savedRun().then((saved) => {
+  state.checkedSaved = true;
+  if (!saved || state.state === 'running') return;
+  offerResume(saved);
+  if (params.get('autostart') === 'resume') start(undefined, true);
+}, fail);

@@ -17,6 +17,8 @@ export type ToWorker =
       picked?: { images: { key: string; label: number; file: Blob }[]; classes: string[] };
       /** ViT weights in timm's layout (safetensors) to fine-tune from. */
       weights?: Blob;
+      /** Continue the run saved in OPFS (built-in dataset, the saved settings). */
+      resume?: boolean;
     }
   | { type: 'stop' };
 
@@ -27,6 +29,8 @@ export type FromWorker =
   | { type: 'checkpoint'; bytes: Uint8Array<ArrayBuffer> }
   /** The trained weights in timm's layout (safetensors), for a download. */
   | { type: 'weights'; bytes: Uint8Array<ArrayBuffer> }
+  /** A training checkpoint was saved in OPFS at this step (a reload can continue from it). */
+  | { type: 'saved'; step: number }
   | {
       type: 'done';
       steps: number;

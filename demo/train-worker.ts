@@ -1,8 +1,17 @@
 // The demo's training runs here, in a dedicated worker, so the page's main thread only draws: the
 // loader's event loop, the WebGPU calls and the decode pool's pthreads never compete with frames.
-import { blobSource, runTraining, splitHeldOut, syntheticData, type LabelledData, type TrainingEvent } from '../src/train/index.ts';
+import {
+  blobSource,
+  decodeTrainingCheckpoint,
+  runTraining,
+  splitHeldOut,
+  syntheticData,
+  type LabelledData,
+  type TrainingEvent,
+} from '../src/train/index.ts';
 import { loadTimmWeights, saveTimmWeights } from '../src/vit/index.ts';
 import type { FromWorker, ToWorker } from './protocol.ts';
+import { forgetRun, saveRun, savedCheckpoint } from './saved-run.ts';
 
 const post = (m: FromWorker) => {
   if (m.type === 'preview') self.postMessage(m, { transfer: [m.rgba.buffer] });
@@ -43,6 +52,12 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
     });
     start = { model: c, initialParams: loaded.params };
   }
+  // Runs on the built-in dataset are saved in OPFS as they go, so a reload can continue them.
+  const saving = !m.picked && !m.weights;
+  const resumeFrom = m.resume ? await savedCheckpoint() : undefined;
+  if (m.resume && !resumeFrom) throw new Error('no saved run to continue');
+  if (resumeFrom) post({ type: 'status', text: `resumed at step ${decodeTrainingCheckpoint(resumeFrom).state.step}` });
+  const steps = Math.ceil((data.train.length * s.epochs) / s.batchSize);
   const report = await runTraining(
     data,
     {
@@ -58,6 +73,16 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
       previewImages: 16,
       signal: abort.signal,
       ...start,
+      ...(resumeFrom ? { resumeFrom } : {}),
+      ...(saving
+        ? {
+            checkpointEvery: 4,
+            onCheckpoint: async (bytes: Uint8Array<ArrayBuffer>, step: number) => {
+              await saveRun(bytes, { settings: s, step, steps });
+              post({ type: 'saved', step });
+            },
+          }
+        : {}),
       onTrained: async (trainer) => {
         post({ type: 'checkpoint', bytes: new Uint8Array(await trainer.saveCheckpoint()) });
         post({ type: 'weights', bytes: saveTimmWeights(trainer.config, await trainer.readParams()) });
@@ -65,6 +90,7 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
     },
     (e: TrainingEvent) => post(e),
   );
+  if (saving && !report.cancelled) await forgetRun(); // finished: nothing to continue
   post({
     type: 'done',
     steps: report.steps,

@@ -18,6 +18,9 @@ interface DemoState {
   checkpointBytes: number;
   weightsBytes: number;
   statusLog: string[];
+  savedStep: number;
+  resumable: { step: number; steps: number } | undefined;
+  checkedSaved: boolean;
   errors: string[];
   frameGaps: { max: number; p95: number };
   points: () => Record<string, number>;
@@ -25,6 +28,10 @@ interface DemoState {
 declare const tandemDemo: DemoState;
 
 const snapshot = () => ({ ...tandemDemo, points: tandemDemo.points() });
+/** The trained weights the page offers (timm layout), as bytes. */
+const downloadWeights = async () => [
+  ...new Uint8Array(await (await fetch(document.querySelector<HTMLAnchorElement>('#weights-download')!.href)).arrayBuffer()),
+];
 
 it('the demo page trains on the built-in data: charts grow, the batch grid is drawn, nothing logs an error', async () => {
   const demo = await openDemo({ isolated: true, query: 'autostart=builtin&images=96&epochs=2&batch=16' });
@@ -121,5 +128,45 @@ it('a folder chosen on the page (<input webkitdirectory>) is labelled by subfold
   } finally {
     await demo.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('a run on the built-in data is saved in OPFS as it goes; after a reload it continues and ends with the weights of a run that never stopped', async () => {
+  const settings = 'images=96&epochs=4&batch=16'; // 77 training images: 20 steps, a checkpoint every 4
+  const whole = await openDemo({ isolated: true, query: `autostart=builtin&${settings}` });
+  let uninterrupted: number[];
+  try {
+    await whole.page.waitForFunction(() => tandemDemo.state !== 'running', undefined, { timeout: 400_000 });
+    expect((await whole.page.evaluate(snapshot)).steps).toBe(20);
+    uninterrupted = await whole.page.evaluate(downloadWeights);
+  } finally {
+    await whole.close();
+  }
+  const demo = await openDemo({ isolated: true, query: `autostart=builtin&${settings}` });
+  try {
+    await demo.page.waitForFunction(() => tandemDemo.savedStep >= 8, undefined, { timeout: 400_000 });
+    // Leaving mid-run (here: the same page without autostart) kills the worker, as a closed tab does.
+    const again = demo.url.replace('autostart=builtin&', '');
+    await demo.page.goto(again);
+    await demo.page.waitForFunction(() => tandemDemo.checkedSaved, undefined, { timeout: 60_000 });
+    const offered = (await demo.page.evaluate(snapshot)).resumable;
+    expect(offered?.steps).toBe(20);
+    expect(offered?.step).toBeGreaterThanOrEqual(8);
+    expect(await demo.page.locator('#resume').isVisible()).toBe(true);
+    await demo.page.click('#resume');
+    await demo.page.waitForFunction(() => tandemDemo.state !== 'running', undefined, { timeout: 400_000 });
+    const s = await demo.page.evaluate(snapshot);
+    expect(s.errors).toEqual([]);
+    expect(s.state).toBe('done');
+    expect(s.steps).toBe(20);
+    expect(s.statusLog).toContain(`resumed at step ${offered!.step}`);
+    expect(await demo.page.evaluate(downloadWeights)).toEqual(uninterrupted);
+    // A finished run is forgotten: the next visit offers nothing to continue.
+    await demo.page.goto(again);
+    await demo.page.waitForFunction(() => tandemDemo.checkedSaved, undefined, { timeout: 60_000 });
+    expect((await demo.page.evaluate(snapshot)).resumable).toBeUndefined();
+    expect(demo.errors).toEqual([]);
+  } finally {
+    await demo.close();
   }
 });
