@@ -14,8 +14,6 @@ import { type PipelineStats, resourceWaits, snapshotStage, StageCounters, timeSp
 import type { BuildOptions, ConsumerContext, FailureBudget, MergeSourceConfig, PipelineConfig, StageConfig } from './types.ts';
 import { createExecutor } from './worker-pool.ts';
 
-(Symbol as { asyncDispose?: symbol }).asyncDispose ??= Symbol.for('Symbol.asyncDispose');
-
 export type PipelineState = 'idle' | 'running' | 'stopping' | 'stopped';
 
 export interface MergeOptions {
