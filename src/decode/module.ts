@@ -40,6 +40,8 @@ export async function loadDecodeModule(threads: number, warn: (message: string) 
     printErr: warn,
   }).finally(() => {
     clearInterval(keepAlive);
+    // Browsers run emscripten's web path, which leaves Worker alone (and the page may have its own).
+    if (runtimeName === 'browser') return;
     if (runtimeWorker) Object.defineProperty(globalThis, 'Worker', runtimeWorker);
     else delete (globalThis as { Worker?: unknown }).Worker;
   });

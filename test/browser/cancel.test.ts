@@ -12,14 +12,42 @@ it('50 stops of the loader at random points leave no job, batch buffer, GPU slot
   }
 }, 300_000);
 
-it('50 training sessions aborted at random points each report nothing left held', async () => {
+/**
+ * Counts the page's live workers from outside the library: every Worker constructed (emscripten's
+ * pthreads, the fallback's decode workers) until it is terminated, through a subclass installed
+ * as the page's Worker for the test.
+ */
+function countWorkers(): { count: () => Promise<number>; made: () => number; restore: () => void } {
+  const Original = globalThis.Worker;
+  const live = new Set<Worker>();
+  let made = 0;
+  class CountedWorker extends Original {
+    constructor(url: string | URL, options?: WorkerOptions) {
+      super(url, options);
+      live.add(this);
+      made++;
+    }
+    override terminate(): void {
+      live.delete(this);
+      super.terminate();
+    }
+  }
+  globalThis.Worker = CountedWorker;
+  return { count: () => Promise.resolve(live.size), made: () => made, restore: () => void (globalThis.Worker = Original) };
+}
+
+it('50 training sessions aborted at random points each report nothing left held, and every worker they started is terminated', async () => {
   const gpu = await acquireGpu();
+  const workers = countWorkers();
   try {
-    const r = await trainingStopsAtRandomPoints(50, 32, gpu, 3000);
+    const r = await trainingStopsAtRandomPoints(50, 32, gpu, 3000, workers.count);
     console.log(`training stops: ${JSON.stringify(r)}`);
     expect(r.cancelled).toBeGreaterThan(20);
     expect(r.unstopped).toBeGreaterThan(2);
+    expect(workers.made()).toBeGreaterThanOrEqual(100); // the count sees the pools' workers: 2 per session
+    expect(r.osThreads).toBe(0); // after the first run: none of its workers left alive, and so after every later run
   } finally {
+    workers.restore();
     gpu.close();
   }
 }, 300_000);

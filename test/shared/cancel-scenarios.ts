@@ -143,7 +143,7 @@ export interface TrainingStopResult {
   finishedFirst: number;
   /** Runs never stopped: each must have completed. */
   unstopped: number;
-  /** The process's OS threads after the first run (the baseline every later run returns to), or undefined without /proc. */
+  /** Threads (or workers) after the first run: the baseline every later run returns to; undefined where uncounted. */
   osThreads: number | undefined;
   /** Abort → runTraining settled, over the cancelled runs (ms). */
   stopLatencyP95Ms: number;
@@ -186,6 +186,8 @@ export async function trainingStopsAtRandomPoints(
   seed: number,
   gpu: GpuContext,
   spanMs: number,
+  /** Threads or workers alive, as the runtime counts them (default: the OS's threads, from /proc). */
+  countThreads: () => Promise<number | undefined> = osThreads,
 ): Promise<TrainingStopResult> {
   const random = seededFloats(seed);
   const sources = (images: EncodedImage[], from: number): LabelledSource[] =>
@@ -236,10 +238,10 @@ export async function trainingStopsAtRandomPoints(
       // From outside the library, where the OS shows it: the decode pool's threads are gone. The
       // first run sets the baseline (the GPU driver keeps threads it started); every later run must
       // come back to it.
-      if (run === 0) baseline = await osThreads();
+      if (run === 0) baseline = await countThreads();
       else if (baseline !== undefined) {
-        const threads = await settledThreads(baseline);
-        check(threads <= baseline, `run ${run}: ${threads} OS threads after it returned, ${baseline} after the first run`);
+        const threads = await settledCount(countThreads, baseline);
+        check(threads <= baseline, `run ${run}: ${threads} threads or workers after it returned, ${baseline} after the first run`);
       }
       if (!Number.isFinite(delay)) {
         check(!report.cancelled, `run ${run} was never stopped but reports cancelled`);
@@ -276,10 +278,10 @@ async function osThreads(): Promise<number | undefined> {
 }
 
 /** Threads exit shortly after they are told to: waits up to 3 s for the count to reach `target`. */
-async function settledThreads(target: number): Promise<number> {
+async function settledCount(count: () => Promise<number | undefined>, target: number): Promise<number> {
   const deadline = performance.now() + 3000;
   for (;;) {
-    const threads = (await osThreads()) ?? 0;
+    const threads = (await count()) ?? 0;
     if (threads <= target || performance.now() > deadline) return threads;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
