@@ -131,11 +131,12 @@ export async function runTraining(
       if (previewNow) preview.encode(encoder, res.images);
       device.queue.submit([encoder.finish()]);
       if (previewNow) preview.read(step, batch.labels, emit);
-      const keys = batch.keys.slice(0, batch.count);
+      const lastKey = batch.keys[batch.count - 1] ?? '';
+      const keys = o.onStepKeys ? batch.keys.slice(0, batch.count) : undefined; // read before the release
       batch.release();
       progress.stepped(batch.count);
-      if (!data.stream) position.consumed(keys[keys.length - 1]!);
-      o.onStepKeys?.(progress.step, keys);
+      if (!data.stream) position.consumed(lastKey);
+      if (keys) o.onStepKeys?.(progress.step, keys);
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(device.queue.onSubmittedWorkDone());
       const oldest = fences.length > 2 ? fences.shift() : undefined;
