@@ -19,7 +19,7 @@ Deno.test('200 training sessions aborted at random points each report nothing le
   try {
     const r = await trainingStopsAtRandomPoints(200, 22, gpu, 800);
     console.log(`training stops: ${JSON.stringify(r)}`);
-    // osThreads: counted from /proc, every run returned to the first run's threads.
+    // osThreads: counted from /proc, every later run returned to the first two runs' threads (+2).
     if (r.cancelled < 100 || r.unstopped < 10 || !(r.osThreads! > 0)) throw new Error(JSON.stringify(r));
   } finally {
     gpu.close();
