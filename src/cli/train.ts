@@ -57,8 +57,9 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
   const start = o.weights ? await startingWeights(o.weights, data.classes.length, o.seed, o.log) : undefined;
   const resume = o.resume ? await readArgumentFile('--resume', o.resume) : undefined;
   // A resumed run is the checkpoint's model, whatever it started from.
-  const resumedModel = resume ? decodeTrainingCheckpoint(resume).state.model : undefined;
-  if (resume) o.log(`resuming from ${o.resume} at step ${decodeTrainingCheckpoint(resume).state.step}`);
+  const resumedState = resume ? decodeTrainingCheckpoint(resume).state : undefined;
+  const resumedModel = resumedState?.model;
+  if (resumedState) o.log(`resuming from ${o.resume} at step ${resumedState.step}`);
   let epochs = o.epochs;
   let lastStep = -1;
   const checkpointPath = o.checkpoint;

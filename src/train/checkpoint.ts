@@ -94,11 +94,11 @@ export function decodeTrainingCheckpoint(bytes: Uint8Array): { state: TrainingSt
 /** Throws a `mismatch` CheckpointError naming every field in which `saved` is not the run `current` is. */
 export function checkSameRun(saved: RunIdentity, current: RunIdentity): void {
   const differences: string[] = [];
-  for (const field of ['seed', 'batchSize', 'epochs', 'augment', 'lr', 'trainCount', 'dataKey'] as const)
-    if (saved[field] !== current[field]) differences.push(`${field} ${JSON.stringify(saved[field])} → ${JSON.stringify(current[field])}`);
-  for (const field of ['model', 'settings'] as const)
-    if (JSON.stringify(saved[field]) !== JSON.stringify(current[field]))
-      differences.push(`${field} ${JSON.stringify(saved[field])} → ${JSON.stringify(current[field])}`);
+  const fields = ['seed', 'batchSize', 'epochs', 'augment', 'lr', 'trainCount', 'dataKey', 'model', 'settings'] as const;
+  for (const field of fields) {
+    const [was, now] = [JSON.stringify(saved[field]), JSON.stringify(current[field])];
+    if (was !== now) differences.push(`${field} ${was} → ${now}`);
+  }
   if (differences.length)
     throw new CheckpointError('mismatch', `the checkpoint is from another run (checkpoint → this run): ${differences.join('; ')}`);
 }
