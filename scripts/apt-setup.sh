@@ -47,8 +47,9 @@ mesa_ok() {
 missing=()
 # jupyter-nbconvert and python3-nbclient: the consumer tier runs the example notebook in a real Jupyter.
 # clang-format-14: the lint tier checks the C's format; clang-14, libFuzzer, cmake and make: the fuzz tier (wasm/fuzz).
-# python3-torch: the reference logits of timm-layout ViT weights (scripts/make-timm-reference.py).
-for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil python3-torch jupyter-nbconvert python3-nbclient \
+# python3-torch: the reference logits of timm-layout ViT weights (scripts/make-timm-reference.py);
+# python3-torchvision: the RandomResizedCrop references (scripts/make-crop-reference.py).
+for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil python3-torch python3-torchvision jupyter-nbconvert python3-nbclient \
   clang-format-14 clang-14 libfuzzer-14-dev libclang-rt-14-dev cmake make; do installed "$p" || missing+=("$p"); done
 mesa_ok || missing+=("mesa-vulkan-drivers/bookworm-backports")
 

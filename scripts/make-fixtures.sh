@@ -50,6 +50,11 @@ if [ ! -s "$out/timm-vit-tiny.logits.f64" ]; then
   /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "[fixtures] python3-torch missing: run scripts/apt-setup.sh" >&2; exit 1; }
   /usr/bin/python3 scripts/make-timm-reference.py "$out" && echo "[fixtures] made $out/timm-vit-tiny.* (PyTorch reference)"
 fi
+# torchvision's RandomResizedCrop: its draws' statistics, and resized crops of photo-landscape.jpg.
+if [ ! -s "$out/photo-landscape.jpg.rrc.json" ] || [ ! -s "$out/crop-stats.torchvision.json" ]; then
+  /usr/bin/python3 -c 'import torchvision' 2>/dev/null || { echo "[fixtures] python3-torchvision missing: run scripts/apt-setup.sh" >&2; exit 1; }
+  /usr/bin/python3 scripts/make-crop-reference.py "$out"
+fi
 # Long videos for streamed decoding: 60 s of testsrc2 at 10 fps, keyframe every 5 s; the MP4 keeps
 # its index (moov) at the end, so streaming must seek there first.
 make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 -pix_fmt yuv420p -g 50 -bf 0 -crf 28

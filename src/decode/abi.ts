@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 41;
+export const JOB_WORDS = 48;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -62,6 +62,14 @@ export const enum Field {
   Codec,
   // audio and video request: wall-clock limit in ms (0: none)
   TimeLimitMs,
+  // image request: random resized crop and flip (millionths), and whether the output was flipped
+  RrcSeed,
+  RrcScaleLo,
+  RrcScaleHi,
+  RrcRatioLo,
+  RrcRatioHi,
+  FlipChance,
+  Flipped,
 }
 
 export const enum JobKind {

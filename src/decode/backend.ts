@@ -43,6 +43,8 @@ export interface DecodeBackend {
   close(stuck?: number): Promise<void>;
   /** Worker threads this backend holds right now (0 once closed). */
   liveWorkers(): number;
+  /** Bytes of `memory` its allocator has handed out and not had back (malloc's own count). */
+  heapBytes(): number;
 }
 
 /** True where wasm threads can share memory (Node, Deno, cross-origin isolated pages). */

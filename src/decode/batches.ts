@@ -1,4 +1,5 @@
-import type { DecodePool, ImageDecodeOptions } from './pool.ts';
+import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
+import { hash3, mix32 } from '../random/index.ts';
 import { SlotPool } from '../sync/index.ts';
 
 /** One item to decode: encoded bytes plus what travels with them into the batch. */
@@ -39,7 +40,14 @@ export interface ImageBatcherOptions {
   channels?: 1 | 3 | 4;
   /** Batch buffers in wasm memory (default 4): decoding fills one while others are consumed. */
   buffers?: number;
-  decode?: Omit<ImageDecodeOptions, 'width' | 'height' | 'channels'>;
+  decode?: Omit<ImageDecodeOptions, 'width' | 'height' | 'channels' | 'randomCrop'>;
+  /**
+   * The ImageNet training transform, `RandomResizedCrop(size) + RandomHorizontalFlip()`, fused
+   * into decode (see ImageDecodeOptions.randomCrop). Each item's draw comes from (seed, epoch,
+   * key), so a run is reproducible and every epoch crops anew: call setEpoch at each epoch, as
+   * with PyTorch's DistributedSampler. Items without a key use their position in the epoch.
+   */
+  randomCrop?: Omit<RandomCropOptions, 'seed'> & { seed?: number };
 }
 
 /**
@@ -98,11 +106,17 @@ export class ImageBatcher {
   #current: BatchBuffer | undefined;
   #assignChain: Promise<unknown> = Promise.resolve();
   #sequence = 0;
+  /** The request shared by every item (target size and decode options), made once. */
+  #request: ImageDecodeOptions;
+  #epoch = 0;
+  /** Items assigned since setEpoch: the draw of an item without a key. */
+  #position = 0;
 
   constructor(pool: DecodePool, options: ImageBatcherOptions) {
     const channels = options.channels ?? 3;
     this.#pool = pool;
     this.#options = options;
+    this.#request = { ...options.decode, width: options.width, height: options.height, channels };
     this.shape = [options.height, options.width, channels];
     this.slotBytes = options.height * options.width * channels;
     const count = Math.max(2, options.buffers ?? 4);
@@ -135,12 +149,7 @@ export class ImageBatcher {
     buffer.keys[index] = item.key ?? '';
     let failure: unknown;
     try {
-      await this.#pool.decodeInto(item.bytes, buffer.pointer + index * this.slotBytes, {
-        ...this.#options.decode,
-        width: this.#options.width,
-        height: this.#options.height,
-        channels: this.#options.channels ?? 3,
-      });
+      await this.#pool.decodeInto(item.bytes, buffer.pointer + index * this.slotBytes, this.#requestFor(item.key));
     } catch (error) {
       failure = error;
       buffer.failed.push(index);
@@ -155,6 +164,21 @@ export class ImageBatcher {
     if (failure === undefined || completes) yield { buffer, completes };
     if (failure !== undefined) throw failure;
   }.bind(this);
+
+  /** Starts the random crops of epoch `epoch` (with `randomCrop`): the same epoch draws the same crops. */
+  setEpoch(epoch: number): void {
+    if (!Number.isInteger(epoch) || epoch < 0) throw new RangeError(`epoch must be a whole number, got ${epoch}`);
+    this.#epoch = epoch;
+    this.#position = 0;
+  }
+
+  #requestFor(key: string | undefined): ImageDecodeOptions {
+    const random = this.#options.randomCrop;
+    const position = this.#position++;
+    if (!random) return this.#request;
+    const item = key ? keyHash(key) : mix32(position ^ 0x5bd1e995);
+    return { ...this.#request, randomCrop: { ...random, seed: hash3(mix32((random.seed ?? 0) ^ item), this.#epoch, 0x52524331) | 0 } };
+  }
 
   /**
    * The decode stage for `PipelineBuilder.batch(batcher, options)`, which puts this batcher's
@@ -324,4 +348,11 @@ export class ImageBatcher {
     buffer.orphaned = false;
     this.#buffers.release(buffer);
   }
+}
+
+/** FNV-1a over the key's UTF-16 code units: an item's identity for its random draws. */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

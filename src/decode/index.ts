@@ -7,6 +7,7 @@ export {
   type DecodePoolStats,
   type DecodeMode,
   type ImageDecodeOptions,
+  type RandomCropOptions,
   type VideoStreamOptions,
 } from './pool.ts';
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';

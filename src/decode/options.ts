@@ -1,4 +1,5 @@
 import { FILTER_CODES, FIT_CODES, Field } from './abi.ts';
+import { DecodeError } from './errors.ts';
 
 const DEFAULT_MAX_PIXELS = 64 * 1024 * 1024;
 
@@ -18,10 +19,50 @@ export interface ResizeOptions {
   padValue?: number;
 }
 
+/**
+ * torchvision's `RandomResizedCrop(size, scale, ratio)` followed by `RandomHorizontalFlip(flip)`,
+ * drawn inside the decoder once the header gives the image's size, so that a JPEG is decoded at
+ * the DCT scale the crop needs rather than the whole image's. The same seed gives the same crop
+ * and flip for the same image, in every runtime.
+ */
+export interface RandomCropOptions {
+  /** This image's draw; different seeds give independent crops (ImageBatcher derives one per item). */
+  seed: number;
+  /** Share of the image's area the crop covers, drawn uniformly (default [0.08, 1]). */
+  scale?: readonly [number, number];
+  /** Width ÷ height of the crop, drawn log-uniformly (default [3/4, 4/3]). */
+  ratio?: readonly [number, number];
+  /** Chance of a horizontal flip (default 0.5; 0 for none). */
+  flip?: number;
+}
+
 export interface ImageDecodeOptions extends ResizeOptions {
   /** Let JPEG decode at a reduced scale M/8 in the DCT domain when still ≥ the target (default true). */
   reducedScale?: boolean;
   applyOrientation?: boolean;
+  /** A random crop stretched over the target, then maybe flipped (excludes `crop`; `fit` is ignored). */
+  randomCrop?: RandomCropOptions;
+}
+
+const MILLIONTHS = 1e6;
+
+/** Writes a random crop request; refuses ranges the decoder could not draw from. */
+export function writeRandomCrop(w: Int32Array, r: RandomCropOptions): void {
+  const [scaleLo, scaleHi] = r.scale ?? [0.08, 1];
+  const [ratioLo, ratioHi] = r.ratio ?? [3 / 4, 4 / 3];
+  const flip = r.flip ?? 0.5;
+  if (!(scaleLo > 0 && scaleLo <= scaleHi && scaleHi <= 1))
+    throw new DecodeError('bad-request', `randomCrop.scale must satisfy 0 < lo ≤ hi ≤ 1, got [${scaleLo}, ${scaleHi}]`);
+  if (!(ratioLo > 0 && ratioLo <= ratioHi && ratioHi < 1000))
+    throw new DecodeError('bad-request', `randomCrop.ratio must satisfy 0 < lo ≤ hi, got [${ratioLo}, ${ratioHi}]`);
+  if (!(flip >= 0 && flip <= 1)) throw new DecodeError('bad-request', `randomCrop.flip must be a chance in [0, 1], got ${flip}`);
+  if (!Number.isInteger(r.seed)) throw new DecodeError('bad-request', `randomCrop.seed must be an integer, got ${r.seed}`);
+  w[Field.RrcSeed] = r.seed | 0;
+  w[Field.RrcScaleLo] = Math.max(1, Math.round(scaleLo * MILLIONTHS));
+  w[Field.RrcScaleHi] = Math.round(scaleHi * MILLIONTHS);
+  w[Field.RrcRatioLo] = Math.max(1, Math.round(ratioLo * MILLIONTHS));
+  w[Field.RrcRatioHi] = Math.round(ratioHi * MILLIONTHS);
+  w[Field.FlipChance] = Math.round(flip * MILLIONTHS);
 }
 
 /** Writes the resize fields shared by image and video jobs into a job record. */

@@ -12,13 +12,13 @@ import {
   type DecodedVideoInfo,
   type VideoDecodeOptions,
 } from './media.ts';
-import { writeResize, type ImageDecodeOptions } from './options.ts';
+import { writeRandomCrop, writeResize, type ImageDecodeOptions } from './options.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
 import { SlotPool } from '../sync/index.ts';
 
-export type { ImageDecodeOptions, ResizeOptions } from './options.ts';
+export type { ImageDecodeOptions, RandomCropOptions, ResizeOptions } from './options.ts';
 export type { DecodeMode } from './backend.ts';
 
 export interface DecodedImageInfo {
@@ -33,6 +33,9 @@ export interface DecodedImageInfo {
   orientation: number;
   /** True when a pool pthread, not the caller's thread, did the work. */
   onPoolThread: boolean;
+  /** With `randomCrop`: the box drawn, in oriented source pixels, and whether the output was mirrored. */
+  crop?: { x: number; y: number; width: number; height: number };
+  flipped?: boolean;
 }
 
 export interface DecodePoolStats {
@@ -51,6 +54,12 @@ export interface DecodePoolStats {
   stuckThreads: number;
   /** Worker threads alive right now: `threads` while open, 0 once close() has resolved. */
   liveWorkers: number;
+  /**
+   * Bytes of the pool's wasm memory in use, as its allocator counts them: batch buffers, job
+   * records, input copies (in 'workers' mode, the memory holding records and batch buffers).
+   * Stable between runs of the same loader; growth from run to run is memory left behind.
+   */
+  heapBytes: number;
 }
 
 /** A job the watchdog is timing: from when a thread takes it, against its time limit. */
@@ -418,6 +427,7 @@ export class DecodePool {
       failed: this.#failed,
       stuckThreads: this.#stuck,
       liveWorkers: this.#backend.liveWorkers(),
+      heapBytes: this.#closed ? 0 : this.#backend.heapBytes(),
     };
   }
 
@@ -479,6 +489,12 @@ export class DecodePool {
       reducedScale: 8 / Math.max(1, w[Field.ReducedEighths] || 8),
       orientation: w[Field.Orientation] ?? 1,
       onPoolThread: w[Field.OnPoolThread] === 1,
+      ...(w[Field.RrcScaleHi]
+        ? {
+            crop: { x: w[Field.CropX] ?? 0, y: w[Field.CropY] ?? 0, width: w[Field.CropW] ?? 0, height: w[Field.CropH] ?? 0 },
+            flipped: w[Field.Flipped] === 1,
+          }
+        : {}),
     };
   }
 }
@@ -543,6 +559,10 @@ function fillImage(w: Int32Array, targetPtr: number, o: ImageDecodeOptions): voi
   writeResize(w, targetPtr, o);
   w[Field.AllowReduced] = o.reducedScale === false ? 0 : 1;
   w[Field.ApplyOrientation] = o.applyOrientation === false ? 0 : 1;
+  if (o.randomCrop) {
+    if (o.crop) throw new DecodeError('bad-request', 'randomCrop and crop cannot be combined');
+    writeRandomCrop(w, o.randomCrop);
+  }
 }
 
 function readMessage(memory: WebAssembly.Memory, jobPtr: number): string {

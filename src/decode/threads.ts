@@ -40,6 +40,10 @@ export class PthreadBackend implements DecodeBackend {
     this.#module.exports._free(ptr);
   }
 
+  heapBytes(): number {
+    return this.#module.exports._td_heap_in_use();
+  }
+
   async execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
     // A streamed job's `src` already points at its stream record; its bytes come later, on request.
     if (slot.words[Field.Kind] !== JobKind.VideoStream) this.#copyInput(slot, bytes);

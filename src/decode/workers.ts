@@ -83,6 +83,10 @@ export class WorkerBackend implements DecodeBackend {
     this.#local.exports._free(ptr);
   }
 
+  heapBytes(): number {
+    return this.#local.exports._td_heap_in_use();
+  }
+
   execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
     let done = () => {};
     const finished = new Promise<void>((resolve) => (done = resolve));

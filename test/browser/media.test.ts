@@ -13,6 +13,11 @@ import {
 import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { fixturesMatchAcrossModes } from '../shared/fallback-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
+import {
+  randomCropIsReproducible,
+  randomCropMatchesTorchvision,
+  randomCropStatisticsMatchTorchvision,
+} from '../shared/random-crop-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -61,6 +66,21 @@ describe('image formats against PIL (Chromium)', () => {
     } finally {
       await threads.close();
       await workers.close();
+    }
+  });
+});
+
+describe('RandomResizedCrop + flip fused into decode (Chromium)', () => {
+  it("torchvision's boxes, pixels and draw statistics; reproducible; in both pool modes", async () => {
+    for (const mode of ['pthreads', 'workers'] as const) {
+      const pool = await DecodePool.create({ threads: 2, mode });
+      try {
+        await randomCropMatchesTorchvision(pool, load);
+        expect(await randomCropIsReproducible(pool, load)).toBe(23);
+        if (mode === 'pthreads') expect(await randomCropStatisticsMatchTorchvision(pool, load)).toBe(80);
+      } finally {
+        await pool.close();
+      }
     }
   });
 });

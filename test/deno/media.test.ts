@@ -6,6 +6,11 @@ import { withPool } from '../shared/decode-scenarios.ts';
 import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
+  randomCropIsReproducible,
+  randomCropMatchesTorchvision,
+  randomCropStatisticsMatchTorchvision,
+} from '../shared/random-crop-scenarios.ts';
+import {
   brokenAudioGetsTypedErrors,
   brokenVideoGetsTypedErrors,
   clipsCut,
@@ -59,6 +64,23 @@ Deno.test({
         const checked = await imageFormatsMatchReferences(pool, load);
         if (checked.length !== 8) throw new Error(`${mode}: checked ${checked.length} of 8 files`);
         await coverMatchesTorchvision(pool, load);
+      } finally {
+        await pool.close();
+      }
+    }
+  },
+});
+
+Deno.test({
+  name: "RandomResizedCrop + flip in decode: torchvision's boxes, pixels and draw statistics; reproducible, in both pool modes",
+  ...opts,
+  fn: async () => {
+    for (const mode of ['pthreads', 'workers'] as const) {
+      const pool = await DecodePool.create({ threads: 2, mode });
+      try {
+        await randomCropMatchesTorchvision(pool, load);
+        await randomCropIsReproducible(pool, load);
+        if (mode === 'pthreads') await randomCropStatisticsMatchTorchvision(pool, load);
       } finally {
         await pool.close();
       }

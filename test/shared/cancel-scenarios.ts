@@ -2,13 +2,15 @@
 // at seeded random points in five different ways, many times over one pool and one batcher, and
 // once in a while the pool itself is closed mid-run. After every stop nothing may be held: no
 // decode job in flight or queued, every batch buffer back in the batcher, every GPU slot back in
-// the ring; after a closed pool, no worker thread alive. The next run must start clean (its
+// the ring, the pool's wasm heap back to the bytes it held before the run (malloc's own count);
+// after a closed pool, no worker thread alive. The next run must start clean (its
 // batches hold only its own items). Training sessions are stopped the same way through their
 // signal, and must report that they left nothing held.
 import { DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
 import { BatchUploader, type GpuBatch, type GpuContext } from '../../src/gpu/index.ts';
 import { PipelineBuilder, type Pipeline } from '../../src/pipeline/index.ts';
 import { seededFloats } from '../../src/random/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { runTraining, type LabelledData, type LabelledSource } from '../../src/train/index.ts';
 import { runtimeName } from '../../src/runtime/index.ts';
 import { check, within } from './assert.ts';
@@ -41,6 +43,7 @@ export async function loaderStopsAtRandomPoints(stops: number, seed: number, dev
   const byKind = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<StopKind, number>;
   let pool = await DecodePool.create({ threads: 2 });
   let batcher = new ImageBatcher(pool, { batchSize: BATCH, height: SIZE, width: SIZE, buffers: 3 });
+  let heapBaseline = await warmHeap(pool, images);
   const uploader = device ? new BatchUploader(device, { maxBatchBytes: batcher.batchBytes, slots: 2 }) : undefined;
   let batches = 0;
   let poolsClosed = 0;
@@ -119,8 +122,12 @@ export async function loaderStopsAtRandomPoints(stops: number, seed: number, dev
         batcher.close();
         pool = await DecodePool.create({ threads: 2 });
         batcher = new ImageBatcher(pool, { batchSize: BATCH, height: SIZE, width: SIZE, buffers: 3 });
+        heapBaseline = await warmHeap(pool, images);
       } else {
         check(p.inFlight === 0 && p.queued === 0 && p.liveWorkers === 2, `run ${run} (${kind}): pool ${JSON.stringify(p)}`);
+        // Counted by the allocator, not by Tandem: a cancelled job's input copy, a decoder's buffers
+        // or a batch buffer left behind shows here as bytes the run did not give back.
+        check(p.heapBytes === heapBaseline, `run ${run} (${kind}): ${p.heapBytes - heapBaseline} bytes of wasm heap not given back`);
       }
     }
   } finally {
@@ -130,6 +137,22 @@ export async function loaderStopsAtRandomPoints(stops: number, seed: number, dev
   }
   check(pool.stats().liveWorkers === 0, `${pool.stats().liveWorkers} worker threads alive after the last pool.close()`);
   return { stops, byKind, batches, poolsClosed };
+}
+
+/**
+ * The pool's heap once every job record has its input buffer and every thread its decoder and
+ * buffers (made on first use, then only grown): decodes as many large images at once as the pool
+ * takes, so that every thread is busy long enough to need one of its own and its buffers reach
+ * sizes the run's small images never pass. (With small images alone one thread can take every job
+ * while the other sleeps; its first job, many runs later, then looked like 14.5 KB left behind.)
+ * After this, a run that gives everything back leaves the heap at exactly this many bytes.
+ */
+async function warmHeap(pool: DecodePool, images: EncodedImage[]): Promise<number> {
+  const large = renderSample(3, 0, { width: 768, height: 576 });
+  const bytes = encodeJpeg(large.rgb, large.width, large.height, { quality: 90 });
+  for (const input of [bytes, ...images.map((image) => image.bytes)])
+    await Promise.all(Array.from({ length: pool.maxInFlight }, () => pool.decode(input, { width: SIZE, height: SIZE })));
+  return pool.stats().heapBytes;
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {

@@ -8,7 +8,7 @@ import type { FixtureLoader } from './media-scenarios.ts';
 const W = 97;
 const H = 61;
 
-interface Limits {
+export interface Limits {
   mean: number;
   /** Largest error allowed on any sample. */
   max: number;
@@ -28,7 +28,7 @@ interface FormatCase {
   native: Limits;
 }
 
-const EXACT: Limits = { mean: 0, max: 0 };
+export const EXACT: Limits = { mean: 0, max: 0 };
 /**
  * 4:4:4 JPEG against PIL: both sides are libjpeg-turbo 2.1.5 (Tandem's wasm SIMD IDCT and colour
  * conversion are bit-exact with its C), so any difference, even one level, is a regression.
@@ -53,7 +53,7 @@ const CASES: readonly FormatCase[] = [
   { file: 'three-frames.gif', format: 'gif', channels: 3, native: EXACT },
 ];
 
-function compare(got: Uint8Array, want: Uint8Array, limits: Limits, what: string): void {
+export function compare(got: Uint8Array, want: Uint8Array, limits: Limits, what: string): void {
   check(got.length === want.length, `${what}: ${got.length} bytes, reference has ${want.length}`);
   let sum = 0;
   let worst = 0;
@@ -134,7 +134,7 @@ export async function coverMatchesTorchvision(
   return measured;
 }
 
-function stats(got: Uint8Array, want: Uint8Array): string {
+export function stats(got: Uint8Array, want: Uint8Array): string {
   let sum = 0;
   let worst = 0;
   for (let i = 0; i < got.length; i++) {

@@ -2,6 +2,7 @@
  * that still covers the target; every other format, and CMYK JPEG to gray, with libavcodec), then
  * crop, resize, orient and convert straight into the caller's slot of a batch buffer. */
 #include "image.h"
+#include "crop.h"
 #include "io.h"
 #include "probe.h"
 #include <errno.h>
@@ -282,6 +283,20 @@ static void orient_copy(const uint8_t *src, int iw, int ih, int o, uint8_t *dst,
   }
 }
 
+/* Mirrors the dst rectangle left to right, in place (RandomHorizontalFlip). */
+static void mirror_rows(uint8_t *out, int stride, rect d, int ch) {
+  for (int v = 0; v < d.h; v++) {
+    uint8_t *left = out + (ptrdiff_t)(d.y + v) * stride + (ptrdiff_t)d.x * ch;
+    uint8_t *right = left + (ptrdiff_t)(d.w - 1) * ch;
+    for (; left < right; left += ch, right -= ch)
+      for (int c = 0; c < ch; c++) {
+        const uint8_t t = left[c];
+        left[c] = right[c];
+        right[c] = t;
+      }
+  }
+}
+
 int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned char *out) {
   int ch = job->channels;
   rect src, dst;
@@ -430,6 +445,16 @@ int td_decode_image(td_worker *w, td_job *job) {
     return fail(job, TD_E_TOO_LARGE, 0, why);
   }
   if (pr.truncated) return fail(job, TD_E_TRUNCATED, 0, "the data ends before the image does");
+  const int random_crop = job->rrc_scale_hi > 0;
+  if (random_crop) {
+    if (job->crop_w > 0 || job->rrc_scale_lo <= 0 || job->rrc_scale_lo > job->rrc_scale_hi || job->rrc_ratio_lo <= 0 ||
+        job->rrc_ratio_lo > job->rrc_ratio_hi)
+      return fail(job, TD_E_BAD_REQUEST, 0, "random crop: scale and ratio must be ordered positive ranges, without a crop box");
+    job->fit = TD_FIT_STRETCH; /* the drawn box is stretched over the target, as torchvision does */
+    /* Drawn before decoding when the header gives the size, so the DCT scale fits the crop. */
+    const int transposed = job->apply_orientation && pr.orientation >= 5;
+    if (pr.width > 0 && pr.height > 0) td_draw_random_crop(job, transposed ? pr.height : pr.width, transposed ? pr.width : pr.height);
+  }
 
   double scale = needed_scale(job, &pr);
   int st = pr.format == TD_FORMAT_JPEG ? decode_jpeg(w, job, eighths_for(scale)) : -1;
@@ -448,6 +473,7 @@ int td_decode_image(td_worker *w, td_job *job) {
   int full_w = pr.width > 0 ? (transposed ? pr.height : pr.width) : ow;
   job->src_w = full_w;
   job->src_h = pr.height > 0 ? (transposed ? pr.width : pr.height) : oh;
+  if (random_crop && job->crop_w <= 0) td_draw_random_crop(job, job->src_w, job->src_h);
   if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 || job->crop_x + job->crop_w > job->src_w ||
                           job->crop_y + job->crop_h > job->src_h)) {
     av_frame_unref(f);
@@ -462,6 +488,10 @@ int td_decode_image(td_worker *w, td_job *job) {
     area = torchvision_cover(job, job->src_w, job->src_h);
     double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
     area = (td_area){area.x * fx, area.y * fy, area.w * fx, area.h * fy};
+  } else if (random_crop) {
+    /* The drawn box exactly, in decoded pixels, not rounded to them at a reduced scale. */
+    double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
+    area = (td_area){job->crop_x * fx, job->crop_y * fy, job->crop_w * fx, job->crop_h * fy};
   }
   area = unorient_area(area, o, f->width, f->height);
   rect fr = unorient(src, o, f->width, f->height);
@@ -493,11 +523,25 @@ int td_decode_image(td_worker *w, td_job *job) {
   }
   /* Packed RGB or gray from libjpeg-turbo, bilinear: Tandem's own resize. Everything else: swscale. */
   int in_ch = f->format == AV_PIX_FMT_GRAY8 ? 1 : 3;
-  int r =
-      (f->format == AV_PIX_FMT_RGB24 || f->format == AV_PIX_FMT_GRAY8) && job->filter == TD_FILTER_BILINEAR &&
-              td_resize(&w->resizer, f->data[0], f->linesize[0], f->width, f->height, in_ch, area, target, target_stride, iw, ih, ch) == 0
-          ? 1
-          : -1;
+  /* A random crop is cut out before it is resized, as torchvision's is: the filter sees only the
+   * crop's pixels (the whole pixels around its area when that is fractional at a reduced scale). */
+  const uint8_t *pixels = f->data[0];
+  int in_w = f->width, in_h = f->height;
+  if (random_crop) {
+    const int x0 = (int)floor(area.x + 1e-6), y0 = (int)floor(area.y + 1e-6);
+    const int x1 = (int)fmin(ceil(area.x + area.w - 1e-6), f->width), y1 = (int)fmin(ceil(area.y + area.h - 1e-6), f->height);
+    pixels += (ptrdiff_t)y0 * f->linesize[0] + (ptrdiff_t)x0 * in_ch;
+    in_w = x1 - x0;
+    in_h = y1 - y0;
+    area.x -= x0;
+    area.y -= y0;
+    if (area.x + area.w > in_w) area.w = in_w - area.x;
+    if (area.y + area.h > in_h) area.h = in_h - area.y;
+  }
+  int r = (f->format == AV_PIX_FMT_RGB24 || f->format == AV_PIX_FMT_GRAY8) && job->filter == TD_FILTER_BILINEAR &&
+                  td_resize(&w->resizer, pixels, f->linesize[0], in_w, in_h, in_ch, area, target, target_stride, iw, ih, ch) == 0
+              ? 1
+              : -1;
   if (r < 0) {
     enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
     w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
@@ -512,5 +556,6 @@ int td_decode_image(td_worker *w, td_job *job) {
   av_frame_unref(f);
   if (r <= 0) return fail(job, TD_E_CORRUPT, 0, "scaling failed");
   if (o != 1) orient_copy(w->scratch, iw, ih, o, out, stride, dst, ch);
+  if (job->flipped) mirror_rows(out, stride, dst, ch);
   return TD_OK;
 }

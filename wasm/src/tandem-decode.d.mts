@@ -4,6 +4,8 @@ export interface TandemDecodeModule {
   HEAPU8: Uint8Array;
   _malloc(size: number): number;
   _free(ptr: number): void;
+  /** Bytes malloc has handed out and not had back. */
+  _td_heap_in_use(): number;
   _td_job_words(): number;
   _td_job_size(): number;
   _td_pool_start(threads: number): number;

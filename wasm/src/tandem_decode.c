@@ -32,6 +32,12 @@ static void td_decode_job(td_worker *worker, td_job *job) {
 }
 
 EMSCRIPTEN_KEEPALIVE int td_job_words(void) { return TD_JOB_WORDS; }
+#ifdef __EMSCRIPTEN__
+#include <malloc.h>
+/* Bytes the allocator has handed out and not had back, counted by malloc itself rather than by
+ * Tandem's bookkeeping: what shows a cancelled job's input copy or a batch buffer left behind. */
+EMSCRIPTEN_KEEPALIVE int td_heap_in_use(void) { return (int)mallinfo().uordblks; }
+#endif
 EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
 
 /* Decodes on the calling thread: the single-threaded build's only entry (one instance per worker)

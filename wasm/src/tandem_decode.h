@@ -108,15 +108,25 @@ typedef struct td_job {
   int32_t codec;        /* td_codec */
   /* request, audio and video: wall-clock limit for the job in ms (0: none); checked per packet */
   int32_t time_limit_ms;
-  char message[96]; /* NUL-terminated detail for failures */
+  /* request, images: RandomResizedCrop + RandomHorizontalFlip drawn from rrc_seed once the header
+   * gives the size (crop.c); rrc_scale_hi == 0: off. Fractions and ratios in millionths. The box
+   * drawn is written into crop_* (the crop is then stretched over the target, as torchvision's is)
+   * and the flip into flipped. */
+  int32_t rrc_seed;
+  int32_t rrc_scale_lo, rrc_scale_hi; /* share of the image's area */
+  int32_t rrc_ratio_lo, rrc_ratio_hi; /* width / height, drawn log-uniformly */
+  int32_t flip_chance;                /* chance of a horizontal flip */
+  int32_t flipped;                    /* result: 1 when the output was mirrored */
+  char message[96];                   /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 41
+#define TD_JOB_WORDS 48
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, codec) == 39 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, time_limit_ms) == 40 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, flipped) == 47 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
 
 /* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until

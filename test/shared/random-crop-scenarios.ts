@@ -1,0 +1,179 @@
+// The training transform fused into decode: RandomResizedCrop + RandomHorizontalFlip drawn inside
+// the decoder (wasm/src/crop.c). Checked against torchvision in three ways: the sampler's draws
+// have the statistics of torchvision's own get_params (scripts/make-crop-reference.py records
+// them); for given seeds, the boxes are the ones the sampler's arithmetic gives and the pixels are
+// torchvision's resized_crop + hflip of that box on PIL; and the same seed always gives the same
+// crop, in every pool mode.
+import { DecodePool, ImageBatcher, type EncodedImage, type ImageBatch } from '../../src/decode/index.ts';
+import { encodeJpeg } from '../../src/synthetic/index.ts';
+import { check } from './assert.ts';
+import { compare, EXACT, stats, type Limits } from './image-format-scenarios.ts';
+import type { FixtureLoader } from './media-scenarios.ts';
+import { decodeToBatches } from './transfer-scenarios.ts';
+
+interface ReferenceCase {
+  seed: number;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  flipped: boolean;
+}
+
+/** At a reduced DCT scale the crop is resampled from a smaller decode: close, not equal. */
+const REDUCED: Limits = { mean: 7, max: 110, outliers: 0.08 };
+
+/**
+ * For each seed of the reference: the box and flip drawn, and the pixels against torchvision's
+ * resized_crop (+ hflip) on PIL, from a full decode (exact) and at the reduced scale the crop
+ * allows. Returns the measured errors.
+ */
+export async function randomCropMatchesTorchvision(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
+  const cases = JSON.parse(new TextDecoder().decode(await load('photo-landscape.jpg.rrc.json'))) as ReferenceCase[];
+  const bytes = await load('photo-landscape.jpg');
+  const measured: string[] = [];
+  let reduced = 0;
+  for (const c of cases) {
+    const want = await load(`photo-landscape.jpg.rrc${c.seed}.rgb`);
+    for (const reducedScale of [false, true]) {
+      const { pixels, info } = await pool.decode(bytes, { width: 224, height: 224, reducedScale, randomCrop: { seed: c.seed } });
+      const box = info.crop;
+      check(
+        box?.x === c.x && box.y === c.y && box.width === c.width && box.height === c.height && info.flipped === c.flipped,
+        `seed ${c.seed}: drew ${JSON.stringify(box)} flipped ${info.flipped}, the reference ${JSON.stringify(c)}`,
+      );
+      if (info.reducedScale > 1) reduced++;
+      const what = `seed ${c.seed}, ${c.width}x${c.height}${c.flipped ? ' flipped' : ''} (${info.reducedScale > 1 ? `decoded at 1/${info.reducedScale}` : 'full decode'})`;
+      measured.push(`${what}: ${stats(pixels, want)}`);
+      compare(pixels, want, reducedScale ? REDUCED : EXACT, `${what} against torchvision`);
+    }
+  }
+  // Crops wider than the target must be decoded at a reduced scale chosen for the crop, not the image.
+  check(reduced > 0, 'no crop was decoded at a reduced scale');
+  return measured;
+}
+
+interface SizeStats {
+  width: number;
+  height: number;
+  area: number[];
+  logRatio: number[];
+  centreX: number[];
+  centreY: number[];
+  whole: number;
+}
+
+/**
+ * Draws `draws` crops per image size (tiny gray JPEGs of each size, decoded to 8×8) and compares
+ * their quantiles with those of 4000 torchvision draws. With n draws a quantile's standard error
+ * is about sqrt(q(1−q)/n)/density; 0.05 of the range is over four of them at n = 1500 for every
+ * quantity here, while a wrong rounding, a swapped axis or a uniform (not log-uniform) ratio
+ * moves some quantile by more than that.
+ */
+export async function randomCropStatisticsMatchTorchvision(pool: DecodePool, load: FixtureLoader, draws = 1500): Promise<number> {
+  const reference = JSON.parse(new TextDecoder().decode(await load('crop-stats.torchvision.json'))) as {
+    quantiles: number[];
+    sizes: SizeStats[];
+  };
+  let compared = 0;
+  for (const size of reference.sizes) {
+    const jpeg = encodeJpeg(new Uint8Array(size.width * size.height * 3).fill(128), size.width, size.height, { quality: 50 });
+    const boxes: { x: number; y: number; width: number; height: number }[] = [];
+    for (let seed = 0; seed < draws; seed++) {
+      const { info } = await pool.decode(jpeg, { width: 8, height: 8, channels: 1, randomCrop: { seed: seed * 7919 + 13, flip: 0 } });
+      check(info.crop !== undefined, 'no crop reported');
+      boxes.push(info.crop);
+    }
+    const W = size.width;
+    const H = size.height;
+    const ours: Omit<SizeStats, 'width' | 'height'> = {
+      area: quantiles(
+        boxes.map((b) => (b.width * b.height) / (W * H)),
+        reference.quantiles,
+      ),
+      logRatio: quantiles(
+        boxes.map((b) => Math.log(b.width / b.height)),
+        reference.quantiles,
+      ),
+      centreX: quantiles(
+        boxes.map((b) => (b.x + b.width / 2) / W),
+        reference.quantiles,
+      ),
+      centreY: quantiles(
+        boxes.map((b) => (b.y + b.height / 2) / H),
+        reference.quantiles,
+      ),
+      whole: boxes.filter((b) => b.width === W && b.height === H).length / boxes.length,
+    };
+    // Tolerances as a share of each quantity's range: area share 0..1, log ratio ±log(4/3), centres 0..1.
+    const span = { area: 1, logRatio: 2 * Math.log(4 / 3), centreX: 1, centreY: 1 } as const;
+    for (const key of ['area', 'logRatio', 'centreX', 'centreY'] as const) {
+      for (let q = 0; q < reference.quantiles.length; q++) {
+        const diff = Math.abs((ours[key][q] ?? 0) - (size[key][q] ?? 0)) / span[key];
+        check(
+          diff <= 0.05,
+          `${W}x${H} ${key} quantile ${reference.quantiles[q]}: ours ${ours[key][q]?.toFixed(4)}, torchvision ${size[key][q]?.toFixed(4)}`,
+        );
+        compared++;
+      }
+    }
+    check(Math.abs(ours.whole - size.whole) <= 0.03, `${W}x${H}: whole-image crops ${ours.whole}, torchvision ${size.whole}`);
+  }
+  return compared;
+}
+
+function quantiles(values: number[], qs: number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  return qs.map((q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN);
+}
+
+/**
+ * The same seed gives the same crop and pixels; flip 1 mirrors exactly what flip 0 gives; the
+ * batcher's preset draws per (seed, epoch, key): the same epoch twice gives the same batch, a new
+ * epoch new crops. Returns how many images were compared.
+ */
+export async function randomCropIsReproducible(pool: DecodePool, load: FixtureLoader): Promise<number> {
+  const bytes = await load('photo-landscape.jpg');
+  const a = await pool.decode(bytes, { width: 64, height: 48, randomCrop: { seed: 42, flip: 0 } });
+  const b = await pool.decode(bytes, { width: 64, height: 48, randomCrop: { seed: 42, flip: 0 } });
+  check(
+    a.pixels.every((v, i) => v === b.pixels[i]),
+    'the same seed gave different pixels',
+  );
+  const mirrored = await pool.decode(bytes, { width: 64, height: 48, randomCrop: { seed: 42, flip: 1 } });
+  check(mirrored.info.flipped === true && JSON.stringify(mirrored.info.crop) === JSON.stringify(a.info.crop), 'flip 1 changed the box');
+  for (let y = 0; y < 48; y++)
+    for (let x = 0; x < 64; x++)
+      for (let c = 0; c < 3; c++)
+        check(mirrored.pixels[(y * 64 + x) * 3 + c] === a.pixels[(y * 64 + 63 - x) * 3 + c], `flip: pixel (${x}, ${y}) is not the mirror`);
+  const other = await pool.decode(bytes, { width: 64, height: 48, randomCrop: { seed: 43, flip: 0 } });
+  check(JSON.stringify(other.info.crop) !== JSON.stringify(a.info.crop), 'seeds 42 and 43 drew the same box');
+
+  const items: EncodedImage[] = Array.from({ length: 6 }, (_, i) => ({ bytes, key: `photo-${i}`, label: i }));
+  const batcher = new ImageBatcher(pool, { batchSize: 6, height: 32, width: 32, buffers: 2, randomCrop: { seed: 5 } });
+  const epoch = async (n: number): Promise<Uint8Array> => {
+    batcher.setEpoch(n);
+    let copy = new Uint8Array(0);
+    await decodeToBatches(batcher, items, async (batch: ImageBatch) => {
+      copy = batch.data.slice();
+      batch.release();
+    });
+    return copy;
+  };
+  try {
+    const first = await epoch(0);
+    const again = await epoch(0);
+    const next = await epoch(1);
+    check(first.length === 6 * 32 * 32 * 3 && first.every((v, i) => v === again[i]), 'epoch 0 twice gave different batches');
+    const slot = 32 * 32 * 3;
+    let same = 0;
+    for (let i = 0; i < 6; i++) if (first.subarray(i * slot, (i + 1) * slot).every((v, j) => v === next[i * slot + j])) same++;
+    check(same === 0, `epoch 1 repeated ${same} of epoch 0's crops`);
+    // Items carry the same bytes, so distinct rows mean distinct per-key draws.
+    const rows = new Set(Array.from({ length: 6 }, (_, i) => first.subarray(i * slot, (i + 1) * slot).join()));
+    check(rows.size === 6, `6 keys drew ${rows.size} distinct crops`);
+  } finally {
+    batcher.close();
+  }
+  return 5 + 18;
+}
