@@ -158,6 +158,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   out_bytes *= (size_t)job->max_frames;
 #else
   job->kind = TD_KIND_IMAGE;
+  if (o[3] & 8) { /* a random crop instead of the crop box, with ranges from tiny to whole */
+    job->crop_w = 0;
+    job->rrc_seed = o[5] | o[6] << 8 | o[7] << 16;
+    job->rrc_scale_lo = 1 + (o[4] % 100) * 10000;
+    job->rrc_scale_hi = 1000000;
+    job->rrc_ratio_lo = 100000 + (o[6] % 8) * 100000;
+    job->rrc_ratio_hi = job->rrc_ratio_lo + (o[7] % 16) * 500000;
+    job->flip_chance = (o[4] & 1) * 1000000;
+  }
 #endif
 #endif
   uint8_t *dst = guarded_tail(&output_area, MAX_OUTPUT, out_bytes);
