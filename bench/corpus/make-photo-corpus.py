@@ -3,15 +3,17 @@
 
 Run with Debian's python3 (python3-pil):
 
-    /usr/bin/python3 bench/corpus/make-photo-corpus.py --sources DIR --out OUT [--count 2000] [--seed 0]
+    /usr/bin/python3 bench/corpus/make-photo-corpus.py --sources DIR --out OUT [--count 2000] [--seed 0] [--shape photos|imagenet]
 
 Every *.jpg under DIR (scripts/setup-bench.sh unpacks Debian's mate-backgrounds there) is a
 source photograph and a class: OUT/<photo name>/<index>.jpg, an ImageFolder layout. Per image,
 from random.Random seeded by (seed, index) — so the corpus is the same for a seed whatever
 --jobs is:
 
-- an aspect ratio from 4:3, 3:4, 3:2, 2:3, 1:1, 16:9;
-- a long side of 300–640 px (92%), 800–1600 px (5%) or 2500–3000 px (3%);
+- a size: with --shape photos (the default), an aspect ratio from 4:3, 3:4, 3:2, 2:3, 1:1, 16:9
+  and a long side of 300–640 px (92%), 800–1600 px (5%) or 2500–3000 px (3%); with --shape
+  imagenet, ImageNet's own mix: 500×375 (40%), 500×333 (20%), 375×500 (10%), 333×500 (5%),
+  500×500 (5%), and 20% of any aspect above with a long side of 250–500 px;
 - a source photograph, uniformly among those large enough to hold that size;
 - a crop of that aspect ratio at a random place and zoom (from the target size itself to the
   largest crop that fits), resized to the target with LANCZOS;
@@ -36,6 +38,15 @@ from pathlib import Path
 from PIL import Image, ImageOps, __version__ as PIL_VERSION
 
 RECIPE = 'photo-corpus/1'
+RECIPE_IMAGENET = 'photo-corpus-imagenet/1'
+IMAGENET_SIZES = [  # (cumulative probability, (width, height) or None for any aspect, long side 250-500)
+    (0.40, (500, 375)),
+    (0.60, (500, 333)),
+    (0.70, (375, 500)),
+    (0.75, (333, 500)),
+    (0.80, (500, 500)),
+    (1.00, None),
+]
 ASPECTS = [(4, 3), (3, 4), (3, 2), (2, 3), (1, 1), (16, 9)]
 SIZE_BUCKETS = [  # (cumulative probability, long side range, name)
     (0.92, (300, 640), '300-640'),
@@ -64,11 +75,17 @@ def pick(cumulative, r):
     return cumulative[-1][1:]
 
 
-def plan(seed, index):
-    """Everything about image `index` except the pixels: deterministic for (seed, index)."""
-    rng = random.Random(f'{RECIPE}:{seed}:{index}')
+def plan(seed, index, shape='photos'):
+    """Everything about image `index` except the pixels: deterministic for (seed, index, shape)."""
+    rng = random.Random(f'{RECIPE if shape == "photos" else RECIPE_IMAGENET}:{seed}:{index}')
     aw, ah = rng.choice(ASPECTS)
-    (lo, hi), bucket = pick(SIZE_BUCKETS, rng.random())
+    if shape == 'imagenet':
+        (fixed,) = pick(IMAGENET_SIZES, rng.random())
+        (lo, hi), bucket = ((250, 500), 'imagenet-other') if fixed is None else ((max(fixed), max(fixed)), 'imagenet-fixed')
+        if fixed is not None:
+            aw, ah = fixed
+    else:
+        (lo, hi), bucket = pick(SIZE_BUCKETS, rng.random())
     long_side = rng.randint(lo, hi)
     if aw >= ah:
         tw, th = long_side, max(1, round(long_side * ah / aw))
@@ -89,8 +106,8 @@ def plan(seed, index):
                 encoding=encoding, quality=quality, orientation=orientation)
 
 
-def render(seed, index, out):
-    p = plan(seed, index)
+def render(seed, index, out, shape='photos'):
+    p = plan(seed, index, shape)
     name, photo = sources[p['src']]
     im = photo.resize(p['size'], Image.Resampling.LANCZOS, box=p['box'])
     kw = dict(quality=p['quality'], optimize=False)
@@ -158,10 +175,11 @@ def main():
     ap.add_argument('--count', type=int, default=2000)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--jobs', type=int, default=1, help='processes (the output does not depend on it)')
+    ap.add_argument('--shape', choices=['photos', 'imagenet'], default='photos', help="sizes: the project's photo mix, or ImageNet's")
     a = ap.parse_args()
     out = Path(a.out)
     source_info = list_sources(a.sources)
-    params = dict(recipe=RECIPE, count=a.count, seed=a.seed, source_sha256=[s['sha256'] for s in source_info], pil=PIL_VERSION)
+    params = dict(recipe=RECIPE if a.shape == 'photos' else RECIPE_IMAGENET, count=a.count, seed=a.seed, source_sha256=[s['sha256'] for s in source_info], pil=PIL_VERSION)
     key = json.dumps(params, sort_keys=True)
     marker = out / '.complete'
     if marker.exists() and marker.read_text() == key:
@@ -180,7 +198,7 @@ def main():
         (out / name).mkdir(exist_ok=True)
     print(f'[corpus] {a.count} images from {len(sources)} photographs under {a.sources} -> {out} (seed {a.seed}, {a.jobs} job(s))', flush=True)
     t0 = time.perf_counter()
-    tasks = [(a.seed, i, out) for i in range(a.count)]
+    tasks = [(a.seed, i, out, a.shape) for i in range(a.count)]
     step = max(1, a.count // 20)
     rows = []
 
