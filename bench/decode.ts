@@ -10,9 +10,12 @@
 //
 //   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--threads N] [--ffmpeg-images M]
 //                                   [--ffmpeg-timeout-ms 10000] [--no-browser] [--out docs/bench-decode.md]
+//                                   [--smoke]
 //
 // Writes docs/bench-decode.md. Missing pieces (python3-pil, libav headers, Chromium) drop their
-// columns and say how to get them.
+// columns and say how to get them. --smoke (bench/shared/args.ts): 8 images, 1 repetition, 1 and 2
+// threads, 2 images for @ffmpeg/ffmpeg, the report under test-results/bench-smoke/; there a missing
+// column or a failed pass fails the run (scripts/setup.sh installs every piece).
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import process from 'node:process';
@@ -24,22 +27,32 @@ import { buildNative, nativePass, NATIVE_PACKAGES } from './decode/native.ts';
 import { FFMPEG_ARGS } from './decode/page/ffmpeg-args.ts';
 import { pilAvailable, pilPass } from './decode/pil.ts';
 import { selfCpuSeconds, treeCpuSeconds, treeMemory } from './decode/proc.ts';
-import { figures, fmt, goalRows, table, type Figures, type Goal, type Row } from './decode/report.ts';
+import { figures, goalRows, table, type Figures, type Goal, type Row } from './decode/report.ts';
 import { decodePass } from './decode/tandem.ts';
 import type { FfmpegConfig, PageSample, Sample, Transform } from './decode/types.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { fixed as fmt } from './shared/stats.ts';
 
 // ---- arguments --------------------------------------------------------------------------------
-const argv = process.argv.slice(2);
-const has = (name: string) => argv.includes(`--${name}`);
-const flag = (name: string, fallback: number) => (has(name) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : fallback);
-const count = flag('images', 256);
-const reps = Math.max(3, flag('reps', 5));
 const cores = hardwareConcurrency();
-const maxThreads = flag('threads', cores);
-const ffmpegCount = Math.min(count, flag('ffmpeg-images', count));
-const ffmpegTimeoutMs = flag('ffmpeg-timeout-ms', 10_000);
-const outPath = has('out') ? argv[argv.indexOf('--out') + 1]! : 'docs/bench-decode.md';
-const command = `npx deno run -A bench/decode.ts ${argv.filter((a) => a !== outPath && a !== '--out').join(' ')}`.trim();
+const args = benchArgs('decode', {
+  images: { type: 'number', default: 256, smoke: 8 },
+  reps: { type: 'number', default: 5, smoke: 1, help: 'at least 3 (except with --smoke)' },
+  threads: { type: 'number', default: cores, smoke: 2, help: 'the most threads (default: the cores)' },
+  'ffmpeg-images': { type: 'number', smoke: 2, help: 'images per @ffmpeg/ffmpeg pass (default: --images)' },
+  'ffmpeg-timeout-ms': { type: 'number', default: 10_000 },
+  'no-browser': { type: 'boolean' },
+  out: { type: 'string', default: 'docs/bench-decode.md', smoke: smokeOut('bench-decode.md') },
+});
+const { smoke, argv } = args;
+const count = args.values.images;
+const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);
+const maxThreads = args.values.threads;
+const ffmpegCount = Math.min(count, args.values['ffmpeg-images'] ?? count);
+const ffmpegTimeoutMs = args.values['ffmpeg-timeout-ms'];
+const outPath = args.values.out;
+const command =
+  `npx deno run -A bench/decode.ts ${argv.filter((a, i) => a !== '--out' && argv[i - 1] !== '--out' && !a.startsWith('--out=')).join(' ')}`.trim();
 const threadCounts = [...new Set([1, 2, maxThreads])].filter((t) => t <= maxThreads).sort((a, b) => a - b);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const log = (s: string) => console.error(`[bench:decode] ${s}`);
@@ -114,7 +127,7 @@ for (const t of threadCounts) {
 
 let browser: BrowserBench | undefined;
 const ffmpegConfigs: FfmpegConfig[] = [];
-if (!has('no-browser')) {
+if (!args.values['no-browser']) {
   try {
     browser = await openBrowserBench(images, maxThreads);
     const b = browser;
@@ -160,6 +173,7 @@ if (!has('no-browser')) {
 }
 
 // ---- interleaved repetitions ------------------------------------------------------------------
+const smokeFailures: string[] = [];
 const describe = (v: Variant) => `${v.row.label} [${v.transform}]`;
 for (const v of variants.filter((v) => v.warm)) await v.run();
 log(`warm-up done; ${variants.length} variants × ${reps} repetitions`);
@@ -173,6 +187,7 @@ for (let r = 0; r < reps; r++) {
       (v.row.samples[v.transform] ??= []).push(s);
     } catch (e) {
       log(`${describe(v)} failed: ${(e as Error).message}`);
+      if (smoke) smokeFailures.push(`${describe(v)} failed: ${(e as Error).message.split('\n')[0]}`);
     }
   }
   log(`repetition ${r + 1}/${reps} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`);
@@ -362,4 +377,15 @@ const text = lines.join('\n') + '\n';
 console.log(text);
 writeFileSync(outPath, text);
 log(`wrote ${outPath}`);
+if (smoke) {
+  // scripts/setup.sh installs every piece: in a smoke run a missing column is a failure, not a note.
+  const missing = [...notes, ...smokeFailures];
+  if (missing.length) {
+    console.error(`[bench:decode] smoke run failed:\n${missing.map((m) => `  - ${m}`).join('\n')}`);
+    process.exit(1);
+  }
+  args.done(
+    `${rows.size} rows (${[...new Set([...rows.values()].map((r) => r.group))].join(', ')}), ${count} images, ${reps} repetition(s)`,
+  );
+}
 process.exit(0);

@@ -4,7 +4,7 @@
 //   npx deno run -A bench/loader.ts [--corpus DIR] [--images N] [--reps 5] [--threads 2] [--workers 2]
 //                                   [--batch 32] [--no-node] [--ref-images 8] [--ref-seconds 4]
 //                                   [--wait-quiet 300] [--quiet-cores 0.15] [--max-other 0.2] [--retries 3]
-//                                   [--out docs/bench-loader.md]
+//                                   [--out docs/bench-loader.md] [--smoke]
 //
 // Each loader runs as a child process of its own, so its CPU time and memory are its own:
 //   - Tandem in Deno (bench/loader/tandem-child.ts) and in Node (the same file, transpiled, on the
@@ -25,6 +25,10 @@
 // Without --corpus it sets up (scripts/setup-bench.sh) and uses the photo corpus: 2000 JPEGs cut
 // from Debian's mate-backgrounds photographs by bench/corpus/make-photo-corpus.py (seed 0), kept
 // under the cache directory. Any ImageNet-style folder (root/<class>/<image>) works with --corpus.
+// --smoke (bench/shared/args.ts): without --corpus, 24 generated 500×375 JPEGs in 4 classes instead
+// (no download), batches of 8, 1 repetition, 2 reference images for 0.5 s, no waiting for a quiet
+// machine and no retries; every peer still runs (scripts/setup.sh installs them), and the report
+// goes under test-results/bench-smoke/.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -32,34 +36,43 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import process from 'node:process';
 import { cacheDir } from '../src/runtime/index.ts';
-import { listImageFolder } from '../src/sources/index.ts';
+import { ensureSyntheticFolder, listImageFolder } from '../src/sources/index.ts';
 import { jpegHeader } from './loader/jpeg.ts';
 import { busyCores, runWatched, type Watched } from './loader/proc.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { fixed as fixedOr, median, spread } from './shared/stats.ts';
 
 // ---- arguments --------------------------------------------------------------------------------
-const argv = process.argv.slice(2);
-const has = (name: string) => argv.includes(`--${name}`);
-const opt = (name: string): string | undefined => (has(name) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
-const num = (name: string, fallback: number) => {
-  const v = opt(name);
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new Error(`--${name} wants a number, got ${v}`);
-  return n;
-};
-const reps = num('reps', 5);
-const threads = num('threads', 2);
-const workers = num('workers', 2);
-const batch = num('batch', 32);
-const imageLimit = num('images', 0);
-const refCount = num('ref-images', 8);
-const refSeconds = num('ref-seconds', 4);
-const withNode = !has('no-node');
-const quietCores = num('quiet-cores', 0.15);
-const quietWait = num('wait-quiet', 300);
-const maxOther = num('max-other', 0.2);
-const retries = num('retries', 3);
-const outPath = opt('out') ?? 'docs/bench-loader.md';
+const args = benchArgs('loader', {
+  corpus: { type: 'string', help: 'an ImageNet-style folder (default: the photo corpus; --smoke: 24 generated JPEGs)' },
+  images: { type: 'number', default: 0, help: 'the first N images of the listing (0: all)' },
+  reps: { type: 'number', default: 5, smoke: 1 },
+  threads: { type: 'number', default: 2 },
+  workers: { type: 'number', default: 2 },
+  batch: { type: 'number', default: 32, smoke: 8 },
+  'no-node': { type: 'boolean' },
+  'ref-images': { type: 'number', default: 8, smoke: 2 },
+  'ref-seconds': { type: 'number', default: 4, smoke: 0.5 },
+  'wait-quiet': { type: 'number', default: 300, smoke: 0 },
+  'quiet-cores': { type: 'number', default: 0.15 },
+  'max-other': { type: 'number', default: 0.2 },
+  retries: { type: 'number', default: 3, smoke: 0 },
+  out: { type: 'string', default: 'docs/bench-loader.md', smoke: smokeOut('bench-loader.md') },
+});
+const { smoke, argv } = args;
+const reps = args.values.reps;
+const threads = args.values.threads;
+const workers = args.values.workers;
+const batch = args.values.batch;
+const imageLimit = args.values.images;
+const refCount = args.values['ref-images'];
+const refSeconds = args.values['ref-seconds'];
+const withNode = !args.values['no-node'];
+const quietCores = args.values['quiet-cores'];
+const quietWait = args.values['wait-quiet'];
+const maxOther = args.values['max-other'];
+const retries = args.values.retries;
+const outPath = args.values.out;
 const command = ['npx deno run -A bench/loader.ts', ...argv].join(' ');
 const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
 const PYTHON = '/usr/bin/python3';
@@ -69,12 +82,7 @@ const sh = (cmd: string, args: string[]): string => {
   const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: root });
   return r.status === 0 ? r.stdout.trim() : '';
 };
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const fixed = (x: number, d: number) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const fixed = (x: number, d: number) => fixedOr(x, d, '—');
 
 // ---- machine state at the start -------------------------------------------------------------------
 log(`command: ${command}`);
@@ -101,8 +109,13 @@ const wasmId = (): string => {
 const wasmBuilds = new Map<string, number>(); // build → timed runs kept with it
 
 // ---- corpus -----------------------------------------------------------------------------------
-let corpus = opt('corpus');
-if (!corpus) {
+let corpus = args.values.corpus;
+if (!corpus && smoke) {
+  // Tiny and generated: the smoke run needs no download (scripts/setup-bench.sh) and no photographs.
+  corpus = `${cacheDir()}/datasets/synthetic-s0-n24`;
+  const { created } = await ensureSyntheticFolder(corpus, { count: 24 });
+  log(`smoke corpus: ${corpus}${created ? ' (generated)' : ''}`);
+} else if (!corpus) {
   const setup = spawnSync('bash', ['scripts/setup-bench.sh'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   if (setup.status !== 0) throw new Error('scripts/setup-bench.sh failed (see above)');
   corpus = `${cacheDir()}/datasets/photo-corpus-s0-n2000`;
@@ -463,10 +476,7 @@ const perRep = (s: LoaderSample): Figures => ({
 });
 const figs = loaderSamples.map((samples) => samples.map(perRep));
 const med = (i: number, key: keyof Figures) => median(figs[i]!.map((f) => f[key]));
-const pairedRatio = (a: number, b: number, f: (x: Figures, y: Figures) => number) => {
-  const rs = figs[a]!.map((x, k) => f(x, figs[b]![k]!));
-  return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
-};
+const pairedRatio = (a: number, b: number, f: (x: Figures, y: Figures) => number) => spread(figs[a]!.map((x, k) => f(x, figs[b]![k]!)));
 const refRatios = tjSamples.map((t, k) => setRate(wasmSamples[k]!.fps) / setRate(t.fps));
 
 // ---- versions ---------------------------------------------------------------------------------
@@ -527,8 +537,9 @@ for (const i of tandemIdx) {
   );
 }
 if (refRatios.length) {
+  const r = spread(refRatios);
   ratioRows.push(
-    `| wasm decode (1 thread) ÷ native tjbench (1 core), full size | ${median(refRatios).toFixed(2)} | ${Math.min(...refRatios).toFixed(2)}–${Math.max(...refRatios).toFixed(2)} | ≥ 0.6 | ${goal(median(refRatios), 0.6, true)} |`,
+    `| wasm decode (1 thread) ÷ native tjbench (1 core), full size | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ≥ 0.6 | ${goal(r.median, 0.6, true)} |`,
   );
 }
 
@@ -679,3 +690,11 @@ mkdirSync(dirname(outPath), { recursive: true });
 writeFileSync(outPath, md);
 log(`wrote ${outPath} (${benchSeconds.toFixed(0)} s)`);
 console.log([...rows, '', ...ratioRows].join('\n'));
+if (smoke && !refOn) {
+  // scripts/setup.sh installs tjbench: in a smoke run a missing reference is a failure.
+  console.error('[bench:loader] smoke run failed: the native reference (tjbench) did not run');
+  process.exit(1);
+}
+args.done(
+  `${loaders.map((l, i) => `${l.name} ${fixed(med(i, 'rate'), 0)} img/s`).join(', ')}; ${refOn ? `wasm ÷ tjbench ${fixed(median(refRatios), 2)}` : 'no native reference'}`,
+);

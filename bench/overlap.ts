@@ -2,21 +2,26 @@
 // loader + training overlapped (as `tandem train` runs), the loader alone (read → decode → batch →
 // upload → normalise, no training), and training alone (ViT steps from batches already in GPU
 // memory). Interleaved repetitions, medians. Goal: overlapped ≤ 1.05 × max(loader, training).
-//   npx deno run -A bench/overlap.ts [--images 1024] [--batch 32] [--threads 2] [--reps 5] [--out docs/bench-overlap.md]
+//   npx deno run -A bench/overlap.ts [--images 1024] [--batch 32] [--threads 2] [--reps 5] [--out docs/bench-overlap.md] [--smoke]
+// Prints the table; --out FILE writes it too. --smoke (bench/shared/args.ts): 40 images, batches
+// of 8, 1 repetition, the table also written under test-results/bench-smoke/.
 import { folderData, resolveDataFolder } from '../src/cli/files.ts';
 import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu, NormalizeKernel } from '../src/gpu/index.ts';
 import { writeFileAtomic } from '../src/runtime/index.ts';
 import { createLoader } from '../src/train/index.ts';
 import { presets, ViTTrainer } from '../src/vit/index.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { median } from './shared/stats.ts';
 
-const args = Deno.args;
-const flag = (name: string, fallback: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : fallback);
-const images = flag('images', 1024),
-  B = flag('batch', 32),
-  threads = flag('threads', 2),
-  reps = flag('reps', 5);
-const outPath = args.includes('--out') ? args[args.indexOf('--out') + 1]! : undefined;
+const args = benchArgs('overlap', {
+  images: { type: 'number', default: 1024, smoke: 40 },
+  batch: { type: 'number', default: 32, smoke: 8 },
+  threads: { type: 'number', default: 2 },
+  reps: { type: 'number', default: 5, smoke: 1 },
+  out: { type: 'string', smoke: smokeOut('bench-overlap.md'), help: 'also write the table to this file' },
+});
+const { images, batch: B, threads, reps, out: outPath } = args.values;
 
 const data = await folderData(await resolveDataFolder(undefined, images, console.log));
 const gpu = await acquireGpu();
@@ -108,7 +113,6 @@ for (let r = 0; r < reps; r++) {
     `rep ${r + 1}/${reps}: overlapped ${runs.overlapped.at(-1)!.toFixed(2)} s, loader ${runs.loader.at(-1)!.toFixed(2)} s, training ${runs.training.at(-1)!.toFixed(2)} s`,
   );
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const m = {
   overlapped: median(runs.overlapped),
   loader: median(runs.loader),
@@ -137,3 +141,4 @@ input.destroy();
 labels.destroy();
 await pool.close();
 gpu.close();
+args.done(`overlapped / max(loader, training) = ${ratio.toFixed(3)} over ${data.train.length} images`);

@@ -1,21 +1,27 @@
 /**
  * Pipeline engine benchmark. Run under Deno (Node 20 cannot run .ts directly):
  *
- *   npx deno run -A bench/pipeline.ts
+ *   npx deno run -A bench/pipeline.ts [--reps 5] [--out docs/bench-pipeline.md] [--smoke]
  *
- * Median of 5 interleaved repetitions; prints a table and writes docs/bench-pipeline.md.
+ * Median of 5 interleaved repetitions (or $REPS, or --reps); prints a table and writes
+ * docs/bench-pipeline.md. --smoke (bench/shared/args.ts): 5000 items (200 for the worker figures),
+ * 1 repetition, the table written under test-results/bench-smoke/.
  */
+import process from 'node:process';
 import { customTask, PipelineBuilder, WorkerPoolExecutor, workerTask } from '../src/pipeline/index.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { quantile, spread } from './shared/stats.ts';
 
-declare const process: { env: Record<string, string | undefined> } | undefined;
 declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
-const REPS = Number(process?.env.REPS ?? 5);
-const N = 100_000;
-const WORKER_N = 3000;
+const args = benchArgs('pipeline', {
+  reps: { type: 'number', default: Number(process.env.REPS ?? 5), smoke: 1 },
+  out: { type: 'string', default: new URL('../docs/bench-pipeline.md', import.meta.url).pathname, smoke: smokeOut('bench-pipeline.md') },
+});
+const REPS = args.values.reps;
+const N = args.smoke ? 5000 : 100_000;
+const WORKER_N = args.smoke ? 200 : 3000;
 const workerModule = new URL('../test/fixtures/worker-module.mjs', import.meta.url);
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function drain(p: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of p);
@@ -115,9 +121,8 @@ async function idleWhileWorkersBusy(): Promise<{ idle: number; p99LagMs: number 
   running = false;
   await sampler;
   const blocked = lags.reduce((a, b) => a + b, 0);
-  const sorted = [...lags].sort((a, b) => a - b);
   const floor = await lagFloor(wall);
-  return { idle: Math.min(1, Math.max(0, 1 - (blocked / wall - floor))), p99LagMs: sorted[Math.floor(sorted.length * 0.99)] ?? 0 };
+  return { idle: Math.min(1, Math.max(0, 1 - (blocked / wall - floor))), p99LagMs: lags.length ? quantile(lags, 0.99) : 0 };
 }
 
 const r: Record<string, number[]> = {};
@@ -143,7 +148,10 @@ for (let rep = 0; rep < REPS; rep++) {
   add('timer lag p99 while a worker spins, ms', elu.p99LagMs);
 }
 
-const rows = Object.entries(r).map(([k, v]) => [k, median(v), Math.min(...v), Math.max(...v)] as const);
+const rows = Object.entries(r).map(([k, v]) => {
+  const { median, min, max } = spread(v);
+  return [k, median, min, max] as const;
+});
 const fmt = (x: number) => (x >= 1000 ? x.toFixed(0) : x.toPrecision(3));
 const table = [
   '| measure | median | min | max |',
@@ -161,6 +169,9 @@ median (min, max). ${N} items for the no-op pipelines, ${WORKER_N} for the worke
 ${table}
 
 Goals: ≤ 2 µs per item per stage of engine overhead; event loop > 95% idle while workers are busy.
-"Idle" is estimated from a 1 ms timer chain: the time the timers fired late, over the wall time.
+"Idle" is estimated from a 1 ms timer chain: the time the timers fired late, over the wall time;
+"p99" is the 0.99-quantile of those lags, interpolated between the two nearest (bench/shared/stats.ts).
 `;
-await Deno.writeTextFile(new URL('../docs/bench-pipeline.md', import.meta.url).pathname, doc);
+await Deno.writeTextFile(args.values.out, doc);
+const engine = rows.find(([k]) => k.startsWith('sync stage overhead'));
+args.done(`${rows.length} measures; sync stage overhead ${engine ? engine[1].toFixed(3) : '?'} µs/item/stage`);

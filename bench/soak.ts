@@ -1,7 +1,7 @@
 /**
  * Soak: a long run of the loader and of the pipeline engine, watching what must not grow.
  *
- *   npx deno run -A bench/soak.ts [--images 200000] [--items 1000000] [--out docs/soak.md]
+ *   npx deno run -A bench/soak.ts [--images 200000] [--items 1000000] [--out docs/soak.md] [--smoke]
  *
  * Part 1 decodes `--images` JPEGs (16 generated images of 160×120 with varied content, four of
  * them broken, round and round) through the loader as users build it: source → decode on a
@@ -11,24 +11,25 @@
  * 16 and its disaggregate). After a warm-up of 10% of each part, it samples the process RSS, the
  * wasm memory, the pool's live workers and the active timers/handles (Node's
  * getActiveResourcesInfo, which Deno implements) every 0.5 s; the table gives the first sample
- * after warm-up, the largest, and the last.
+ * after warm-up, the largest, and the last. --smoke (bench/shared/args.ts): 2000 images and 20000
+ * items, the report under test-results/bench-smoke/.
  */
 import process from 'node:process';
 import { DecodePool, ImageBatcher, type EncodedImage } from '../src/decode/index.ts';
 import { PipelineBuilder } from '../src/pipeline/index.ts';
 import { encodeJpeg, renderSample } from '../src/synthetic/index.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
 
 declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
-const argv = process.argv.slice(2);
-const opt = (name: string, fallback: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-};
-const IMAGES = opt('images', 200_000);
-const ITEMS = opt('items', 1_000_000);
-const outIndex = argv.indexOf('--out');
-const OUT = outIndex >= 0 ? argv[outIndex + 1]! : 'docs/soak.md';
+const args = benchArgs('soak', {
+  images: { type: 'number', default: 200_000, smoke: 2000 },
+  items: { type: 'number', default: 1_000_000, smoke: 20_000 },
+  out: { type: 'string', default: 'docs/soak.md', smoke: smokeOut('soak.md') },
+});
+const IMAGES = args.values.images;
+const ITEMS = args.values.items;
+const OUT = args.values.out;
 const BATCH = 32;
 const MiB = 1024 * 1024;
 
@@ -214,3 +215,6 @@ After warm-up RSS grew by at most ${growth(engine.samples, 'rssMiB').toFixed(1)}
 `;
 await Deno.writeTextFile(OUT, text);
 console.log(text);
+args.done(
+  `${loader.delivered} images delivered, ${loader.failed} failed, ${engine.delivered} pipeline items; RSS grew ${growth(loader.samples, 'rssMiB').toFixed(1)} MiB`,
+);

@@ -1,17 +1,21 @@
 /**
  * Sources benchmark. Run under Deno:
  *
- *   npx deno run -A bench/sources.ts
+ *   npx deno run -A bench/sources.ts [--reps 5] [--out docs/bench-sources.md] [--smoke]
  *
  * The same samples read five ways: WebDataset shards over HTTP from a 127.0.0.1 server, the loose
  * files over HTTP, the loose local files, the shards from local disk, and the loose files over HTTP
  * through the directory cache (cold first epoch, then warm second epoch). Every sample's bytes are
- * read in full. Median of REPS interleaved repetitions; prints a table and writes docs/bench-sources.md.
+ * read in full. Median of REPS interleaved repetitions ($REPS or --reps, 5 by default) over $N samples
+ * (2000 by default); prints a table and writes docs/bench-sources.md. --smoke (bench/shared/args.ts):
+ * 200 samples in shards of 1 MiB, 1 repetition, the table written under test-results/bench-smoke/.
  */
+import process from 'node:process';
 import { DirectoryCache, isFailure, loadFiles, loadUrls, ShardStream, writeFolderShards, type LoadResult } from '../src/sources/index.ts';
 import { payload } from '../test/shared/tar-helpers.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { median, spread, times } from './shared/stats.ts';
 
-declare const process: { env: Record<string, string | undefined> } | undefined;
 declare const Deno: {
   writeTextFile(path: string, text: string): Promise<void>;
   writeFile(path: string, data: Uint8Array): Promise<void>;
@@ -26,13 +30,15 @@ declare const Deno: {
   version: { deno: string };
 };
 
-const REPS = Number(process?.env.REPS ?? 5);
-const N = Number(process?.env.N ?? 2000);
+const args = benchArgs('sources', {
+  reps: { type: 'number', default: Number(process.env.REPS ?? 5), smoke: 1 },
+  out: { type: 'string', default: new URL('../docs/bench-sources.md', import.meta.url).pathname, smoke: smokeOut('bench-sources.md') },
+});
+const REPS = args.values.reps;
+const N = Number(process.env.N ?? (args.smoke ? 200 : 2000));
 const CLASSES = 10;
 const CONCURRENCY = 16;
-const SHARD_BYTES = 4 << 20;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const SHARD_BYTES = args.smoke ? 1 << 20 : 4 << 20;
 
 // ---- data: N files of 8..40 KB (JPEG-like sizes) in ImageNet layout, and the same as shards ----
 const root = await Deno.makeTempDir({ prefix: 'tandem-bench-sources-' });
@@ -198,10 +204,10 @@ await Deno.remove(root, { recursive: true });
 
 const reference = median(results['loose files over HTTP (16 requests in flight)']!);
 const local = median(results['loose local files (16 reads in flight)']!);
-const rows = Object.entries(results).map(
-  ([k, v]) =>
-    `| ${k} | ${median(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} | ${(median(v) / reference).toFixed(2)}× | ${(median(v) / local).toFixed(2)}× |`,
-);
+const rows = Object.entries(results).map(([k, v]) => {
+  const r = spread(v);
+  return `| ${k} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)} | ${r.max.toFixed(0)} | ${times(r.median / reference)} | ${times(r.median / local)} |`;
+});
 const table = [
   '| source | samples/s (median) | min | max | vs loose over HTTP | vs loose local |',
   '|---|---:|---:|---:|---:|---:|',
@@ -224,4 +230,5 @@ Machine: shared 2-core x86_64 VM, page cache warm.
 
 ${table}
 `;
-await Deno.writeTextFile(new URL('../docs/bench-sources.md', import.meta.url).pathname, doc);
+await Deno.writeTextFile(args.values.out, doc);
+args.done(`${rows.length} sources over ${N} samples; ${warmRequests} requests during warm epochs`);

@@ -8,30 +8,37 @@
 // folder of JPEGs (ImageNet-style or flat), e.g. the photo corpus of bench/loader.ts.
 //
 //   npx deno run -A bench/tfjs-feed.ts [--images 256] [--reps 5] [--size 32] [--batch 32] [--threads N]
-//                                      [--corpus DIR] [--out docs/bench-tfjs-feed.md]
+//                                      [--corpus DIR] [--out docs/bench-tfjs-feed.md] [--smoke]
+// --smoke (bench/shared/args.ts): 8 images in batches of 4, 1 repetition, 2 threads, the report
+// under test-results/bench-smoke/.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import process from 'node:process';
 import { chromium } from 'playwright-core';
 import { createServer } from 'vite';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
 import { chromiumArgs, isolation } from '../vite.config.ts';
 import { benchAssets } from './decode/browser.ts';
 import { benchImages, jpegSize, type BenchImage } from './decode/images.ts';
-import { median, table } from './decode/report.ts';
+import { table } from './decode/report.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { median, times } from './shared/stats.ts';
 import type { FeedMode, FeedPath, FeedSample } from './tfjs-feed/page.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
-const count = Number(opt('images') ?? 256);
-const reps = Math.max(3, Number(opt('reps') ?? 5));
-const size = Number(opt('size') ?? 32);
-const batch = Number(opt('batch') ?? 32);
-const threads = Number(opt('threads') ?? hardwareConcurrency());
-const corpusDir = opt('corpus');
-const outPath = opt('out') ?? 'docs/bench-tfjs-feed.md';
+const args = benchArgs('tfjs-feed', {
+  images: { type: 'number', default: 256, smoke: 8 },
+  reps: { type: 'number', default: 5, smoke: 1, help: 'at least 3 (except with --smoke)' },
+  size: { type: 'number', default: 32 },
+  batch: { type: 'number', default: 32, smoke: 4 },
+  threads: { type: 'number', default: hardwareConcurrency(), smoke: 2 },
+  corpus: { type: 'string', help: 'a folder of JPEGs, measured after the generated images' },
+  out: { type: 'string', default: 'docs/bench-tfjs-feed.md', smoke: smokeOut('bench-tfjs-feed.md') },
+});
+const { smoke, argv } = args;
+const count = args.values.images;
+const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);
+const { size, batch, threads, corpus: corpusDir, out: outPath } = args.values;
 const command = `npx deno run -A bench/tfjs-feed.ts ${argv.join(' ')}`.trim();
 const log = (s: string) => console.error(`[bench:tfjs-feed] ${s}`);
 const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
@@ -128,7 +135,7 @@ for (const corpus of corpora) {
         mode === 'train' ? 'a training step' : 'tensors only',
         rate(`${mode}/tfjs`).toFixed(0),
         rate(`${mode}/tandem`).toFixed(0),
-        `${(rate(`${mode}/tandem`) / rate(`${mode}/tfjs`)).toFixed(2)}×`,
+        times(rate(`${mode}/tandem`) / rate(`${mode}/tfjs`)),
         `${perBatch(`${mode}/tfjs`).toFixed(2)}, ${perBatch(`${mode}/tandem`).toFixed(2)}`,
       ]),
     ),
@@ -166,3 +173,4 @@ ${lines.join('\n')}
 `,
 );
 log(`wrote ${outPath}`);
+args.done(`${corpora.length} corpus(es), ${count} images, ${reps} repetition(s); Chromium ${chromeVersion}`);

@@ -1,19 +1,23 @@
 // Upload bandwidth and upload/compute overlap, side by side in one run.
-//   npx deno run -A bench/upload.ts [--batch-mb 9.6] [--reps 7] [--out docs/bench-upload.md]
+//   npx deno run -A bench/upload.ts [--batch-mb 9.6] [--reps 7] [--out docs/bench-upload.md] [--smoke]
 // Methods: raw writeBuffer from a plain ArrayBuffer (the ceiling), the uploader's write-buffer
 // path from shared wasm memory, and its mapped-staging ring. Interleaved repetitions, medians.
+// --smoke (bench/shared/args.ts): batches of 0.5 MB, 1 repetition, the report under
+// test-results/bench-smoke/.
 import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu, BatchUploader, type HostBatch, type UploadMethod } from '../src/gpu/index.ts';
 import { readText } from '../src/runtime/index.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { median } from './shared/stats.ts';
 
-const args = Deno.args;
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const outPath = args.includes('--out') ? args[args.indexOf('--out') + 1]! : 'docs/bench-upload.md';
-const batchBytes = Math.round((flag('batch-mb', 9.6) * 1e6) / 4) * 4; // 64 × 224 × 224 × 3 ≈ 9.6 MB
-const reps = flag('reps', 7);
+const args = benchArgs('upload', {
+  'batch-mb': { type: 'number', default: 9.6, smoke: 0.5 },
+  reps: { type: 'number', default: 7, smoke: 1 },
+  out: { type: 'string', default: 'docs/bench-upload.md', smoke: smokeOut('bench-upload.md') },
+});
+const outPath = args.values.out;
+const batchBytes = Math.round((args.values['batch-mb'] * 1e6) / 4) * 4; // 64 × 224 × 224 × 3 ≈ 9.6 MB
+const reps = args.values.reps;
 const batchesPerRep = 16;
 
 const gpu = await acquireGpu();
@@ -31,8 +35,6 @@ const hostBatch = (sequence: number): HostBatch => ({
   labels: new Int32Array(1),
   release() {},
 });
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function rawWriteBuffer(): Promise<number> {
   const targets = [0, 1].map(() => device.createBuffer({ size: batchBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }));
@@ -148,3 +150,6 @@ for (const b of [sink, iterationsBuffer, fixedInput]) b.destroy();
 pool.free(wasmPtr);
 await pool.close();
 gpu.close();
+args.done(
+  `write-buffer ${gbps(m.writeBuffer!).toFixed(2)} GB/s, staging ${gbps(m.staging!).toFixed(2)} GB/s, overlap ${overlapRatio.toFixed(2)}×`,
+);

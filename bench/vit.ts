@@ -1,11 +1,13 @@
 /**
  * ViT kernels and training throughput, side by side in one run:
- *   npx deno run -A bench/vit.ts [--reps 5] [--out docs/vit.md]
+ *   npx deno run -A bench/vit.ts [--reps 5] [--out docs/vit.md] [--smoke]
  * Matmul GFLOP/s of each variant (A·B, Aᵀ·B, A·Bᵀ) at the shapes the tiny preset's step uses and
  * at a square size, interleaved repetitions, median of `reps`; then training images/s of the tiny
  * preset (batch 64). Wall-clock timing over batches of dispatches (one wait per batch); the
  * step-time breakdown by kernel also uses GPU timestamps (one compute pass per dispatch) where the
- * adapter offers 'timestamp-query'.
+ * adapter offers 'timestamp-query'. --smoke (bench/shared/args.ts): 1 repetition, batch 8 instead
+ * of 64 (matmul shapes and training), a 128³ square, one dispatch per timing, 2 training steps,
+ * the report under test-results/bench-smoke/.
  */
 import { acquireGpu } from '../src/gpu/index.ts';
 import { Kernels, record, type Dispatch } from '../src/vit/kernels.ts';
@@ -13,19 +15,21 @@ import { defaultTrain, dims, presets } from '../src/vit/config.ts';
 import { optimValues } from '../src/vit/params.ts';
 import { ViTTrainer } from '../src/vit/model.ts';
 import { buildGraph } from '../src/vit/graph.ts';
+import { benchArgs, smokeOut } from './shared/args.ts';
+import { median } from './shared/stats.ts';
 
 declare const Deno: {
-  args: string[];
   readTextFile(path: string): Promise<string>;
   writeTextFile(path: string, text: string): Promise<void>;
   version: { deno: string };
 };
 
-const args = Deno.args;
-const flag = (name: string, fallback: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : fallback);
-const reps = Number(flag('reps', '5'));
-const outPath = flag('out', 'docs/vit.md');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const args = benchArgs('vit', {
+  reps: { type: 'number', default: 5, smoke: 1 },
+  out: { type: 'string', default: 'docs/vit.md', smoke: smokeOut('vit.md') },
+});
+const { smoke } = args;
+const { reps, out: outPath } = args.values;
 
 const gpu = await acquireGpu({ features: ['timestamp-query'] });
 const { device } = gpu;
@@ -66,11 +70,11 @@ async function time(dispatches: Dispatch[], repeat: number): Promise<number> {
 
 const tiny = presets.tiny;
 const d = dims(tiny);
-const R = 64 * d.tokens;
+const R = (smoke ? 8 : 64) * d.tokens;
 const shapes: [string, number, number, number][] = [
   ['tiny fc1 forward', R, d.hidden, tiny.width],
   ['tiny fc1 weight grad', tiny.width, d.hidden, R],
-  ['square', 512, 512, 512],
+  ['square', ...((smoke ? [128, 128, 128] : [512, 512, 512]) as [number, number, number])],
 ];
 const variants = [
   ['A·B', false, false],
@@ -90,7 +94,7 @@ for (const [shapeName, M, N, K] of shapes) {
       cases.push({
         key: `${shapeName}|${name}|${t}`,
         flops,
-        repeat: Math.max(1, Math.round(2e8 / flops)),
+        repeat: smoke ? 1 : Math.max(1, Math.round(2e8 / flops)),
         dispatch: k.matmul({ a, b, c, M, N, K, transA, transB }),
       });
     });
@@ -105,7 +109,7 @@ for (let r = 0; r < reps; r++) {
 }
 
 // Training throughput of the tiny preset (batch 64): forward + backward + AdamW per step.
-const B = 64;
+const B = smoke ? 8 : 64;
 const trainer = await ViTTrainer.create(device, { config: tiny, batchSize: B });
 const images = buffer(B * tiny.channels * tiny.imageSize ** 2);
 const labels = device.createBuffer({ size: B * 4, usage });
@@ -115,7 +119,7 @@ device.queue.writeBuffer(
   Int32Array.from({ length: B }, (_, i) => i % tiny.classes),
 );
 const stepTimes: number[] = [];
-const stepsPerRep = 10;
+const stepsPerRep = smoke ? 2 : 10;
 const runSteps = async (n: number) => {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
@@ -126,7 +130,7 @@ const runSteps = async (n: number) => {
   await device.queue.onSubmittedWorkDone();
   return (performance.now() - t0) / 1000;
 };
-await runSteps(2);
+await runSteps(smoke ? 1 : 2);
 for (let r = 0; r < reps; r++) stepTimes.push((await runSteps(stepsPerRep)) / stepsPerRep);
 const stepSeconds = median(stepTimes);
 // FLOPs of one step, counted from the matmuls (forward 1×, backward 2×); other kernels are small.
@@ -143,7 +147,8 @@ const perKernel = new Map<string, number[]>();
 for (const dispatch of [...graph.forward, ...graph.backward]) {
   await time([dispatch], 1);
   const ts: number[] = [];
-  for (let r = 0; r < reps; r++) ts.push((await time([dispatch], 5)) / 5);
+  const repeat = smoke ? 1 : 5;
+  for (let r = 0; r < reps; r++) ts.push((await time([dispatch], repeat)) / repeat);
   const list = perKernel.get(dispatch.label) ?? [];
   list.push(median(ts));
   perKernel.set(dispatch.label, list);
@@ -250,3 +255,4 @@ const previous = await Deno.readTextFile(outPath).catch(() => `# ViT in WGSL\n\n
 const head = previous.includes(MARKER) ? previous.slice(0, previous.indexOf(MARKER)) : `${previous.trimEnd()}\n\n`;
 await Deno.writeTextFile(outPath, `${head}${MARKER}\n\n${text}`);
 gpu.close();
+args.done(`${rows.length - 2} matmul rows, ${breakdown.length} kernels; training ${(B / stepSeconds).toFixed(0)} images/s at batch ${B}`);

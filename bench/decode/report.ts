@@ -1,4 +1,5 @@
-// Medians, ratios and the markdown of docs/bench-decode.md.
+// Figures per row, ratios and the markdown of docs/bench-decode.md (medians: bench/shared/stats.ts).
+import { fixed, median } from '../shared/stats.ts';
 import type { Sample, Transform } from './types.ts';
 
 export interface Row {
@@ -8,12 +9,6 @@ export interface Row {
   threads: number;
   samples: Partial<Record<Transform, Sample[]>>;
 }
-
-export const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 export interface Figures {
   rate: number; // images delivered per second (failed items excluded), median over passes
@@ -37,8 +32,6 @@ export function figures(samples: Sample[] | undefined, images: number): Figures 
   };
 }
 
-export const fmt = (x: number | undefined, digits = 2): string => (x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));
-
 export function table(headers: string[], rows: string[][]): string[] {
   return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
 }
@@ -52,7 +45,7 @@ export interface Goal {
 export function goalRows(goals: Goal[]): string[][] {
   return goals.map((g) => [
     g.what,
-    fmt(g.ratio),
+    fixed(g.ratio),
     `≥ ${g.target}`,
     g.ratio === undefined ? 'not measured' : g.ratio >= g.target ? 'met' : '**short**',
   ]);

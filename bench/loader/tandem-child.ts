@@ -21,18 +21,27 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 
 type Library = typeof import('../../src/index.ts');
 type Runtime = typeof import('../../src/runtime/index.ts');
 
-const argv = process.argv.slice(2);
-const arg = (name: string): string | undefined => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
+// node:util's parseArgs, as bench/shared/args.ts uses it; that module is not imported here because
+// bench/loader.ts transpiles this one file alone for Node (into the cache, away from bench/).
+const names = ['lib', 'corpus', 'images', 'threads', 'batch', 'size', 'reads', 'ref', 'seconds'];
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+  strict: true,
+  allowPositionals: false,
+});
+const arg = (name: string): string | undefined => values[name] as string | undefined;
 const num = (name: string, fallback: number): number => {
   const v = arg(name);
-  return v === undefined ? fallback : Number(v);
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (v === '' || !Number.isFinite(n)) throw new Error(`--${name} wants a number, got '${v}'`);
+  return n;
 };
 const log = (line: string) => process.stderr.write(`[tandem-child] ${line}\n`);
 
