@@ -49,12 +49,19 @@ missing=()
 # clang-format-14: the lint tier checks the C's format; clang-14, libFuzzer, cmake and make: the fuzz tier (wasm/fuzz).
 # python3-torch: the reference logits of timm-layout ViT weights (scripts/make-timm-reference.py);
 # python3-torchvision: the RandomResizedCrop references (scripts/make-crop-reference.py).
+# The bench tier (scripts/bench-smoke.sh) runs every benchmark with its peers: python3-torch,
+# python3-torchvision and python3-pil (PyTorch's DataLoader, PIL), libjpeg-turbo-progs (tjbench), gcc
+# and the libav and turbojpeg headers (the native decode column). scripts/setup-bench.sh adds the
+# photographs the full benchmark's corpus is cut from.
 for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil python3-torch python3-torchvision jupyter-nbconvert python3-nbclient \
-  clang-format-14 clang-14 libfuzzer-14-dev libclang-rt-14-dev cmake make; do installed "$p" || missing+=("$p"); done
+  clang-format-14 clang-14 libfuzzer-14-dev libclang-rt-14-dev cmake make \
+  libjpeg-turbo-progs gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev; do
+  installed "$p" || missing+=("$p")
+done
 mesa_ok || missing+=("mesa-vulkan-drivers/bookworm-backports")
 
 if [ ${#missing[@]} -eq 0 ]; then
-  log "all system packages present (chromium, debootstrap, jupyter-nbconvert, mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers))"
+  log "all system packages present (chromium, debootstrap, jupyter-nbconvert, the benchmarks' peers, mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers))"
   exit 0
 fi
 if [ "$need_update" = 1 ] || ! compgen -G "/var/lib/apt/lists/*_dists_bookworm-backports_InRelease" >/dev/null; then
