@@ -3,8 +3,9 @@
 # lavapipe), browser (headless Chromium with WebGPU, cross-origin isolated), consumer (the npm
 # tarball installed into throwaway Node, Deno, Vite, webpack, notebook and plain-page projects),
 # deno, fuzz (native libFuzzer with ASan/UBSan over the C job API, TSan over the pool queue), e2e (Playwright drives the demo
-# page served by Vite on 127.0.0.1; screenshots stay in test-results/). A tier that cannot start
-# counts as failed; none is skipped.
+# page served by Vite on 127.0.0.1; screenshots stay in test-results/), bench (every benchmark,
+# bench/*.ts, in its seconds-long smoke mode with every peer: scripts/bench-smoke.sh). A tier that
+# cannot start counts as failed; none is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=test-results; rm -rf "$out"; mkdir -p "$out"
@@ -17,7 +18,7 @@ summary=(); total_pass=0; total_fail=0; failed_tiers=()
 limit() {
   case $1 in
     unit) echo 900 ;; node-gpu) echo 1200 ;; browser) echo 1500 ;; consumer) echo 1200 ;;
-    deno) echo 1500 ;; fuzz) echo 900 ;; e2e) echo 900 ;; *) echo 600 ;;
+    deno) echo 1500 ;; fuzz) echo 900 ;; e2e) echo 900 ;; bench) echo 420 ;; *) echo 600 ;;
   esac
 }
 
@@ -71,6 +72,13 @@ echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="
 timeout --kill-after=30 "$(limit e2e)" npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json="$out/e2e.json"; rc=$?
 read -r pass fail < <(node scripts/tier-count.mjs vitest "$out/e2e.json" test/e2e)
 record e2e "$pass" "$fail" "$rc"
+
+echo "=== tier: bench (every bench/*.ts with --smoke: tiny inputs, 1 repetition, every peer, nothing written into docs/) ==="
+# One test per benchmark, counted against the files in bench/ (a new benchmark is in at once, and
+# fails without a smoke mode); each benchmark's log is test-results/bench-smoke/NAME.log.
+timeout --kill-after=30 "$(limit bench)" bash scripts/bench-smoke.sh 2>&1 | tee "$out/bench.log"; rc=${PIPESTATUS[0]}
+read -r pass fail < <(node scripts/tier-count.mjs bench "$out/bench.log" bench)
+record bench "${pass:-0}" "${fail:-0}" "$rc"
 
 echo
 echo "=== Tandem test tiers ==="

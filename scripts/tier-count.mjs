@@ -2,14 +2,16 @@
 // fewer: every *.test.ts file of the tier's folder must have registered tests and reported each.
 //   node scripts/tier-count.mjs vitest <report.json> <test folder>   (vitest's JSON reporter)
 //   node scripts/tier-count.mjs deno <deno test log> <test folder>   ("running N tests from ./file")
+//   node scripts/tier-count.mjs bench <bench-smoke log> bench        (scripts/bench-smoke.sh: one
+//     test per benchmark, every bench/*.ts must have its PASS or FAIL line)
 // Prints "passed failed"; every problem found is printed on stderr and counted as a failure.
 import { readdirSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
 const [kind, report, folder] = process.argv.slice(2);
-const files = readdirSync(folder, { recursive: true })
+const files = readdirSync(folder, { recursive: kind !== 'bench' })
   .map(String)
-  .filter((f) => f.endsWith('.test.ts'))
+  .filter((f) => (kind === 'bench' ? f.endsWith('.ts') : f.endsWith('.test.ts')))
   .map((f) => relative(process.cwd(), resolve(folder, f)));
 const problems = [];
 let passed = 0;
@@ -53,8 +55,22 @@ if (kind === 'vitest') {
   }
   const ignored = line?.[0].match(/(\d+) (ignored|filtered out)/);
   if (ignored && Number(ignored[1]) > 0) problems.push(`${ignored[1]} tests ${ignored[2]}: none may be skipped`);
+} else if (kind === 'bench') {
+  let log = '';
+  try {
+    log = readFileSync(report, 'utf8');
+  } catch {
+    problems.push(`no readable log at ${report}`);
+  }
+  const results = new Map([...log.matchAll(/^\[bench-smoke\] (PASS|FAIL) (\S+\.ts)/gm)].map((m) => [m[2], m[1]]));
+  for (const file of files) {
+    const result = results.get(file);
+    if (result === 'PASS') passed++;
+    else if (result === 'FAIL') failed++;
+    else problems.push(`${file}: never ran (no PASS or FAIL line)`);
+  }
 } else {
-  console.error('usage: tier-count.mjs vitest|deno <report> <test folder>');
+  console.error('usage: tier-count.mjs vitest|deno|bench <report> <test folder>');
   process.exit(2);
 }
 
