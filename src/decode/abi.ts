@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 48;
+export const JOB_WORDS = 49;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -70,6 +70,8 @@ export const enum Field {
   RrcRatioHi,
   FlipChance,
   Flipped,
+  // JPEG request: 1 decodes the whole image even where the output reads less
+  WindowOff,
 }
 
 export const enum JobKind {

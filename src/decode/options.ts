@@ -42,6 +42,11 @@ export interface ImageDecodeOptions extends ResizeOptions {
   applyOrientation?: boolean;
   /** A random crop stretched over the target, then maybe flipped (excludes `crop`; `fit` is ignored). */
   randomCrop?: RandomCropOptions;
+  /**
+   * JPEG: decode only the rows and columns the output reads (default true). The pixels are the
+   * same either way (the tests compare them); false decodes every pixel, for checking that.
+   */
+  decodeWindow?: boolean;
 }
 
 const MILLIONTHS = 1e6;

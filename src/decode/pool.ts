@@ -559,6 +559,7 @@ function fillImage(w: Int32Array, targetPtr: number, o: ImageDecodeOptions): voi
   writeResize(w, targetPtr, o);
   w[Field.AllowReduced] = o.reducedScale === false ? 0 : 1;
   w[Field.ApplyOrientation] = o.applyOrientation === false ? 0 : 1;
+  w[Field.WindowOff] = o.decodeWindow === false ? 1 : 0;
   if (o.randomCrop) {
     if (o.crop) throw new DecodeError('bad-request', 'randomCrop and crop cannot be combined');
     writeRandomCrop(w, o.randomCrop);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError, DecodePool } from '../../src/decode/index.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
 import {
   randomCropIsReproducible,
   randomCropMatchesTorchvision,
@@ -46,5 +47,16 @@ describe('RandomResizedCrop + flip fused into decode (Node)', () => {
     }
     // The pool still decodes after them.
     expect((await pools[0]!.decode(bytes, { width: 8, height: 8, randomCrop: { seed: 1 } })).info.crop).toBeDefined();
+  });
+});
+
+describe('decoding only the window the output reads (Node)', () => {
+  it('gives the bytes of a whole decode for every fit, crop, scale, orientation, layout and filter, in both pool modes', async () => {
+    const pools = [await DecodePool.create({ threads: 2 }), await DecodePool.create({ threads: 1, mode: 'workers' })];
+    try {
+      for (const pool of pools) expect(await windowedDecodesEqualWholeDecodes(pool, load)).toBe(15 * 14);
+    } finally {
+      for (const pool of pools) await pool.close();
+    }
   });
 });

@@ -3,6 +3,7 @@
  * crop, resize, orient and convert straight into the caller's slot of a batch buffer. */
 #include "image.h"
 #include "crop.h"
+#include "jpeg.h"
 #include "io.h"
 #include "probe.h"
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
-#include <turbojpeg.h>
 
 static _Thread_local char last_log[96];
 static _Thread_local int size_refused;
@@ -45,7 +45,7 @@ void td_worker_free(td_worker *w) {
   av_packet_free(&w->packet);
   sws_freeContext(w->sws);
   free(w->scratch);
-  if (w->turbojpeg) tjDestroy(w->turbojpeg);
+  td_jpeg_free(w->jpeg);
   free(w->pixels);
   td_resizer_free(&w->resizer);
   memset(w, 0, sizeof *w);
@@ -366,57 +366,70 @@ static void cmyk_to_rgb_in_place(unsigned char *pixels, size_t count) {
   }
 }
 
-/* Records libjpeg-turbo's error for the job, then replaces the thread's decompressor: one that
- * stopped half-way through a damaged header keeps that state, and failed every later image with
- * the same error (found by bench/soak.ts; the fuzz tests now decode a good image after each case). */
-static int fail_and_reset(td_worker *w, td_job *job, int status) {
-  fail(job, status, 0, tjGetErrorStr2(w->turbojpeg));
-  tjDestroy(w->turbojpeg);
-  w->turbojpeg = NULL;
-  return status;
+/* Where the output comes from, worked out from the decoded frame's size: the oriented source
+ * rect and its target rect, the same source as a fractional area of the stored frame (Tandem's
+ * resize) and as whole pixels (swscale), and the resize's output size before orientation. */
+typedef struct plan {
+  td_job *job;
+  const td_probe *probe;
+  int random_crop;
+  int status; /* TD_E_BAD_REQUEST when the crop box leaves the image */
+  rect src, dst, fr;
+  td_area area;
+  int iw, ih;
+} plan;
+
+static void plan_image(plan *p, int fw, int fh) {
+  td_job *job = p->job;
+  const td_probe *pr = p->probe;
+  const int o = job->orientation, transposed = o >= 5;
+  const int ow = transposed ? fh : fw, oh = transposed ? fw : fh;
+  job->src_w = pr->width > 0 ? (transposed ? pr->height : pr->width) : ow;
+  job->src_h = pr->height > 0 ? (transposed ? pr->width : pr->height) : oh;
+  if (p->random_crop && job->crop_w <= 0) td_draw_random_crop(job, job->src_w, job->src_h);
+  p->status = TD_OK;
+  if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 || job->crop_x + job->crop_w > job->src_w ||
+                          job->crop_y + job->crop_h > job->src_h)) {
+    p->status = TD_E_BAD_REQUEST;
+    job->crop_x = job->crop_y = 0;
+    job->crop_w = job->src_w;
+    job->crop_h = job->src_h;
+  }
+  plan_geometry(job, ow, oh, (double)ow / job->src_w, &p->src, &p->dst);
+  /* The same source as a fractional area for Tandem's resize (exact torchvision geometry for a
+   * plain 'cover'); swscale takes the whole-pixel rect. */
+  td_area area = {p->src.x, p->src.y, p->src.w, p->src.h};
+  const double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
+  if (job->fit == TD_FIT_COVER && job->crop_w <= 0) {
+    area = torchvision_cover(job, job->src_w, job->src_h);
+    area = (td_area){area.x * fx, area.y * fy, area.w * fx, area.h * fy};
+  } else if (p->random_crop) {
+    /* The drawn box exactly, in decoded pixels, not rounded to them at a reduced scale. */
+    area = (td_area){job->crop_x * fx, job->crop_y * fy, job->crop_w * fx, job->crop_h * fy};
+  }
+  p->area = unorient_area(area, o, fw, fh);
+  p->fr = unorient(p->src, o, fw, fh);
+  p->iw = transposed ? p->dst.h : p->dst.w;
+  p->ih = transposed ? p->dst.w : p->dst.h;
 }
 
-/* Decodes a JPEG with libjpeg-turbo at `eighths`/8 of its size into the worker's pixel buffer.
- * Returns TD_OK, a failure (recorded in the job), or -1 when this decoder does not take the
- * image (CMYK/YCCK to one channel: libavcodec converts that) and nothing was recorded. */
-static int decode_jpeg(td_worker *w, td_job *job, int eighths) {
-  const unsigned char *data = (const unsigned char *)(uintptr_t)job->src;
-  if (!w->turbojpeg && !(w->turbojpeg = tjInitDecompress())) return fail(job, TD_E_NOMEM, 0, "cannot allocate a JPEG decoder");
-  int width, height, subsampling, colorspace;
-  if (tjDecompressHeader3(w->turbojpeg, data, (unsigned long)job->src_len, &width, &height, &subsampling, &colorspace) < 0)
-    return fail_and_reset(w, job, TD_E_CORRUPT);
-  const int cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-  if (cmyk && job->channels == 1) return -1;
-  if (width <= 0 || height <= 0) return fail(job, TD_E_CORRUPT, 0, "the JPEG declares an empty image");
-  if ((int64_t)width * height > job->max_pixels) return fail(job, TD_E_TOO_LARGE, 0, "declared size over the pixel limit");
-  const tjscalingfactor factor = {eighths, 8};
-  const int sw = TJSCALED(width, factor), sh = TJSCALED(height, factor);
-  const int gray = !cmyk && (job->channels == 1 || colorspace == TJCS_GRAY);
-  /* 16 bytes of slack: the resize's SIMD loads read up to 3 bytes past the last pixel. */
-  const size_t need = (size_t)sw * sh * (gray ? 1 : cmyk ? 4 : 3) + 16;
-  if (need > w->pixels_cap) {
-    free(w->pixels);
-    w->pixels = malloc(need);
-    w->pixels_cap = w->pixels ? need : 0;
-    if (!w->pixels) return fail(job, TD_E_NOMEM, 0, "cannot allocate the decoded image");
-  }
-  /* Progressive files may hold at most 500 scans (a file of endless tiny scans is a known way to
-   * make decoding take forever). */
-  int r = tjDecompress2(w->turbojpeg, data, (unsigned long)job->src_len, w->pixels, sw, 0, sh,
-                        gray   ? TJPF_GRAY
-                        : cmyk ? TJPF_CMYK
-                               : TJPF_RGB,
-                        TJFLAG_LIMITSCANS);
-  if (r < 0) {
-    const char *why = tjGetErrorStr2(w->turbojpeg);
-    /* Warnings leave a full image behind; a cut file or damaged entropy data does not count as one. */
-    int warning = tjGetErrorCode(w->turbojpeg) == TJERR_WARNING;
-    if (!warning || !strstr(why, "extraneous bytes before marker"))
-      return fail_and_reset(w, job, strstr(why, "Premature end") ? TD_E_TRUNCATED : TD_E_CORRUPT);
-  }
-  if (cmyk) cmyk_to_rgb_in_place(w->pixels, (size_t)sw * sh);
-  wrap_pixels(w->frame, w->pixels, sw, sh, gray);
-  return TD_OK;
+/* The stored frame's pixels the output reads: the whole-pixel source, and around the fractional
+ * area as far as the resize's filter reaches (its support is the scale factor, at least 1), so
+ * that a window decode gives the pixels a whole decode gives. A random crop is cut out before
+ * resizing and reads nothing outside its box. */
+static td_rect plan_window(void *ctx, int fw, int fh) {
+  plan *p = ctx;
+  plan_image(p, fw, fh);
+  const td_area a = p->area;
+  const double reach_x = p->random_crop ? 0 : fmax(a.w / p->iw, 1.0) + 1, reach_y = p->random_crop ? 0 : fmax(a.h / p->ih, 1.0) + 1;
+  int x0 = (int)floor(a.x - reach_x), y0 = (int)floor(a.y - reach_y);
+  int x1 = (int)ceil(a.x + a.w + reach_x), y1 = (int)ceil(a.y + a.h + reach_y);
+  if (p->fr.x < x0) x0 = p->fr.x;
+  if (p->fr.y < y0) y0 = p->fr.y;
+  if (p->fr.x + p->fr.w > x1) x1 = p->fr.x + p->fr.w;
+  if (p->fr.y + p->fr.h > y1) y1 = p->fr.y + p->fr.h;
+  if (p->status != TD_OK || p->job->window_off) return (td_rect){0, 0, fw, fh};
+  return (td_rect){x0, y0, x1 - x0, y1 - y0};
 }
 
 int td_decode_image(td_worker *w, td_job *job) {
@@ -457,51 +470,47 @@ int td_decode_image(td_worker *w, td_job *job) {
   }
 
   double scale = needed_scale(job, &pr);
-  int st = pr.format == TD_FORMAT_JPEG ? decode_jpeg(w, job, eighths_for(scale)) : -1;
-  if (st == TD_OK) {
-    job->reduced_eighths = eighths_for(scale);
-  } else if (st < 0) {
+  plan p = {.job = job, .probe = &pr, .random_crop = random_crop};
+  int st = -1;
+  if (pr.format == TD_FORMAT_JPEG) {
+    td_jpeg_result jr;
+    st = td_jpeg_decode(&w->jpeg, job, eighths_for(scale), plan_window, &p, &w->pixels, &w->pixels_cap, &jr);
+    if (st == TD_OK) {
+      job->reduced_eighths = eighths_for(scale);
+      if (jr.cmyk) cmyk_to_rgb_in_place(w->pixels, (size_t)jr.width * jr.height);
+      wrap_pixels(w->frame, w->pixels, jr.width, jr.height, jr.gray);
+      /* The frame holds only the decoded window: the plan's coordinates move with it. */
+      p.area.x -= jr.x;
+      p.area.y -= jr.y;
+      p.fr.x -= jr.x;
+      p.fr.y -= jr.y;
+    } else if (st > 0) {
+      return fail(job, st, 0, jr.message);
+    }
+  }
+  if (st < 0) {
     int k = lowres_for(scale);
     st = decode_frame(w, job, pr.format, k);
     job->reduced_eighths = 8 >> k;
+    if (st == TD_OK) plan_image(&p, w->frame->width, w->frame->height);
   }
   if (st != TD_OK) return st;
   AVFrame *f = w->frame;
-  int o = job->orientation;
-  int transposed = o >= 5;
-  int ow = transposed ? f->height : f->width, oh = transposed ? f->width : f->height;
-  int full_w = pr.width > 0 ? (transposed ? pr.height : pr.width) : ow;
-  job->src_w = full_w;
-  job->src_h = pr.height > 0 ? (transposed ? pr.width : pr.height) : oh;
-  if (random_crop && job->crop_w <= 0) td_draw_random_crop(job, job->src_w, job->src_h);
-  if (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0 || job->crop_x + job->crop_w > job->src_w ||
-                          job->crop_y + job->crop_h > job->src_h)) {
+  if (p.status != TD_OK) {
     av_frame_unref(f);
-    return fail(job, TD_E_BAD_REQUEST, 0, "crop box outside the image");
+    return fail(job, p.status, 0, "crop box outside the image");
   }
-  rect src, dst;
-  plan_geometry(job, ow, oh, (double)ow / full_w, &src, &dst);
-  /* The same source as a fractional area for Tandem's resize (exact torchvision geometry for a
-   * plain 'cover'); swscale below takes the whole-pixel rect. */
-  td_area area = {src.x, src.y, src.w, src.h};
-  if (job->fit == TD_FIT_COVER && job->crop_w <= 0) {
-    area = torchvision_cover(job, job->src_w, job->src_h);
-    double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
-    area = (td_area){area.x * fx, area.y * fy, area.w * fx, area.h * fy};
-  } else if (random_crop) {
-    /* The drawn box exactly, in decoded pixels, not rounded to them at a reduced scale. */
-    double fx = (double)ow / job->src_w, fy = (double)oh / job->src_h;
-    area = (td_area){job->crop_x * fx, job->crop_y * fy, job->crop_w * fx, job->crop_h * fy};
-  }
-  area = unorient_area(area, o, f->width, f->height);
-  rect fr = unorient(src, o, f->width, f->height);
+  const int o = job->orientation;
+  const rect dst = p.dst;
+  const int iw = p.iw, ih = p.ih;
+  td_area area = p.area;
+  rect fr = p.fr;
   uint8_t *planes[4];
   offset_planes(f, &fr, planes);
 
   int stride = job->dst_w * ch;
   uint8_t *out = (uint8_t *)(uintptr_t)job->dst;
   if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
-  int iw = transposed ? dst.h : dst.w, ih = transposed ? dst.w : dst.h;
   uint8_t *target;
   int target_stride;
   if (o == 1) {

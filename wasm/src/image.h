@@ -17,7 +17,7 @@ typedef struct td_worker {
   struct SwsContext *sws;
   unsigned char *scratch; /* oriented images are scaled here, then rotated into place */
   size_t scratch_cap;
-  void *turbojpeg;       /* libjpeg-turbo decompressor, made on first use */
+  struct td_jpeg *jpeg;  /* libjpeg-turbo decompressor, made on first use */
   unsigned char *pixels; /* JPEGs decode here (at their DCT-scaled size) before the resize */
   size_t pixels_cap;
   td_resizer resizer; /* resizes those decoded pixels (bilinear) without libswscale */

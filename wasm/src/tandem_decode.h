@@ -117,10 +117,12 @@ typedef struct td_job {
   int32_t rrc_ratio_lo, rrc_ratio_hi; /* width / height, drawn log-uniformly */
   int32_t flip_chance;                /* chance of a horizontal flip */
   int32_t flipped;                    /* result: 1 when the output was mirrored */
-  char message[96];                   /* NUL-terminated detail for failures */
+  /* request, JPEG: 1 decodes every pixel even where the output reads fewer (jpeg.c), for checking */
+  int32_t window_off;
+  char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 48
+#define TD_JOB_WORDS 49
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
