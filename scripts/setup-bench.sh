@@ -10,7 +10,7 @@ set -euo pipefail
 log() { printf '[setup:bench] %s\n' "$*"; }
 fail() { printf '[setup:bench] error: %s\n' "$*" >&2; exit 1; }
 
-PACKAGES=(python3-torch python3-torchvision libjpeg-turbo-progs python3-pil gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev)
+PACKAGES=(python3-torch python3-torchvision libjpeg-turbo-progs python3-pil gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev libjpeg62-turbo-dev)
 PHOTOS_PKG=mate-backgrounds
 PHOTOS_VERSION=1.26.0-1
 PHOTOS_DEB=${PHOTOS_PKG}_${PHOTOS_VERSION}_all.deb
