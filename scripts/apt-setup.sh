@@ -51,11 +51,11 @@ missing=()
 # python3-torchvision: the RandomResizedCrop references (scripts/make-crop-reference.py).
 # The bench tier (scripts/bench-smoke.sh) runs every benchmark with its peers: python3-torch,
 # python3-torchvision and python3-pil (PyTorch's DataLoader, PIL), libjpeg-turbo-progs (tjbench), gcc
-# and the libav and turbojpeg headers (the native decode column). scripts/setup-bench.sh adds the
+# and the libav and libjpeg-turbo headers (the native decode column). scripts/setup-bench.sh adds the
 # photographs the full benchmark's corpus is cut from.
 for p in chromium debootstrap xz-utils dpkg-dev fonts-dejavu-core ffmpeg python3-pil python3-torch python3-torchvision jupyter-nbconvert python3-nbclient \
   clang-format-14 clang-14 libfuzzer-14-dev libclang-rt-14-dev cmake make \
-  libjpeg-turbo-progs gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev; do
+  libjpeg-turbo-progs gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libturbojpeg0-dev libjpeg62-turbo-dev; do
   installed "$p" || missing+=("$p")
 done
 mesa_ok || missing+=("mesa-vulkan-drivers/bookworm-backports")
