@@ -1,11 +1,12 @@
 // The demo page: starts the training worker, draws its events (charts, batch grid, status) and
-// proves the page stays responsive (a CSS spinner and a frame-gap meter). State for tests and
-// curious readers is on `window.tandemDemo`.
+// proves the page stays responsive (a CSS spinner and a frame-gap meter); after a finished run,
+// "try your model" (try-model.ts). State for tests and curious readers is on `window.tandemDemo`.
 import type { PreviewEvent } from '../src/train/index.ts';
 import { FrameMeter, LineChart, SplitBars } from './charts.ts';
 import { fromDrop, fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
 import type { DemoSettings, FromWorker, ToWorker } from './protocol.ts';
 import { savedRun, type SavedRun } from './saved-run.ts';
+import { TryModel } from './try-model.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const isolated = globalThis.crossOriginIsolated === true;
@@ -18,6 +19,12 @@ const charts = {
   queues: new LineChart($('queues'), 'input queue fill (mean so far)', [0, 1]),
   waited: new LineChart($('waited'), 'share of time the GPU waited for data', [0, 1]),
 };
+// The trained model lives in the worker: the section asks it through 'classify' messages.
+const tryModel = new TryModel(document, (m) => {
+  if (!worker) return false;
+  worker.postMessage({ type: 'classify', ...m } satisfies ToWorker);
+  return true;
+});
 const state = {
   state: 'idle' as 'idle' | 'running' | 'done' | 'error',
   crossOriginIsolated: isolated,
@@ -37,6 +44,10 @@ const state = {
   resumable: undefined as { step: number; steps: number } | undefined,
   /** True once the page has looked for a saved run. */
   checkedSaved: false,
+  /** The held-out accuracy of the last epoch, as the session reported it (undefined: no epoch yet). */
+  heldOutAccuracy: undefined as number | undefined,
+  /** The "try your model" section: held-out predictions, confusion matrix, classified files. */
+  tryModel: tryModel.state,
   errors: [] as string[],
   frameGaps: { max: 0, p95: 0 },
   points: () => Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, c.pointsDrawn])),
@@ -84,7 +95,9 @@ function start(picked?: PickedImages, resume = false): void {
   classes.push(...(picked?.classes ?? []));
   state.state = 'running';
   state.steps = state.previews = 0;
-  $<HTMLButtonElement>('stop').disabled = false;
+  state.heldOutAccuracy = undefined;
+  tryModel.reset();
+  stopButton('Stop', false);
   worker = new Worker(new URL('./train-worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (e: MessageEvent<FromWorker>) => onEvent(e.data);
   worker.onerror = (e) => fail(`worker: ${e.message}`);
@@ -110,8 +123,22 @@ function fail(message: string): void {
     : `Training failed: ${message}`;
   setStatus('error');
   console.warn(`tandem demo: ${message}`); // a warning, not an error: the page handled it
+  endWorker('The trained model is gone with the failed worker.');
+}
+
+/** Ends the worker and whatever it held (the run, or the trained model); the page keeps what it drew. */
+function endWorker(why?: string): void {
   worker?.terminate();
   worker = undefined;
+  stopButton('Stop', true);
+  tryModel.released(why);
+}
+
+/** The Stop button stops a run, then releases the trained model it left in the worker. */
+function stopButton(text: string, disabled: boolean): void {
+  const button = $<HTMLButtonElement>('stop');
+  button.textContent = text;
+  button.disabled = disabled;
 }
 
 function onEvent(e: FromWorker): void {
@@ -152,6 +179,7 @@ function onEvent(e: FromWorker): void {
       );
       return;
     case 'epoch':
+      state.heldOutAccuracy = e.valAccuracy;
       charts.accuracy.add('held-out', e.endedAt, e.valAccuracy);
       setStatus(
         `epoch ${e.epoch}/${e.epochs}: loss ${e.trainLoss.toFixed(3)}, train ${(e.trainAccuracy * 100).toFixed(1)}%, held-out ${(e.valAccuracy * 100).toFixed(1)}%`,
@@ -171,12 +199,24 @@ function onEvent(e: FromWorker): void {
       return;
     case 'done':
       state.state = 'done';
-      $<HTMLButtonElement>('stop').disabled = true;
-      worker?.terminate();
-      worker = undefined;
+      // A stopped run ends its worker; a finished one leaves the trained model in it to try.
+      if (e.cancelled) endWorker();
+      else {
+        stopButton('Release the model', false);
+        tryModel.preparing();
+      }
       setStatus(
         `${e.cancelled ? 'stopped' : 'done'}: ${e.steps} steps in ${e.seconds.toFixed(1)} s; waited for data ${(e.waitedForData * 100).toFixed(0)}% of the time; bottleneck: ${e.bottleneck}; ${e.failures} failed items`,
       );
+      return;
+    case 'held-out':
+      tryModel.showHeldOut(e);
+      return;
+    case 'classified':
+      tryModel.showClassified(e);
+      return;
+    case 'released':
+      endWorker();
       return;
   }
 }
@@ -233,7 +273,14 @@ $<HTMLInputElement>('folder').onchange = (ev) => {
 document.body.ondragover = (ev) => ev.preventDefault();
 document.body.ondrop = (ev) => {
   ev.preventDefault();
-  if (ev.dataTransfer?.items.length) fromDrop(ev.dataTransfer.items).then(start, (e: unknown) => fail(String(e)));
+  const dropped = ev.dataTransfer;
+  if (!dropped?.items.length) return;
+  // With a trained model on the page, files (no folder) dropped anywhere are for it, not a new run.
+  if (tryModel.state.model === 'ready' && [...dropped.items].every((i) => i.webkitGetAsEntry()?.isFile)) {
+    for (const file of dropped.files) tryModel.classify(file);
+    return;
+  }
+  fromDrop(dropped.items).then(start, (e: unknown) => fail(String(e)));
 };
 
 const meter = new FrameMeter();

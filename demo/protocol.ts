@@ -1,5 +1,6 @@
 // Messages between the demo page and its training worker (structured-cloneable data only).
 import type { TrainingEvent } from '../src/train/index.ts';
+import type { Prediction, PredictionFailure } from './trained-model.ts';
 
 export interface DemoSettings {
   epochs: number;
@@ -20,7 +21,13 @@ export type ToWorker =
       /** Continue the run saved in OPFS (built-in dataset, the saved settings). */
       resume?: boolean;
     }
-  | { type: 'stop' };
+  /** Stops training; once training has ended, releases the trained model and ends the worker. */
+  | { type: 'stop' }
+  /** Classifies a file with the trained model (answered by a 'classified' with the same id). */
+  | { type: 'classify'; id: number; name: string; file: Blob };
+
+/** What a 'classify' gave: the softmax over the model's classes, or why the file could not be read. */
+export type Classified = { id: number; probabilities: number[] } | { id: number; failure: PredictionFailure };
 
 export type FromWorker =
   | TrainingEvent
@@ -40,4 +47,19 @@ export type FromWorker =
       bottleneck: string | undefined;
       waitedForData: number;
     }
+  /**
+   * After a finished run (not a stopped one): the trained model's predictions on every held-out
+   * image, in the loader's order, and the bytes of the first few for the page's grid. The worker
+   * then stays alive with the model for 'classify' until the page sends 'stop'.
+   */
+  | {
+      type: 'held-out';
+      classes: string[];
+      predictions: Prediction[];
+      failures: PredictionFailure[];
+      images: { key: string; file: Blob }[];
+    }
+  | ({ type: 'classified' } & Classified)
+  /** The trained model was released (after 'stop'); the worker is closing. */
+  | { type: 'released' }
   | { type: 'error'; message: string };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ensureSyntheticFolder } from '../../src/sources/index.ts';
+import { encodeJpeg, encodePng, labelFor, renderSample, SHAPE_NAMES } from '../../src/synthetic/index.ts';
 import { loadTimmWeights } from '../../src/vit/index.ts';
 import { smallTimmFile } from '../shared/timm-scenarios.ts';
 import { bodyMoveBound, bodyMoved } from '../shared/train-scenarios.ts';
@@ -22,6 +23,18 @@ interface DemoState {
   resumable: { step: number; steps: number } | undefined;
   checkedSaved: boolean;
   errors: string[];
+  heldOutAccuracy: number | undefined;
+  tryModel: {
+    model: string;
+    heldOut: number;
+    failed: number;
+    shown: number;
+    wrong: number;
+    confusion: number[][];
+    accuracy: number;
+    predictions: { key: string; label: number; predicted: number; probability: number }[];
+    classified: { name: string; probabilities?: number[]; top?: { label: string; probability: number }[]; code?: string; error?: string }[];
+  };
   frameGaps: { max: number; p95: number };
   points: () => Record<string, number>;
 }
@@ -57,11 +70,98 @@ it('the demo page trains on the built-in data: charts grow, the batch grid is dr
     expect(late.previews).toBeGreaterThan(early.previews);
     expect((await demo.page.locator('#grid').screenshot()).equals(gridBefore)).toBe(false); // a later batch
     expect(await demo.page.locator('#mode').textContent()).toContain('Cross-origin isolated');
+    await tryTheModel(demo.page, late.heldOutAccuracy);
     expect(demo.errors).toEqual([]);
   } finally {
     await demo.close();
   }
 });
+
+/** The built-in data as the demo's worker generates it (syntheticData's defaults: seed 0, 4 classes, 160×120). */
+const builtin = (index: number) => renderSample(0, index, { width: 160, height: 120, classes: 4 });
+
+/**
+ * "Try your model" after the run above (96 images, every 5th held out: 19): the grid and the
+ * confusion matrix show the model's predictions on all of them, agreeing with the held-out accuracy
+ * the session reported; files chosen through the drop zone's input are classified by the model.
+ */
+async function tryTheModel(page: import('playwright-core').Page, reported: number | undefined): Promise<void> {
+  await page.waitForFunction(() => tandemDemo.tryModel.model === 'ready', undefined, { timeout: 60_000 });
+  const t = (await page.evaluate(snapshot)).tryModel;
+  const heldIndices = Array.from({ length: 96 }, (_, i) => i).filter((i) => i % 5 === 4);
+  expect(t.heldOut).toBe(heldIndices.length);
+  expect(t.failed).toBe(0);
+  expect(t.shown).toBe(19);
+  expect(await page.locator('#held-grid figure').count()).toBe(19);
+  const wrong = t.predictions.filter((p) => p.predicted !== p.label).length;
+  expect(t.wrong).toBe(wrong);
+  expect(await page.locator('#held-grid figure.wrong').count()).toBe(wrong);
+  // The matrix's rows are the held-out images' true classes, as the data generator labels them.
+  const perClass = [0, 1, 2, 3].map((c) => heldIndices.filter((i) => labelFor(0, i, 4) === c).length);
+  expect(t.confusion.map((row) => row.reduce((a, b) => a + b, 0))).toEqual(perClass);
+  const cells = await page.locator('#confusion tbody td').allTextContents();
+  expect(cells.map(Number)).toEqual(t.confusion.flat());
+  const diagonal = t.confusion.reduce((n, row, i) => n + row[i]!, 0);
+  expect(t.accuracy).toBe(diagonal / 19);
+  // The same images the session evaluated after the last epoch: the same count of right ones.
+  expect(reported).toBeDefined();
+  expect(Math.abs(diagonal - reported! * 19)).toBeLessThan(0.5);
+
+  // One held-out image again (its exact bytes), one image the run never saw (a PNG), one text file.
+  const held = builtin(4);
+  const unseen = builtin(1000);
+  await page.locator('#classify-file').setInputFiles([
+    { name: 'held-4.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(encodeJpeg(held.rgb, 160, 120, { quality: 90 })) },
+    { name: 'unseen.png', mimeType: 'image/png', buffer: Buffer.from(encodePng(unseen.rgb, 160, 120)) },
+    { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image, just words\n') },
+  ]);
+  await page.waitForFunction(
+    () => tandemDemo.tryModel.classified.length === 3 && tandemDemo.tryModel.classified.every((c) => c.probabilities || c.error),
+    undefined,
+    { timeout: 30_000 },
+  );
+  const [again, fresh, text] = (await page.evaluate(snapshot)).tryModel.classified;
+  const classes = SHAPE_NAMES.slice(0, 4) as readonly string[];
+  for (const c of [again!, fresh!]) {
+    expect(c.error).toBeUndefined();
+    expect(c.probabilities).toHaveLength(4);
+    for (const p of c.probabilities!) expect(p).toBeGreaterThanOrEqual(0);
+    expect(c.probabilities!.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 5);
+    expect(classes).toContain(c.top![0]!.label);
+  }
+  // Same bytes, same decode, same model: the answer the grid shows for that held-out image. (After
+  // two short epochs the model is not reliably right, so no particular class is required.)
+  const inGrid = t.predictions.find((p) => p.key === `synthetic/${held.className}/4`)!;
+  expect(again!.top![0]!.label).toBe(classes[inGrid.predicted]);
+  expect(again!.top![0]!.probability).toBeCloseTo(inGrid.probability, 4);
+  expect(text!.code).toBe('unknown-format');
+  const shown = await page.locator('#classified li.failed').textContent();
+  expect(shown).toContain('notes.txt');
+  expect(shown).toContain('DecodeError unknown-format');
+
+  // A file dropped on the zone goes to the model, not to the page's folder drop (a new run).
+  const dropped = await page.evaluate(async () => {
+    const first = document.querySelector<HTMLElement>('#held-grid figure')!;
+    const blob = await (await fetch(first.querySelector('img')!.src)).blob();
+    const data = new DataTransfer();
+    data.items.add(new File([blob], 'dropped.jpg', { type: 'image/jpeg' }));
+    document.querySelector('#drop')!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    return first.title; // the held-out image's key
+  });
+  await page.waitForFunction(() => tandemDemo.tryModel.classified[3]?.probabilities !== undefined, undefined, { timeout: 30_000 });
+  const afterDrop = await page.evaluate(snapshot);
+  expect(afterDrop.state).toBe('done');
+  const predicted = t.predictions.find((p) => p.key === dropped)!.predicted;
+  expect(afterDrop.tryModel.classified[3]!.top![0]!.label).toBe(classes[predicted]);
+
+  // Stop releases the model in the worker (GPU device and decode pool), then the worker ends.
+  expect(await page.locator('#stop').textContent()).toBe('Release the model');
+  await page.click('#stop');
+  await page.waitForFunction(() => tandemDemo.tryModel.model === 'released', undefined, { timeout: 30_000 });
+  expect(await page.locator('#drop').isVisible()).toBe(false);
+  await page.screenshot({ path: artifactPath('e2e-demo-try-model.png'), fullPage: true });
+  expect((await page.evaluate(snapshot)).errors).toEqual([]);
+}
 
 it('without COOP/COEP the page trains in the fallback mode and says so', async () => {
   const demo = await openDemo({ isolated: false, query: 'autostart=builtin&images=48&epochs=1&batch=16' });
