@@ -11,7 +11,15 @@ import type { Sample, Transform } from './types.ts';
 export const NATIVE_PACKAGES = 'gcc libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libjpeg62-turbo-dev';
 const root = new URL('../../', import.meta.url).pathname;
 // io.c: the allocation bound every image job applies (td_bound_allocations).
-const SOURCES = ['bench/native/decode-native.c', 'wasm/src/image.c', 'wasm/src/crop.c', 'wasm/src/jpeg.c', 'wasm/src/probe.c', 'wasm/src/resize.c', 'wasm/src/io.c'];
+const SOURCES = [
+  'bench/native/decode-native.c',
+  'wasm/src/image.c',
+  'wasm/src/crop.c',
+  'wasm/src/jpeg.c',
+  'wasm/src/probe.c',
+  'wasm/src/resize.c',
+  'wasm/src/io.c',
+];
 const HEADERS = ['wasm/src/image.h', 'wasm/src/probe.h', 'wasm/src/resize.h', 'wasm/src/io.h', 'wasm/src/tandem_decode.h'];
 const FLAGS = ['-O2', '-pthread'];
 const LIBS = ['-lavformat', '-lavcodec', '-lswscale', '-lavutil', '-ljpeg', '-lm'];

@@ -5,7 +5,7 @@
 //     list an ImageNet-style folder, read each file asynchronously (16 reads in flight), decode on
 //     a DecodePool of --threads wasm pthreads into RGB --size² with fit 'cover' (= torchvision
 //     Resize(size) + CenterCrop(size)), straight into u8 batches of --batch, touch a few bytes of
-//     each batch and release it. Untimed setup: importing the library, creating the pool (its
+//     each batch and release it (--transform rrc: RandomResizedCrop + flip instead). Untimed setup: importing the library, creating the pool (its
 //     threads start and the wasm module compiles there), listing the folder. Timed: the pipeline,
 //     from its first pull to its last batch.
 //   ref: the native reference's wasm half — the files given by --ref (path:WxH,...) decoded at
@@ -28,7 +28,7 @@ type Runtime = typeof import('../../src/runtime/index.ts');
 
 // node:util's parseArgs, as bench/shared/args.ts uses it; that module is not imported here because
 // bench/loader.ts transpiles this one file alone for Node (into the cache, away from bench/).
-const names = ['lib', 'corpus', 'images', 'threads', 'batch', 'size', 'reads', 'ref', 'seconds'];
+const names = ['lib', 'corpus', 'images', 'threads', 'batch', 'size', 'reads', 'ref', 'seconds', 'transform'];
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
@@ -77,7 +77,16 @@ async function loaderMode(): Promise<void> {
   const { files } = await lib.listImageFolder(corpus);
   const limit = num('images', 0);
   const items = limit > 0 ? files.slice(0, limit) : files;
-  const batcher = new lib.ImageBatcher(pool, { batchSize, height: size, width: size, channels: 3, buffers: 4, decode: { fit: 'cover' } });
+  // 'rrc': the training transform, RandomResizedCrop + flip drawn in the decoder.
+  const transform = arg('transform') ?? 'cover';
+  const batcher = new lib.ImageBatcher(pool, {
+    batchSize,
+    height: size,
+    width: size,
+    channels: 3,
+    buffers: 4,
+    ...(transform === 'rrc' ? { randomCrop: { seed: 0 } } : { decode: { fit: 'cover' as const } }),
+  });
   const pipeline = new lib.PipelineBuilder()
     .addSource(items)
     .pipe(async (f: { path: string; label: number }) => ({ bytes: await runtime.readFile(f.path), label: f.label, key: f.path }), {

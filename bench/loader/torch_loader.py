@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The PyTorch side of bench/loader.ts, in a process of its own (run with Debian's /usr/bin/python3).
 
-torchvision.datasets.ImageFolder + Compose([Resize(size), CenterCrop(size), PILToTensor()]),
+torchvision.datasets.ImageFolder + Compose([Resize(size), CenterCrop(size), PILToTensor()]) (or, with
+--transform rrc, [RandomResizedCrop(size), RandomHorizontalFlip(), PILToTensor()]),
 DataLoader(batch_size, num_workers, shuffle=False); every batch is iterated and a few of its bytes
 touched (as Tandem's child does). Torch's own defaults are left alone (the DataLoader's worker loop
 sets 1 intra-op thread per worker itself).
@@ -12,7 +13,7 @@ the iterator then shuts its workers down and joins them, so RUSAGE_CHILDREN hold
 
 Prints one JSON line on stdout.
 
-    /usr/bin/python3 bench/loader/torch_loader.py --corpus DIR [--images N] [--workers 2] [--batch 32] [--size 224] [--draft]
+    /usr/bin/python3 bench/loader/torch_loader.py --corpus DIR [--images N] [--workers 2] [--batch 32] [--size 224] [--transform cover|rrc] [--draft]
 """
 import argparse
 import json
@@ -47,11 +48,16 @@ def main():
     ap.add_argument('--workers', type=int, default=2)
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--size', type=int, default=224)
+    ap.add_argument('--transform', choices=['cover', 'rrc'], default='cover',
+                    help="cover: Resize + CenterCrop; rrc: RandomResizedCrop + RandomHorizontalFlip (the training transform)")
     ap.add_argument('--draft', action='store_true',
                     help="open each JPEG with PIL's draft(): libjpeg's DCT-domain downscale to the smallest size still >= the target")
     a = ap.parse_args()
 
-    tf = transforms.Compose([transforms.Resize(a.size), transforms.CenterCrop(a.size), transforms.PILToTensor()])
+    if a.transform == 'rrc':
+        tf = transforms.Compose([transforms.RandomResizedCrop(a.size), transforms.RandomHorizontalFlip(), transforms.PILToTensor()])
+    else:
+        tf = transforms.Compose([transforms.Resize(a.size), transforms.CenterCrop(a.size), transforms.PILToTensor()])
 
     def draft_loader(path):
         # The one-line change a careful PyTorch user makes: decode at 1/2, 1/4 or 1/8 scale when
