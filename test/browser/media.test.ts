@@ -18,6 +18,7 @@ import {
   randomCropMatchesTorchvision,
   randomCropStatisticsMatchTorchvision,
 } from '../shared/random-crop-scenarios.ts';
+import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
 
 // Served by the vite dev server from test/fixtures/generated (made by scripts/make-fixtures.sh).
 const load: FixtureLoader = async (name) => {
@@ -71,12 +72,13 @@ describe('image formats against PIL (Chromium)', () => {
 });
 
 describe('RandomResizedCrop + flip fused into decode (Chromium)', () => {
-  it("torchvision's boxes, pixels and draw statistics; reproducible; in both pool modes", async () => {
+  it("torchvision's boxes, pixels and draw statistics; reproducible; windowed JPEG decodes equal whole ones; in both pool modes", async () => {
     for (const mode of ['pthreads', 'workers'] as const) {
       const pool = await DecodePool.create({ threads: 2, mode });
       try {
         await randomCropMatchesTorchvision(pool, load);
         expect(await randomCropIsReproducible(pool, load)).toBe(23);
+        expect(await windowedDecodesEqualWholeDecodes(pool, load)).toBe(15 * 14);
         if (mode === 'pthreads') expect(await randomCropStatisticsMatchTorchvision(pool, load)).toBe(80);
       } finally {
         await pool.close();

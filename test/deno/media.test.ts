@@ -10,6 +10,7 @@ import {
   randomCropMatchesTorchvision,
   randomCropStatisticsMatchTorchvision,
 } from '../shared/random-crop-scenarios.ts';
+import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
 import {
   brokenAudioGetsTypedErrors,
   brokenVideoGetsTypedErrors,
@@ -72,7 +73,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "RandomResizedCrop + flip in decode: torchvision's boxes, pixels and draw statistics; reproducible, in both pool modes",
+  name: "RandomResizedCrop + flip in decode: torchvision's boxes, pixels and draw statistics; reproducible; windowed JPEG decodes equal whole ones; in both pool modes",
   ...opts,
   fn: async () => {
     for (const mode of ['pthreads', 'workers'] as const) {
@@ -80,6 +81,7 @@ Deno.test({
       try {
         await randomCropMatchesTorchvision(pool, load);
         await randomCropIsReproducible(pool, load);
+        await windowedDecodesEqualWholeDecodes(pool, load);
         if (mode === 'pthreads') await randomCropStatisticsMatchTorchvision(pool, load);
       } finally {
         await pool.close();
