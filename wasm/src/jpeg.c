@@ -121,7 +121,8 @@ int td_jpeg_decode(td_jpeg **handle, const td_job *job, int eighths, td_jpeg_win
     goto done;
   }
   const int gray = !cmyk && (job->channels == 1 || j->d.jpeg_color_space == JCS_GRAYSCALE);
-  j->d.out_color_space = gray ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
+  /* JCS_EXT_RGB, as TurboJPEG asks for RGB: the colour converter dispatches Tandem's wasm SIMD for it */
+  j->d.out_color_space = gray ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_EXT_RGB;
   j->d.dct_method = JDCT_ISLOW;
   j->d.do_fancy_upsampling = TRUE;
   j->d.scale_num = (unsigned)eighths;
