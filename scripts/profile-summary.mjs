@@ -6,12 +6,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const GROUPS = [
-  ['entropy (Huffman) decoding', /^(decode_mcu|jpeg_fill_bit_buffer|jpeg_huff_decode|process_restart|decompress_onepass|decompress_data|consume_data)/],
+  [
+    'entropy (Huffman) decoding',
+    /^(decode_mcu|jpeg_fill_bit_buffer|jpeg_huff_decode|process_restart|decompress_onepass|decompress_data|consume_data)/,
+  ],
   ['IDCT', /idct/],
   ['upsampling (4:2:0 chroma)', /upsample|h2v[12]|h1v2/],
   ['YCbCr → RGB', /ycc|rgb_convert|gray_rgb|grayscale_convert|null_convert|color_convert/],
   ['resize and the job (inlined)', /^(td_|horizontal_row|vertical|store_row|plan_axis|pool_thread|mirror_rows|orient_copy)/],
-  ['per-image setup (markers, tables, memory pools)', /read_markers|get_|jpeg_make_d_derived_tbl|jinit|jpeg_(start|read_header|crop|skip|core|calc|abort|consume|finish|mem_src)|alloc_|free_pool|start_(pass|input)|prepare_|master_|realize|per_scan|latch|make_funny|set_wraparound|output_pass|finish_|reset_|initial_setup|default_decompress|select_file_name|jdiv|round_up|jcopy|jzero/],
+  [
+    'per-image setup (markers, tables, memory pools)',
+    /read_markers|get_|jpeg_make_d_derived_tbl|jinit|jpeg_(start|read_header|crop|skip|core|calc|abort|consume|finish|mem_src)|alloc_|free_pool|start_(pass|input)|prepare_|master_|realize|per_scan|latch|make_funny|set_wraparound|output_pass|finish_|reset_|initial_setup|default_decompress|select_file_name|jdiv|round_up|jcopy|jzero/,
+  ],
   ['memory and libc', /^(memcpy|memset|memmove|dlmalloc|dlfree|malloc|free|calloc|realloc|sbrk|emscripten_builtin|__)/],
 ];
 
