@@ -8,7 +8,7 @@
 // Job: generated 500×375 JPEGs (quality 75..95) → RGB 224×224, Resize(224) + CenterCrop(224),
 // bilinear ("resize"); and the same files decoded at full size to RGB ("decode only").
 //
-//   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--threads N] [--ffmpeg-images M]
+//   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--threads N] [--ffmpeg-images M] [--corpus DIR]
 //                                   [--ffmpeg-timeout-ms 10000] [--no-browser] [--out docs/bench-decode.md]
 //                                   [--smoke]
 //
@@ -22,7 +22,7 @@ import process from 'node:process';
 import { DecodePool } from '../src/decode/index.ts';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
 import { openBrowserBench, type BrowserBench } from './decode/browser.ts';
-import { benchImages } from './decode/images.ts';
+import { benchImages, corpusImages } from './decode/images.ts';
 import { buildNative, nativePass, NATIVE_PACKAGES } from './decode/native.ts';
 import { FFMPEG_ARGS } from './decode/page/ffmpeg-args.ts';
 import { pilAvailable, pilPass } from './decode/pil.ts';
@@ -42,6 +42,7 @@ const args = benchArgs('decode', {
   'ffmpeg-images': { type: 'number', smoke: 2, help: 'images per @ffmpeg/ffmpeg pass (default: --images)' },
   'ffmpeg-timeout-ms': { type: 'number', default: 10_000 },
   'no-browser': { type: 'boolean' },
+  corpus: { type: 'string', help: 'the first --images JPEGs of this folder (ImageNet-style or flat) instead of generated ones' },
   out: { type: 'string', default: 'docs/bench-decode.md', smoke: smokeOut('bench-decode.md') },
 });
 const { smoke, argv } = args;
@@ -59,7 +60,8 @@ const log = (s: string) => console.error(`[bench:decode] ${s}`);
 
 log(`command: ${command}`);
 const loadAtStart = loadavg();
-const images = await benchImages(count);
+const corpus = args.values.corpus;
+const images = corpus ? corpusImages(corpus, count) : await benchImages(count);
 const paths = images.map((m) => m.path);
 const notes: string[] = [];
 
@@ -299,7 +301,7 @@ const lines = [
   `Runtimes: Deno ${process.versions.deno ?? '?'} (V8 ${process.versions.v8}), ${chromium ? `Chromium ${chromium} (headless, Debian)` : 'no Chromium'},`,
   `${'binary' in native ? `native: Tandem's C (wasm/src) built with gcc -O2 against ${native.libav} and Debian's libjpeg-turbo 2.1.5 (with their x86 SIMD)` : 'no native build'}, ${pilVersion ? `PIL ${pilVersion} (Debian python3-pil)` : 'no PIL'}, @ffmpeg/ffmpeg 0.12.15 with @ffmpeg/core(-mt) 0.12.10.`,
   '',
-  `Job: ${count} generated 500×375 JPEGs (4:2:0, quality 75..95, cycling) read into memory first. **resize**: RGB`,
+  `Job: ${corpus ? `the first ${images.length} JPEGs of \`${corpus}\` (${(images.reduce((s, m) => s + m.bytes.length, 0) / images.length / 1024).toFixed(0)} KB and ${(images.reduce((s, m) => s + m.info.width * m.info.height, 0) / images.length / 1000).toFixed(0)} kpx on average)` : `${count} generated 500×375 JPEGs (4:2:0, quality 75..95, cycling)`} read into memory first. **resize**: RGB`,
   '224×224, shorter side to 224 then centre crop (torchvision Resize(224) + CenterCrop(224)), bilinear. **decode only**: the',
   'same files at full size to RGB (RGBA for createImageBitmap), no resize. Each variant runs one pass over all images per',
   `repetition; ${reps} repetitions, interleaved (the order reverses every repetition), after one untimed warm-up pass of the`,

@@ -1,6 +1,7 @@
 // The benchmark's inputs: ImageNet-like JPEGs from the project's generator, 500×375, quality
 // 75..95 (cycling with the index), 4:2:0; generated once into the cache and reused.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { cacheDir, exists, makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { encodeJpeg, renderSample } from '../../src/sources/index.ts';
 import type { ImageInfo } from './types.ts';
@@ -28,6 +29,25 @@ export async function benchImages(count: number): Promise<BenchImage[]> {
   return Array.from({ length: count }, (_, i) => {
     const bytes = new Uint8Array(readFileSync(path(i)));
     return { path: path(i), bytes, info: jpegSize(bytes), quality: qualityOf(i) };
+  });
+}
+
+/** The first `count` JPEGs of a folder (its class folders in order, then flat files), e.g. a photo corpus. */
+export function corpusImages(dir: string, count: number): BenchImage[] {
+  const paths: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      if (paths.length >= count) return;
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (/\.jpe?g$/i.test(name)) paths.push(path);
+    }
+  };
+  walk(dir);
+  if (paths.length === 0) throw new Error(`no JPEGs under ${dir}`);
+  return paths.map((path) => {
+    const bytes = new Uint8Array(readFileSync(path));
+    return { path, bytes, info: jpegSize(bytes), quality: 0 };
   });
 }
 
