@@ -1,7 +1,8 @@
 import { TandemError } from '../errors/index.ts';
 import type { STATUS_CODES } from './abi.ts';
 
-export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled';
+/** 'module-unavailable': the decode module could not be loaded from DecodePoolOptions.moduleBase. */
+export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled' | 'module-unavailable';
 
 /** A typed, per-item decode failure; the pool that raised it stays healthy. */
 export class DecodeError extends TandemError {

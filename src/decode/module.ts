@@ -1,5 +1,6 @@
 import { crossOriginPthreadWorker, runtimeName } from '../runtime/index.ts';
 import { JOB_WORDS } from './abi.ts';
+import { DecodeError } from './errors.ts';
 import type { TandemDecodeModule } from '../../wasm/dist/tandem-decode.mjs';
 import type { TandemDecodeSingleModule } from '../../wasm/dist/tandem-decode-st.mjs';
 
@@ -18,7 +19,20 @@ export interface DecodeModule {
 // Taken before any factory call, so that overlapping loads cannot save each other's replacement.
 const runtimeWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
 
-export async function loadDecodeModule(threads: number, warn: (message: string) => void): Promise<DecodeModule> {
+/** import() of a URL chosen at run time, which bundlers must leave alone (they resolve literal ones). */
+async function importAt<T>(url: URL): Promise<T> {
+  try {
+    return (await import(/* @vite-ignore */ /* webpackIgnore: true */ url.href)) as T;
+  } catch (error) {
+    throw new DecodeError(
+      'module-unavailable',
+      `cannot load ${url.href} (moduleBase): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** `base`: the folder the modules are served from (DecodePoolOptions.moduleBase); default the package's. */
+export async function loadDecodeModule(threads: number, warn: (message: string) => void, base?: URL): Promise<DecodeModule> {
   if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
     // Without isolation emscripten's factory never resolves (it fails inside a worker), so say why now.
     throw new Error(
@@ -26,7 +40,9 @@ export async function loadDecodeModule(threads: number, warn: (message: string) 
         '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp).',
     );
   }
-  const { default: createTandemDecode } = await import('../../wasm/dist/tandem-decode.mjs');
+  const { default: createTandemDecode } = base
+    ? await importAt<typeof import('../../wasm/dist/tandem-decode.mjs')>(new URL('tandem-decode.mjs', base))
+    : await import('../../wasm/dist/tandem-decode.mjs');
   // Emscripten's Node workers are unref'd: without a live handle, Node would exit while the
   // factory waits for them to load.
   const keepAlive = setInterval(() => {}, 1 << 30);
@@ -72,8 +88,10 @@ export interface SingleModule {
   malloc(bytes: number): number;
 }
 
-export async function loadSingleModule(warn: (message: string) => void): Promise<SingleModule> {
-  const { default: createTandemDecodeSingle } = await import('../../wasm/dist/tandem-decode-st.mjs');
+export async function loadSingleModule(warn: (message: string) => void, base?: URL): Promise<SingleModule> {
+  const { default: createTandemDecodeSingle } = base
+    ? await importAt<typeof import('../../wasm/dist/tandem-decode-st.mjs')>(new URL('tandem-decode-st.mjs', base))
+    : await import('../../wasm/dist/tandem-decode-st.mjs');
   const exports = await createTandemDecodeSingle({ printErr: warn });
   const words = exports._td_job_words();
   if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);

@@ -95,6 +95,13 @@ export interface DecodePoolOptions {
    */
   mode?: DecodeMode | 'auto';
   /**
+   * The folder URL the decode modules are served from (`tandem-decode.mjs`, `tandem-decode.wasm`
+   * and their `-st` pair, as in the package's `wasm/dist/`), for hosts that serve them apart from
+   * the package's JavaScript: a self-hosted mirror, a page that copies them elsewhere. Default:
+   * the package's own `wasm/dist/`, found from its modules' URLs (also when imported from a CDN).
+   */
+  moduleBase?: string | URL;
+  /**
    * Where the pool's warnings go: the decoder's own diagnostics and a fallback worker that could
    * not be replaced (default: console.warn with a "[tandem decode]" prefix).
    */
@@ -156,7 +163,9 @@ export class DecodePool {
     const requested = options.mode ?? 'auto';
     const mode = requested === 'auto' ? (canShareMemory() ? 'pthreads' : 'workers') : requested;
     const warn = options.onWarning ?? ((message: string) => console.warn(`[tandem decode] ${message}`));
-    const backend = mode === 'pthreads' ? await PthreadBackend.create(threads, warn) : await WorkerBackend.create(threads, warn);
+    const base = options.moduleBase === undefined ? undefined : moduleFolder(options.moduleBase);
+    const backend =
+      mode === 'pthreads' ? await PthreadBackend.create(threads, warn, base) : await WorkerBackend.create(threads, warn, base);
     return new DecodePool(backend, Math.max(threads, options.maxInFlight ?? threads * 4));
   }
 
@@ -496,6 +505,17 @@ export class DecodePool {
           }
         : {}),
     };
+  }
+}
+
+/** A folder URL, ending in '/', so that module names resolve inside it; relative ones against the page. */
+function moduleFolder(base: string | URL): URL {
+  const href = String(base);
+  const location = (globalThis as { location?: { href: string } }).location?.href;
+  try {
+    return new URL(href.endsWith('/') ? href : `${href}/`, location);
+  } catch {
+    throw new DecodeError('bad-request', `moduleBase ${JSON.stringify(href)} is not a URL`);
   }
 }
 

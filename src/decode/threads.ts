@@ -18,8 +18,8 @@ export class PthreadBackend implements DecodeBackend {
     this.#module = module;
   }
 
-  static async create(threads: number, warn: (message: string) => void): Promise<PthreadBackend> {
-    const module = await loadDecodeModule(threads, warn);
+  static async create(threads: number, warn: (message: string) => void, base?: URL): Promise<PthreadBackend> {
+    const module = await loadDecodeModule(threads, warn, base);
     const started = module.exports._td_pool_start(threads);
     if (started !== threads) {
       module.close();

@@ -50,18 +50,29 @@ export class WorkerBackend implements DecodeBackend {
   #closed = false;
 
   readonly #warn: (message: string) => void;
+  /** The single-threaded module each worker loads, and its .wasm. */
+  readonly #urls: { moduleUrl: string; wasmUrl: string };
 
   private constructor(
     local: SingleModule,
     readonly threads: number,
     warn: (message: string) => void,
+    base: URL | undefined,
   ) {
     this.#local = local;
     this.#warn = warn;
+    // Both URLs literal by default, so that bundlers emit both files (the .wasm is not found next
+    // to a module a bundler copied as an asset).
+    this.#urls = base
+      ? { moduleUrl: new URL('tandem-decode-st.mjs', base).href, wasmUrl: new URL('tandem-decode-st.wasm', base).href }
+      : {
+          moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href,
+          wasmUrl: new URL('../../wasm/dist/tandem-decode-st.wasm', import.meta.url).href,
+        };
   }
 
-  static async create(threads: number, warn: (message: string) => void): Promise<WorkerBackend> {
-    const backend = new WorkerBackend(await loadSingleModule(warn), threads, warn);
+  static async create(threads: number, warn: (message: string) => void, base?: URL): Promise<WorkerBackend> {
+    const backend = new WorkerBackend(await loadSingleModule(warn, base), threads, warn, base);
     try {
       await Promise.all(Array.from({ length: threads }, () => backend.#startWorker()));
     } catch (error) {
@@ -126,17 +137,7 @@ export class WorkerBackend implements DecodeBackend {
       port.onMessage((data) => {
         const reply = data as Reply;
         if (reply.type === 'loaded') {
-          // Both URLs literal, so that bundlers emit both files (the .wasm is not found next to a
-          // module a bundler copied as an asset).
-          port.postMessage(
-            {
-              type: 'init',
-              moduleUrl: new URL('../../wasm/dist/tandem-decode-st.mjs', import.meta.url).href,
-              wasmUrl: new URL('../../wasm/dist/tandem-decode-st.wasm', import.meta.url).href,
-              layout: LAYOUT,
-            },
-            [],
-          );
+          port.postMessage({ type: 'init', ...this.#urls, layout: LAYOUT }, []);
         } else if (reply.type === 'ready') {
           ready = true;
           resolve();

@@ -9,6 +9,8 @@ export interface TrainingOptions {
   batchSize: number;
   /** Decode threads (pool size). */
   threads: number;
+  /** Where the decode modules are served, if not beside the package (DecodePoolOptions.moduleBase). */
+  moduleBase?: string | URL;
   seed: number;
   lr: number;
   /** Random resized crop, flip and jitter on the GPU; off, batches are only normalised. */

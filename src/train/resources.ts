@@ -41,7 +41,7 @@ export class TrainingResources {
     const cleanup: Array<() => void | Promise<void>> = [];
     if (!o.gpu) cleanup.push(() => gpu.close());
     try {
-      const pool = await DecodePool.create({ threads: o.threads });
+      const pool = await DecodePool.create({ threads: o.threads, moduleBase: o.moduleBase });
       cleanup.push(() => pool.close());
       started({ gpu, pool });
       const device = gpu.device;

@@ -1,6 +1,6 @@
 // The consumer tier: Tandem installed from its npm tarball into fresh projects outside the
 // repository, used as the README's "Use Tandem in your app" snippets (examples/) say, as written.
-import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -100,8 +100,12 @@ function staticServer(root: string, isolated: boolean, cdn = false): Promise<{ u
   );
 }
 
-/** A page whose import map points at the package on another origin, as a notebook's CDN import does. */
-function cdnPage(cdn: string): string {
+/**
+ * A page whose import map points at the package on another origin, as a notebook's CDN import
+ * does; with `moduleBase`, the decode modules come from a third origin (a self-hosted mirror).
+ */
+function cdnPage(cdn: string, moduleBase?: string): string {
+  const options = moduleBase ? `, moduleBase: ${JSON.stringify(moduleBase)}` : '';
   const map = { imports: { tandem: `${cdn}dist/index.js`, 'tandem/train': `${cdn}dist/train/index.js` } };
   return `<!doctype html>
 <html><head><meta charset="utf-8" /><script type="importmap">${JSON.stringify(map)}</script></head>
@@ -111,14 +115,14 @@ function cdnPage(cdn: string): string {
   import { runTraining, syntheticData } from 'tandem/train';
   const out = document.getElementById('out');
   try {
-    const pool = await DecodePool.create({ threads: 2 });
+    const pool = await DecodePool.create({ threads: 2${options} });
     const bytes = new Uint8Array(await (await fetch('photo.jpg')).arrayBuffer());
     const { pixels, info } = await pool.decode(bytes, { width: 224, height: 224, fit: 'cover' });
     const mode = pool.mode;
     await pool.close();
     // 40 generated JPEGs, every 5th held out: 4 steps of 8 through the whole loader.
     const data = await syntheticData({ count: 40 });
-    const report = await runTraining(data, { epochs: 1, batchSize: 8, threads: 2, seed: 1, lr: 2e-3, augment: false, reportEvery: 1 });
+    const report = await runTraining(data, { epochs: 1, batchSize: 8, threads: 2, seed: 1, lr: 2e-3, augment: false, reportEvery: 1${options} });
     const losses = report.timeline.steps.map((s) => s.loss);
     out.textContent = JSON.stringify({
       mode, format: info.format, pixels: pixels.length, failed: report.failures,
@@ -333,6 +337,35 @@ describe('Tandem installed from its tarball', () => {
       }
     } finally {
       cdn.server.close();
+    }
+  });
+
+  it('with moduleBase, the decode modules come from a mirror on a third origin (the CDN has none): decodes and trains, with and without isolation', async () => {
+    const dir = await project('script-tag', 'script-tag');
+    const packageCopy = join(dir, 'cdn-without-wasm');
+    cpSync(join(dir, 'node_modules', 'tandem'), packageCopy, { recursive: true });
+    rmSync(join(packageCopy, 'wasm', 'dist'), { recursive: true });
+    const cdn = await staticServer(packageCopy, false, true);
+    const mirror = await staticServer(join(dir, 'node_modules', 'tandem', 'wasm', 'dist'), false, true);
+    try {
+      writeFileSync(join(dir, 'mirror.html'), cdnPage(cdn.url, mirror.url));
+      for (const isolated of [true, false]) {
+        const { url, server } = await staticServer(dir, isolated);
+        try {
+          expect(await openPage(`${url}mirror.html`)).toEqual({
+            mode: isolated ? 'pthreads' : 'workers',
+            format: 'jpeg',
+            pixels: 150528,
+            failed: 0,
+            trained: { steps: 4, lossFinite: true },
+          });
+        } finally {
+          server.close();
+        }
+      }
+    } finally {
+      cdn.server.close();
+      mirror.server.close();
     }
   });
 });
