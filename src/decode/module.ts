@@ -1,6 +1,7 @@
 import { crossOriginPthreadWorker, runtimeName } from '../runtime/index.ts';
 import { JOB_WORDS } from './abi.ts';
 import { DecodeError } from './errors.ts';
+import { importUrl } from './import-url.js';
 import type { TandemDecodeModule } from '../../wasm/dist/tandem-decode.mjs';
 import type { TandemDecodeSingleModule } from '../../wasm/dist/tandem-decode-st.mjs';
 
@@ -19,10 +20,9 @@ export interface DecodeModule {
 // Taken before any factory call, so that overlapping loads cannot save each other's replacement.
 const runtimeWorker = Object.getOwnPropertyDescriptor(globalThis, 'Worker');
 
-/** import() of a URL chosen at run time, which bundlers must leave alone (they resolve literal ones). */
 async function importAt<T>(url: URL): Promise<T> {
   try {
-    return (await import(/* @vite-ignore */ /* webpackIgnore: true */ url.href)) as T;
+    return (await importUrl(url.href)) as T;
   } catch (error) {
     throw new DecodeError(
       'module-unavailable',

@@ -1,0 +1,1 @@
+export function importUrl(url: string): Promise<unknown>;
