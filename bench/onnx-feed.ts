@@ -47,8 +47,9 @@ const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim()
 // normalisation loop and tensor against Tandem's feed, one session: float rounding only (WGSL
 // against JavaScript on WebGPU, measured ≤ 4e-7; the same arithmetic, bit for bit, on wasm). The
 // canvas path decodes and resizes by itself (bilinear sampling, where Tandem filters as PIL's
-// antialiased bilinear does): its pixels measured 4.6 (generated shapes) and 10.3 (photographs)
-// levels of 255 apart from Tandem's on average, and its outputs 4–5% of the largest output apart.
+// antialiased bilinear does): on first batches of 32 its pixels measured 4.6–10.3 levels of 255
+// apart from Tandem's on average (generated shapes, photographs), its outputs 2–5% of the largest
+// output apart.
 const SAME_PIXELS_TOLERANCE = 1e-4;
 const PIXEL_MEAN_TOLERANCE = 20; // mean absolute difference, 0..255
 const CANVAS_OUTPUT_TOLERANCE = 0.15; // max absolute output difference ÷ the largest absolute output
@@ -239,8 +240,10 @@ float32, batches of ${batch}.
   \`Tensor.fromGpuBuffer\`. On wasm it normalises on the CPU into the tensor's Float32Array.
 
 On WebGPU the outputs stay on the GPU (\`preferredOutputLocation: 'gpu-buffer'\`, disposed, not
-read), so each pass measures the input path and the model; reading the logits would add one
-readback per batch to both paths alike. A pass ends when the GPU has finished
+read), so each pass measures the input path and the model; reading the outputs back would add
+the same readbacks to both paths. ORT's path reads its pixels from a canvas made with
+\`willReadFrequently\` (kept on the CPU); a GPU-backed canvas would add a copy per image that
+\`mapAsync\` does not count. A pass ends when the GPU has finished
 (\`onSubmittedWorkDone\`, not a readback). "The model alone" runs the same session as often on one
 input made beforehand (on WebGPU a GPU buffer written once): the most either path could reach
 here. A warm-up pass of each, then ${reps} interleaved
@@ -258,10 +261,13 @@ canvas samples bilinearly; Tandem filters as PIL's antialiased bilinear does), s
 tolerances measured on both corpora and set with room; the measured values are in the second
 table of each corpus.
 
-Chromium ${chromeVersion}, ONNX Runtime Web ${env.ort}, WebGPU adapter: ${env.adapter || 'unnamed'}
-(SwiftShader, a CPU adapter): the model runs on the same ${env.cores || hardwareConcurrency()} cores
+Chromium ${chromeVersion}, ONNX Runtime Web ${env.ort}, WebGPU adapter: ${env.adapter || 'unnamed'}${
+    /swiftshader|llvmpipe|lavapipe/i.test(env.adapter)
+      ? ` (a CPU adapter): the model runs on the same ${env.cores || hardwareConcurrency()} cores
 as the decoding, so the absolute numbers say little about a real GPU; the ratio of the input paths
-and the readback counts do.
+and the readback counts do.`
+      : `, ${env.cores || hardwareConcurrency()} cores.`
+  }
 
 ${lines.join('\n')}
 - Load at start: \`${uptimeStart}\`
