@@ -13,6 +13,7 @@ export {
   formatStats,
   bottleneck,
   profilePipeline,
+  PipelineBuildError,
   PipelineFailureBudgetError,
   PipelineStallError,
 } from './pipeline/index.ts';
@@ -58,7 +59,7 @@ export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOpti
 
 // One failure model: every error is a TandemError with a `code`; every item a source or stage
 // could not deliver is a Failed ({ key, stage, error }), told apart from items by isFailure.
-export { TandemError, isFailure } from './errors/index.ts';
+export { EnvironmentError, InternalError, TandemError, isFailure, type EnvironmentErrorCode } from './errors/index.ts';
 export type { Failed } from './errors/index.ts';
 
 // Where the bytes come from.
@@ -78,6 +79,7 @@ export {
   DirectoryCache,
   CacheStorageCache,
   SourceError,
+  DatasetError,
 } from './sources/index.ts';
 export type {
   LabelledFile,

@@ -47,7 +47,15 @@ async function timeStage<I, O>(
   const t0 = performance.now();
   for await (const out of p) sink(out);
   const seconds = (performance.now() - t0) / 1000;
-  if (p.failures().length) throw new Error(`profile ${name}: ${p.failures().length} items failed`);
+  // Each failure's own typed error (a DecodeError, a FetchError...), with the count.
+  const failed = p.failures();
+  if (failed.length) {
+    const first = failed[0]!.error;
+    throw new AggregateError(
+      failed.map((f) => f.error),
+      `profile ${name}: ${failed.length} items failed, first: ${first instanceof Error ? first.message : String(first)}`,
+    );
+  }
   return { seconds, time: p.stats().stages[1]!.time };
 }
 

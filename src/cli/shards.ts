@@ -13,7 +13,7 @@ export const SHARDS_HELP = `usage: tandem shards --data DIR --out DIR [--shard-s
 /** "256M" → 268435456; plain numbers are bytes. */
 export function parseBytes(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)i?[bB]?$/.exec(text.trim());
-  if (!match) throw new Error(`not a size in bytes: ${JSON.stringify(text)} (e.g. 100000, 64M, 1G)`);
+  if (!match) throw new UsageError(`not a size in bytes: ${JSON.stringify(text)} (e.g. 100000, 64M, 1G)`);
   const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
   return Math.floor(Number(match[1]) * scale);
 }
@@ -46,7 +46,7 @@ export async function runShards(flags: Map<string, string>, log: (line: string) 
   let perShard: number | undefined;
   let seed: number | undefined;
   try {
-    if (!data || data === 'true' || !out || out === 'true') throw new Error('--data DIR and --out DIR are required');
+    if (!data || data === 'true' || !out || out === 'true') throw new UsageError('--data DIR and --out DIR are required');
     const size = flags.get('shard-size');
     shardBytes = size === undefined ? (flags.has('per-shard') ? undefined : parseBytes('256M')) : parseBytes(size);
     perShard = positiveInt(flags, 'per-shard');

@@ -1,3 +1,4 @@
+import { DecodeError } from './errors.ts';
 import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
 import { hash3, mix32 } from '../random/index.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -289,12 +290,12 @@ export class ImageBatcher {
       return data;
     };
     const release = () => {
-      if (released) throw new Error(`batch ${buffer.sequence} was already released`);
+      if (released) throw new DecodeError('released', `batch ${buffer.sequence} was already released`);
       released = true;
       this.#recycle(buffer);
     };
     const guard = <T>(value: T): T => {
-      if (released) throw new Error(`batch ${buffer.sequence} was used after release()`);
+      if (released) throw new DecodeError('released', `batch ${buffer.sequence} was used after release()`);
       return value;
     };
     return {

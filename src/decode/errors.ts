@@ -1,8 +1,20 @@
 import { TandemError } from '../errors/index.ts';
 import type { STATUS_CODES } from './abi.ts';
 
-/** 'module-unavailable': the decode module could not be loaded from DecodePoolOptions.moduleBase. */
-export type DecodeErrorCode = Exclude<(typeof STATUS_CODES)[number], 'ok'> | 'closed' | 'stalled' | 'module-unavailable';
+/**
+ * Beyond a job's own statuses: 'closed' and 'stalled' pools, 'module-unavailable' (the decode
+ * module could not be loaded, or is not this library's build), 'no-shared-memory' (pthreads mode
+ * without SharedArrayBuffer), 'no-threads' (the module could not start its threads), 'released'
+ * (a batch used after release()).
+ */
+export type DecodeErrorCode =
+  | Exclude<(typeof STATUS_CODES)[number], 'ok'>
+  | 'closed'
+  | 'stalled'
+  | 'module-unavailable'
+  | 'no-shared-memory'
+  | 'no-threads'
+  | 'released';
 
 /** A typed, per-item decode failure; the pool that raised it stays healthy. */
 export class DecodeError extends TandemError {

@@ -35,7 +35,8 @@ async function importAt<T>(url: URL): Promise<T> {
 export async function loadDecodeModule(threads: number, warn: (message: string) => void, base?: URL): Promise<DecodeModule> {
   if (typeof SharedArrayBuffer === 'undefined' || (typeof crossOriginIsolated !== 'undefined' && !crossOriginIsolated)) {
     // Without isolation emscripten's factory never resolves (it fails inside a worker), so say why now.
-    throw new Error(
+    throw new DecodeError(
+      'no-shared-memory',
       'tandem decode: SharedArrayBuffer is unavailable. Serve the page cross-origin isolated ' +
         '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp).',
     );
@@ -62,7 +63,8 @@ export async function loadDecodeModule(threads: number, warn: (message: string) 
     else delete (globalThis as { Worker?: unknown }).Worker;
   });
   const words = exports._td_job_words();
-  if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
+  if (words !== JOB_WORDS)
+    throw new DecodeError('module-unavailable', `tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
   const memory = exports.wasmMemory;
   return {
     exports,
@@ -94,7 +96,8 @@ export async function loadSingleModule(warn: (message: string) => void, base?: U
     : await import('../../wasm/dist/tandem-decode-st.mjs');
   const exports = await createTandemDecodeSingle({ printErr: warn });
   const words = exports._td_job_words();
-  if (words !== JOB_WORDS) throw new Error(`tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
+  if (words !== JOB_WORDS)
+    throw new DecodeError('module-unavailable', `tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);
   return {
     exports,
     // Read on every use: a module without shared memory replaces its buffer when it grows.

@@ -2,6 +2,7 @@
 // record in shared memory and blocks; the event loop answers from a ByteSource, one window at a
 // time. Only the window is ever in wasm memory, so a long file is never held whole.
 import { STREAM_WORDS, StreamField, StreamState } from './abi.ts';
+import { DecodeError } from './errors.ts';
 import { openFileRange } from '../runtime/index.ts';
 
 /**
@@ -110,7 +111,7 @@ export function initStreamRecord(
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new DecodeError('over-budget', `${what} took longer than ${ms} ms`)), ms);
   });
   try {
     return await Promise.race([promise, expired]);

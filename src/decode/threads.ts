@@ -1,3 +1,4 @@
+import { DecodeError } from './errors.ts';
 import { Field, INPUT_PADDING, JOB_WORDS, JobKind, JobState } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
 import { loadDecodeModule, type DecodeModule } from './module.ts';
@@ -23,7 +24,7 @@ export class PthreadBackend implements DecodeBackend {
     const started = module.exports._td_pool_start(threads);
     if (started !== threads) {
       module.close();
-      throw new Error(`decode pool: started ${started} of ${threads} threads`);
+      throw new DecodeError('no-threads', `decode pool: started ${started} of ${threads} threads`);
     }
     return new PthreadBackend(module, threads);
   }

@@ -1,5 +1,6 @@
 import { Field, INPUT_PADDING, JOB_BYTES, JOB_WORDS, JobKind, JobState, STATUS_CODES, writeJobMessage } from './abi.ts';
 import type { DecodeBackend, JobSlot } from './backend.ts';
+import { DecodeError } from './errors.ts';
 import { loadSingleModule, type SingleModule } from './module.ts';
 import { startModuleWorker, type WorkerPort } from '../runtime/index.ts';
 
@@ -141,7 +142,7 @@ export class WorkerBackend implements DecodeBackend {
         } else if (reply.type === 'ready') {
           ready = true;
           resolve();
-        } else if (reply.type === 'init-error') reject(new Error(`decode worker could not load its module: ${reply.message}`));
+        } else if (reply.type === 'init-error') reject(new DecodeError('module-unavailable', `decode worker could not load its module: ${reply.message}`));
         else this.#finish(worker, reply);
       });
     });

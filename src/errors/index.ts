@@ -9,6 +9,34 @@ export abstract class TandemError extends Error {
   abstract readonly code: string;
 }
 
+/**
+ * What the runtime lacks for the call: local files (a browser), WebGPU, a package Node needs, an
+ * asset it could not load. Said with what to install or enable.
+ */
+export type EnvironmentErrorCode = 'no-local-files' | 'no-webgpu' | 'missing-package' | 'asset-unavailable';
+
+export class EnvironmentError extends TandemError {
+  override readonly name = 'EnvironmentError';
+  constructor(
+    readonly code: EnvironmentErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A broken promise inside Tandem itself, never the caller's input: a bug to report. */
+export class InternalError extends TandemError {
+  override readonly name = 'InternalError';
+  readonly code = 'internal';
+}
+
+/** Checks what Tandem's own code guarantees; a failure is an InternalError (a bug), not bad input. */
+export function invariant(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new InternalError(message);
+}
+
 /** An item that was not delivered: which one (`key`), at which step (`stage`), and why (`error`). */
 export interface Failed<Stage extends string = string, E extends Error = Error> {
   readonly key: string;

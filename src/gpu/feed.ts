@@ -1,21 +1,9 @@
-import { TandemError } from '../errors/index.ts';
+import { FeedError } from './feed-error.ts';
 import { GpuError, type GpuContext } from './device.ts';
 import { NormalizeKernel, normalizeReference, type NormalizeOptions, type TensorLayout } from './normalize.ts';
 import { BatchUploader, type HostBatch } from './uploader.ts';
 
-export type FeedErrorCode = 'batch-released' | 'shape-mismatch' | 'closed' | 'no-webgpu-backend';
-
-/** A batch a framework feeder cannot take: released already, the wrong shape, a closed feeder, no backend. */
-export class FeedError extends TandemError {
-  override readonly name = 'FeedError';
-  constructor(
-    readonly code: FeedErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { FeedError, type FeedErrorCode } from './feed-error.ts';
 
 /** What a framework feeder makes: batches of `batchSize` images of height × width × channels. */
 export interface FeedShape {

@@ -1,3 +1,4 @@
+import { FeedError } from './feed-error.ts';
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -110,7 +111,7 @@ export class BatchUploader {
    */
   async upload(batch: HostBatch, signal?: AbortSignal, waits?: { waitFor<T>(wait: Promise<T>): Promise<T> }): Promise<GpuBatch> {
     try {
-      if (this.#closed) throw new Error('uploader is closed');
+      if (this.#closed) throw new FeedError('closed', 'uploader is closed');
       // The wait for a free slot goes to the stage's statistics as a resource wait (pass the stage's context as `waits`).
       const slot = this.#slots.tryAcquire() ?? (await (waits ? waits.waitFor(this.#slots.acquire(signal)) : this.#slots.acquire(signal)));
       try {
@@ -175,7 +176,7 @@ export class BatchUploader {
   #handle(slot: Slot, batch: HostBatch, labels: Int32Array, keys: readonly string[], bytes: number): GpuBatch {
     let released = false;
     const release = () => {
-      if (released) throw new Error(`GPU batch ${batch.sequence} was already released`);
+      if (released) throw new FeedError('batch-released', `GPU batch ${batch.sequence} was already released`);
       released = true;
       this.#giveBack(slot);
     };
@@ -187,7 +188,7 @@ export class BatchUploader {
       layout: 'NHWC',
       byteLength: bytes,
       get buffer() {
-        if (released) throw new Error(`GPU batch ${batch.sequence} was used after release()`);
+        if (released) throw new FeedError('batch-released', `GPU batch ${batch.sequence} was used after release()`);
         return slot.device;
       },
       labels,

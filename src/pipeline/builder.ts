@@ -1,4 +1,5 @@
 /** Fluent builder → plain PipelineConfig → Pipeline. */
+import { PipelineBuildError } from './errors.ts';
 import { Pipeline } from './pipeline.ts';
 import type {
   Aggregator,
@@ -57,7 +58,7 @@ export class PipelineBuilder<T = never> {
   #sinkSize = 8;
 
   addSource<U>(src: SourceInput<U> | MergeSourceConfig, opts: SourceOptions = {}): PipelineBuilder<U> {
-    if (this.#source !== undefined) throw new Error('addSource: the pipeline already has a source');
+    if (this.#source !== undefined) throw new PipelineBuildError('source-already-set', 'addSource: the pipeline already has a source');
     const repeat = opts.repeat ?? 1;
     if (repeat !== true && (!Number.isInteger(repeat) || repeat < 1)) throw new RangeError('repeat must be ≥ 1 or true');
     if (isMerge(src)) {
@@ -130,7 +131,7 @@ export class PipelineBuilder<T = never> {
   }
 
   config(): PipelineConfig {
-    if (this.#source === undefined) throw new Error('the pipeline has no source: call addSource first');
+    if (this.#source === undefined) throw new PipelineBuildError('no-source', 'the pipeline has no source: call addSource first');
     return { source: this.#source, stages: [...this.#stages], sinkSize: this.#sinkSize };
   }
 

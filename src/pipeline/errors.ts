@@ -18,6 +18,17 @@ export class PipelineFailureBudgetError extends TandemError {
   }
 }
 
+/** A pipeline built the wrong way round: a second source, or none. */
+export class PipelineBuildError extends TandemError {
+  override readonly name = 'PipelineBuildError';
+  constructor(
+    readonly code: 'source-already-set' | 'no-source',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface StallInfo {
   readonly stage: string;
   readonly inflight: number;

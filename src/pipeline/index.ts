@@ -3,7 +3,7 @@ export { PipelineBuilder, customTask, describeConfig, workerTask } from './build
 export type { PipeOptions, SourceOptions } from './builder.ts';
 export { Pipeline } from './pipeline.ts';
 export type { MergeOptions, PipelineState } from './pipeline.ts';
-export { PipelineFailureBudgetError, PipelineStallError, WorkerTaskError } from './errors.ts';
+export { PipelineBuildError, PipelineFailureBudgetError, PipelineStallError, WorkerTaskError } from './errors.ts';
 export type { StageFailureSummary, StallInfo } from './errors.ts';
 export type { FailureRecord } from './failures.ts';
 export type { Executor } from './executor.ts';

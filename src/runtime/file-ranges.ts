@@ -1,5 +1,6 @@
 // Random-access reads of a local file for Node and Deno (streamed video decoding reads a window at
 // an offset at a time). Browsers read File objects with Blob.slice instead.
+import { EnvironmentError } from '../errors/index.ts';
 import { runtimeName } from './detect.ts';
 
 export interface FileRange {
@@ -51,7 +52,8 @@ export async function openFileRange(path: string): Promise<FileRange> {
       close: async () => file.close(),
     };
   }
-  if (runtimeName !== 'node') throw new Error('openFileRange: local files are read in Node and Deno; in a browser use a File');
+  if (runtimeName !== 'node')
+    throw new EnvironmentError('no-local-files', 'openFileRange: local files are read in Node and Deno; in a browser use a File');
   // A computed specifier keeps bundlers from pulling node:fs into browser builds.
   const spec = 'node:fs/promises';
   const fs = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as unknown as {

@@ -1,5 +1,6 @@
 // Streaming file access for Node and Deno: tar shards are read and written a chunk at a time, and
 // the byte cache needs sizes and deletion. Browsers use the File API / Cache API instead.
+import { EnvironmentError } from '../errors/index.ts';
 import { runtimeName } from './detect.ts';
 
 interface DenoFile {
@@ -28,7 +29,8 @@ interface NodeStreams {
 const deno = (globalThis as unknown as { Deno?: DenoStreams }).Deno;
 let nodeFs: Promise<NodeStreams> | undefined;
 function fs(): Promise<NodeStreams> {
-  if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+  if (runtimeName !== 'node')
+    throw new EnvironmentError('no-local-files', `tandem: local files are not available in the ${runtimeName} runtime`);
   nodeFs ??= import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeStreams>;
   return nodeFs;
 }

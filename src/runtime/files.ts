@@ -1,4 +1,5 @@
 // File access for Node and Deno (browsers read user-picked files through the File API instead).
+import { EnvironmentError } from '../errors/index.ts';
 import { runtimeName } from './detect.ts';
 
 export interface DirEntry {
@@ -34,7 +35,8 @@ let nodeFs: Promise<NodeFs> | undefined;
 let nodeFsCallbacks: NodeFsCallbacks | undefined;
 
 function fs(): Promise<NodeFs> {
-  if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+  if (runtimeName !== 'node')
+    throw new EnvironmentError('no-local-files', `tandem: local files are not available in the ${runtimeName} runtime`);
   nodeFs ??= import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeFs>;
   return nodeFs;
 }
@@ -46,7 +48,8 @@ function fs(): Promise<NodeFs> {
 export async function readFile(path: string): Promise<Uint8Array> {
   if (deno) return deno.readFile(path);
   if (!nodeFsCallbacks) {
-    if (runtimeName !== 'node') throw new Error(`tandem: local files are not available in the ${runtimeName} runtime`);
+    if (runtimeName !== 'node')
+      throw new EnvironmentError('no-local-files', `tandem: local files are not available in the ${runtimeName} runtime`);
     nodeFsCallbacks = (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs' as string)) as NodeFsCallbacks;
   }
   const callbacks = nodeFsCallbacks;

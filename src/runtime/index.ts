@@ -1,6 +1,7 @@
 // Everything that differs between browsers, Deno and Node lives in this folder: which runtime this
 // is, how to read a file or a bundled text asset, and how to get a WebGPU adapter.
 
+import { EnvironmentError } from '../errors/index.ts';
 import { preferVulkanInDeno } from './deno-gpu.ts';
 import { denoGlobal, runtimeName } from './detect.ts';
 
@@ -19,7 +20,7 @@ export async function readText(url: URL): Promise<string> {
     return fs.readFile(url, 'utf8');
   }
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`cannot load ${url.href}: HTTP ${response.status}`);
+  if (!response.ok) throw new EnvironmentError('asset-unavailable', `cannot load ${url.href}: HTTP ${response.status}`);
   return response.text();
 }
 
@@ -40,7 +41,13 @@ export async function getGpu(): Promise<GPU> {
     try {
       webgpu = await importHidden<NodeWebGpu>('webgpu');
     } catch (cause) {
-      throw new Error('tandem gpu (Node): the npm package "webgpu" (dawn.node) is required: npm install webgpu', { cause });
+      throw new EnvironmentError(
+        'missing-package',
+        'tandem gpu (Node): the npm package "webgpu" (dawn.node) is required: npm install webgpu',
+        {
+          cause,
+        },
+      );
     }
     // dawn.node does not define the WebGPU constant globals (GPUBufferUsage, ...); shaders and
     // buffer code use them as in browsers.
@@ -52,7 +59,8 @@ export async function getGpu(): Promise<GPU> {
   if (denoGlobal) preferVulkanInDeno(denoGlobal as unknown as Parameters<typeof preferVulkanInDeno>[0]);
   const gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
   if (!gpu) {
-    throw new Error(
+    throw new EnvironmentError(
+      'no-webgpu',
       runtimeName === 'deno'
         ? 'tandem gpu (Deno): navigator.gpu is missing; use Deno ≥ 1.39 on a machine with a Vulkan driver (Mesa lavapipe works)'
         : 'tandem gpu (browser): navigator.gpu is missing; use a WebGPU browser (Chromium: --enable-unsafe-webgpu where it is not on by default)',

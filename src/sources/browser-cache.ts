@@ -1,6 +1,7 @@
 // The browser's byte cache: the Cache API (persistent, per origin), with the same size bound and
 // LRU eviction as the directory cache. Entries are stored under made-up URLs on a reserved .invalid
 // host, so they can never be confused with, or served as, real responses.
+import { DatasetError } from './errors.ts';
 import { keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
 import { LruIndex } from './lru.ts';
 
@@ -16,7 +17,8 @@ export class CacheStorageCache implements ByteCache {
   /** Opens (or creates) the named cache in `storage` (default: globalThis.caches). */
   static async open(name: string, options: { maxBytes: number; storage?: CacheStorage }): Promise<CacheStorageCache> {
     const storage = options.storage ?? (globalThis as { caches?: CacheStorage }).caches;
-    if (!storage) throw new Error('CacheStorageCache: the Cache API is not available here (it needs a secure context)');
+    if (!storage)
+      throw new DatasetError('no-cache-api', 'CacheStorageCache: the Cache API is not available here (it needs a secure context)');
     const cache = await storage.open(name);
     const index = new LruIndex(options.maxBytes);
     for (const request of await cache.keys()) {

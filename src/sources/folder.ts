@@ -1,3 +1,4 @@
+import { DatasetError } from './errors.ts';
 import { exists, listDir, makeDir, writeFileAtomic } from '../runtime/index.ts';
 import { encodeJpeg, renderSample } from '../synthetic/index.ts';
 
@@ -15,7 +16,7 @@ export async function listImageFolder(root: string): Promise<{ files: LabelledFi
     .filter((e) => e.isDirectory)
     .map((e) => e.name)
     .sort();
-  if (classes.length === 0) throw new Error(`${root}: no class subfolders (expected root/<class>/<image>)`);
+  if (classes.length === 0) throw new DatasetError('no-classes', `${root}: no class subfolders (expected root/<class>/<image>)`);
   const files: LabelledFile[] = [];
   for (const [label, className] of classes.entries()) {
     const names = (await listDir(`${root}/${className}`))

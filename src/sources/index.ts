@@ -2,6 +2,7 @@ export { ensureSyntheticFolder, listImageFolder, type LabelledFile, type Synthet
 export { holdOut, shuffledEpoch, shuffledEpochs } from './sampling.ts';
 export * from '../synthetic/index.ts';
 export { readTar, SourceError, unsafeNameReason, type SourceErrorReason, type TarMember, type TarReadOptions } from './tar.ts';
+export { DatasetError, type DatasetErrorCode } from './errors.ts';
 export {
   splitKey,
   webDatasetSamples,

@@ -2,6 +2,7 @@
 // weight_i / Σ weights (over the inputs still live), drawn from a counter-based seeded stream, so
 // the same seed gives the same interleaving, and a saved position (draws, items taken per input)
 // continues it exactly.
+import { DatasetError } from './errors.ts';
 import { hash3 } from '../random/index.ts';
 
 type AnyIterable<T> = Iterable<T> | AsyncIterable<T>;
@@ -104,7 +105,7 @@ export class WeightedMix<T> implements AsyncIterable<Mixed<T>> {
   /** A mix continuing from `state`; every input's source must be a function (see MixInput). */
   static fromState<T>(inputs: readonly MixInput<T>[], state: MixState, options: MixOptions = {}): WeightedMix<T> {
     if (state.kind !== 'tandem.mix' || state.version !== 1 || state.taken.length !== inputs.length)
-      throw new Error('not a tandem mix state for these inputs');
+      throw new DatasetError('state-mismatch', 'not a tandem mix state for these inputs');
     const mix = new WeightedMix(inputs, { ...options, seed: state.seed });
     mix.current = structuredClone(state);
     mix.base = structuredClone(state);

@@ -1,5 +1,6 @@
 // A resumable, rank-aware index sampler: DistributedSampler's order (seeded shuffle per epoch, then
 // this consumer's positions) with a cursor that fits in a checkpoint as plain JSON.
+import { DatasetError } from './errors.ts';
 import { streamFor } from '../random/index.ts';
 import { partitionLength, partitionPosition, resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
 
@@ -71,7 +72,7 @@ export class DistributedSampler implements IterableIterator<number> {
   /** A sampler continuing from a saved state (the dataset size must still match). */
   static fromState(state: SamplerState): DistributedSampler {
     if (state.kind !== 'tandem.sampler' || state.version !== 1)
-      throw new Error(`not a tandem sampler state: ${JSON.stringify(state).slice(0, 80)}`);
+      throw new DatasetError('not-a-state', `not a tandem sampler state: ${JSON.stringify(state).slice(0, 80)}`);
     // The saved consumer already flattens rank × worker, so it is restored as a rank of `consumers`.
     const sampler = new DistributedSampler({
       size: state.size,

@@ -2,6 +2,7 @@
 // consumer's share of it (ranks × workers), and a bounded seeded shuffle buffer. Its state names
 // samples by (shard position, sample number), never by bytes, so it is small JSON; restoring re-reads
 // only the shards the buffered samples came from.
+import { DatasetError } from './errors.ts';
 import { type Failed, isFailure } from '../errors/index.ts';
 import { hash3 } from '../random/index.ts';
 import { partitionList, resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
@@ -88,8 +89,9 @@ export class ShardStream implements AsyncIterable<ShardItem> {
 
   /** A stream continuing from `state`; `options` must describe the same shards and shuffle. */
   static fromState(shards: readonly string[], state: ShardStreamState, options: ShardStreamOptions = {}): ShardStream {
-    if (state.kind !== 'tandem.shards' || state.version !== 1) throw new Error('not a tandem shard stream state');
-    if (state.shardCount !== shards.length) throw new Error(`state is for ${state.shardCount} shards, got ${shards.length}`);
+    if (state.kind !== 'tandem.shards' || state.version !== 1) throw new DatasetError('not-a-state', 'not a tandem shard stream state');
+    if (state.shardCount !== shards.length)
+      throw new DatasetError('state-mismatch', `state is for ${state.shardCount} shards, got ${shards.length}`);
     const stream = new ShardStream(shards, {
       ...options,
       seed: state.seed,
@@ -165,7 +167,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ShardItem> {
-    if (this.started) throw new Error('a ShardStream is iterated once; make another with fromState(state())');
+    if (this.started) throw new DatasetError('iterated', 'a ShardStream is iterated once; make another with fromState(state())');
     this.started = true;
     this.log.reset(this.state(), 0);
     for (; this.epoch < this.epochs; this.epoch++, this.shard = 0, this.sample = 0, this.draws = 0) {

@@ -1,5 +1,6 @@
 // One pool of reusable slots (decode job records, batch buffers, GPU upload slots) for everything
 // that hands out a fixed set of resources and takes them back.
+import { invariant } from '../errors/index.ts';
 import { waitInLine } from './wait.ts';
 
 /**
@@ -57,7 +58,7 @@ export class SlotPool<T> {
   }
 
   release(slot: T): void {
-    if (!this.#lent.has(slot)) throw new Error('SlotPool: released a slot that was not lent out');
+    invariant(this.#lent.has(slot), 'SlotPool: released a slot that was not lent out');
     const next = this.#line.shift();
     if (next) {
       next(slot); // stays lent, to the next in line

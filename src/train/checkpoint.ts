@@ -4,7 +4,7 @@
 // the same seed follows) and the epochs already recorded, behind a versioned JSON header. A resumed
 // session checks that it is the same run (model, data, seed, batch size, epochs) and says what
 // differs when it is not.
-import { TandemError } from '../errors/index.ts';
+import { InternalError, TandemError } from '../errors/index.ts';
 import type { ViTConfig } from '../vit/index.ts';
 import type { EpochRecord } from './events.ts';
 
@@ -154,6 +154,6 @@ export class SourcePosition {
       }
       return;
     }
-    throw new Error(`tandem train: batch row ${lastKey} was never yielded by the source (the loader must keep input order)`);
+    throw new InternalError(`tandem train: batch row ${lastKey} was never yielded by the source (the loader must keep input order)`);
   }
 }

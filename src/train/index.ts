@@ -34,3 +34,4 @@ export {
 } from './sources.ts';
 export { shardData, type ShardDataOptions } from './shards.ts';
 export { toRgba } from './preview.ts';
+export { TrainingError } from './errors.ts';

@@ -2,6 +2,7 @@
 // (read, wasm decode into batch buffers, upload into a GPU ring) → WGSL augmentation or
 // normalisation → ViT steps in WGSL, with held-out evaluation after every epoch. It reports
 // through events (steps, stage occupancy, epochs, batch previews) and returns a report.
+import { TrainingError } from './errors.ts';
 import { bottleneck, type PipelineStats } from '../pipeline/index.ts';
 import { shuffledEpochs } from '../sources/index.ts';
 import { dims, presets, type ViTConfig } from '../vit/index.ts';
@@ -28,7 +29,7 @@ export async function runTraining(
   emit: (e: TrainingEvent) => void = () => {},
 ): Promise<TrainReport> {
   const trainCount = data.stream?.count ?? data.train.length;
-  if (trainCount === 0) throw new Error('tandem train: no training images');
+  if (trainCount === 0) throw new TrainingError('no-data', 'tandem train: no training images');
   // Checked before anything is allocated: a bad option costs no threads and no GPU.
   for (const name of ['epochs', 'batchSize', 'threads'] as const) {
     const value = o[name];

@@ -1,7 +1,8 @@
 // Training data streamed from WebDataset tar shards (as `tandem shards` writes them: `<key>.<image
 // ext>` + `<key>.cls`, and a shards.json manifest), local or over HTTP, split across ranks by
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
-import { isFailure, ShardStream, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
+import { TrainingError } from './errors.ts';
+import { isFailure, ShardStream, SourceError, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
 import type { LabelledSource, LabelledData } from './sources.ts';
 
 const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'bmp', 'gif'];
@@ -17,7 +18,7 @@ export interface ShardDataOptions extends Omit<ShardStreamOptions, 'seed' | 'epo
  */
 export function shardData(manifest: ShardManifest, base: string, options: ShardDataOptions = {}): LabelledData {
   if (manifest.format !== 'webdataset' || !Array.isArray(manifest.shards))
-    throw new Error(`${base}: not a shards.json written by tandem shards`);
+    throw new TrainingError('bad-manifest', `${base}: not a shards.json written by tandem shards`);
   const root = base.replace(/\/+$/, '');
   const shards = manifest.shards.map((s) => `${root}/${s.name}`);
   const samplesOf = new Map(manifest.shards.map((s) => [`${root}/${s.name}`, s.samples]));
@@ -48,7 +49,7 @@ async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
     const cls = item.files.cls;
     const label = cls ? Number(new TextDecoder().decode(cls).trim()) : Number.NaN;
     if (ext === undefined || !Number.isInteger(label) || label < 0) {
-      const why = new Error(`${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`);
+      const why = new SourceError('unsupported-type', key, `${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`);
       yield { key, label: -1, read: () => Promise.reject(why) };
       continue;
     }

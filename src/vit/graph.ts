@@ -2,6 +2,7 @@
 // size: forward (patches → tokens → blocks → class-token norm → head), backward in reverse with
 // every gradient written exactly once into the flat gradient buffer, then the optimizer. Only the
 // first dispatch (images) and the loss (labels) depend on per-step buffers; see model.ts.
+import { invariant } from '../errors/index.ts';
 import { dims, paramLayout, type ViTConfig } from './config.ts';
 import type { Dispatch, Kernels, LayerNormSpec } from './kernels.ts';
 import type { OptimValues } from './params.ts';
@@ -52,7 +53,7 @@ export function buildGraph(device: GPUDevice, k: Kernels, c: ViTConfig, B: numbe
   };
   const off = (name: string) => {
     const t = L.byName.get(name);
-    if (!t) throw new Error(`vit: no tensor ${name}`);
+    invariant(t, `vit: no tensor ${name}`);
     return t.offset;
   };
   const [params, grads, m, v] = [buf(L.size), buf(L.size), buf(L.size), buf(L.size)];

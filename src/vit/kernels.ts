@@ -2,6 +2,7 @@
 // and its own small uniform buffer — so a training step only records `setBindGroup` +
 // `dispatchWorkgroups` and allocates nothing. Offsets and strides are in f32 elements and live in
 // the uniforms, so tensors inside one flat buffer need no binding-offset alignment.
+import { invariant } from '../errors/index.ts';
 import { readText } from '../runtime/index.ts';
 import { onCpuAdapter, uniformBuffer } from '../gpu/index.ts';
 import {
@@ -101,7 +102,7 @@ function bindingsOf(code: string): { bindings: Map<string, number>; uniformBindi
     if (m[2] === 'uniform') uniformBinding = Number(m[1]);
     else bindings.set(m[3]!, Number(m[1]));
   }
-  if (uniformBinding < 0) throw new Error('vit: a kernel source declares no uniform block');
+  invariant(uniformBinding >= 0, 'vit: a kernel source declares no uniform block');
   return { bindings, uniformBinding };
 }
 
@@ -382,13 +383,13 @@ export class Kernels {
   /** One dispatch: `entries` by their WGSL names, the uniform block packed from `params` (or shared). */
   #make(name: string, entries: Entries, params: ArrayBuffer | GPUBuffer, groups: [number, number, number]): Dispatch {
     const kernel = this.#kernels.get(name);
-    if (!kernel) throw new Error(`vit: no pipeline ${name}`);
+    invariant(kernel, `vit: no pipeline ${name}`);
     const { pipeline, bindings, uniformBinding } = kernel;
     const uniform = params instanceof ArrayBuffer ? this.#uniform(params) : params;
     const bound: GPUBindGroupEntry[] = [{ binding: uniformBinding, resource: { buffer: uniform } }];
     for (const [variable, buffer] of Object.entries(entries)) {
       const binding = bindings.get(variable);
-      if (binding === undefined) throw new Error(`vit ${name}: its WGSL declares no buffer named ${variable}`);
+      invariant(binding !== undefined, `vit ${name}: its WGSL declares no buffer named ${variable}`);
       bound.push({ binding, resource: { buffer } });
     }
     const bindGroup = this.#device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bound, label: `vit ${name}` });

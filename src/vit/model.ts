@@ -2,6 +2,7 @@
 // AdamW into the caller's command encoder (one compute pass); the loss is accumulated on the GPU
 // and read back only when asked, through a staging buffer, so the queue never drains for it.
 import { readBuffer } from '../gpu/index.ts';
+import { WeightsError } from './safetensors.ts';
 import { defaultTrain, dims, initParams, layerNormEps, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import { buildGraph, type StepGraph } from './graph.ts';
 import { optimValues } from './params.ts';
@@ -193,14 +194,17 @@ export class ViTTrainer {
   loadCheckpoint(bytes: Uint8Array): void {
     const copy = new Uint8Array(bytes); // a copy at offset 0 (a Node Buffer's slice() is a view into a shared pool)
     const [magic, length] = new Uint32Array(copy.buffer, 0, 2);
-    if (magic !== MAGIC || length === undefined) throw new Error('vit: not a tandem ViT checkpoint');
+    if (magic !== MAGIC || length === undefined) throw new WeightsError('malformed', 'vit: not a tandem ViT checkpoint');
     const header = JSON.parse(new TextDecoder().decode(copy.subarray(8, 8 + length))) as { config: ViTConfig; size: number };
     if (JSON.stringify(header.config) !== JSON.stringify(this.config) || header.size !== this.layout.size) {
-      throw new Error(`vit: checkpoint shape ${JSON.stringify(header.config)} does not match ${JSON.stringify(this.config)}`);
+      throw new WeightsError(
+        'shape',
+        `vit: checkpoint shape ${JSON.stringify(header.config)} does not match ${JSON.stringify(this.config)}`,
+      );
     }
     let at = 8 + Math.ceil(length / 4) * 4;
     for (const target of [this.#g.params, this.#g.m, this.#g.v, this.#g.state]) {
-      if (at + target.size > copy.byteLength) throw new Error('vit: truncated checkpoint');
+      if (at + target.size > copy.byteLength) throw new WeightsError('truncated', 'vit: truncated checkpoint');
       this.#device.queue.writeBuffer(target, 0, copy, at, target.size);
       at += target.size;
     }

@@ -1,6 +1,7 @@
 // The CPU reference ViT in f64: forward, hand-written backward, and AdamW with warmup + cosine
 // schedule and global-norm clipping. Parameters and gradients use the flat layout of config.ts, so
 // they compare element for element with the GPU trainer's buffers.
+import { invariant } from '../errors/index.ts';
 import { dims, layerNormEps, learningRate, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import {
   addBias,
@@ -72,7 +73,7 @@ export class ReferenceViT {
   /** A view of one named tensor in a flat parameter (or gradient) array. */
   view<T extends F64 | Float32Array>(flat: T, name: string): T {
     const t = this.layout.byName.get(name);
-    if (!t) throw new Error(`vit: no tensor ${name}`);
+    invariant(t, `vit: no tensor ${name}`);
     return flat.subarray(t.offset, t.offset + t.size) as T;
   }
 

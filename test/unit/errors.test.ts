@@ -64,3 +64,64 @@ describe('one failure model', () => {
     expect(isFailure({ key: 'x', error: new Error('e') })).toBe(false);
   });
 });
+
+describe('no plain Error', () => {
+  it('src throws no plain Error: each is a TandemError with a code, a built-in typed error, or an invariant() (InternalError)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const src = new URL('../../src/', import.meta.url).pathname;
+    const plain = readdirSync(src, { recursive: true })
+      .map(String)
+      .filter((f) => /\.(ts|js)$/.test(f))
+      .flatMap((f) =>
+        readFileSync(`${src}${f}`, 'utf8')
+          .split('\n')
+          .map((line, i) => ({ where: `src/${f}:${i + 1}`, line }))
+          .filter(({ line }) => /throw new Error\(/.test(line)),
+      )
+      .map(({ where, line }) => `${where}: ${line.trim()}`);
+    expect(plain).toEqual([]);
+  });
+
+  it('what a caller meets carries a code: a pipeline without a source, a released batch, a folder without classes, a foreign state, a broken invariant', async () => {
+    const { PipelineBuilder, PipelineBuildError } = await import('../../src/pipeline/index.ts');
+    const { DatasetError, DistributedSampler, listImageFolder } = await import('../../src/sources/index.ts');
+    const { InternalError, invariant } = await import('../../src/errors/index.ts');
+    const { DecodePool, ImageBatcher } = await import('../../src/decode/index.ts');
+    const { encodeJpeg, renderSample } = await import('../../src/synthetic/index.ts');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e instanceof TandemError ? `${e.name}:${e.code}` : `plain:${String(e)}`;
+      }
+      return 'no error';
+    };
+    expect(codeOf(() => new PipelineBuilder().build())).toBe('PipelineBuildError:no-source');
+    expect(PipelineBuildError).toBeDefined();
+    expect(codeOf(() => invariant(false, 'never'))).toBe('InternalError:internal');
+    expect(new InternalError('x')).toBeInstanceOf(TandemError);
+    expect(codeOf(() => DistributedSampler.fromState({ kind: 'other' } as never))).toBe('DatasetError:not-a-state');
+    const empty = mkdtempSync(join(tmpdir(), 'tandem-empty-'));
+    const listed = await listImageFolder(empty).catch((e: unknown) => e);
+    expect(listed instanceof DatasetError && listed.code === 'no-classes').toBe(true);
+
+    const pool = await DecodePool.create({ threads: 1 });
+    const batcher = new ImageBatcher(pool, { batchSize: 1, height: 8, width: 8, buffers: 2 });
+    try {
+      const s = renderSample(1, 0, { width: 16, height: 12 });
+      const stage = batcher.decodeStage({ bytes: encodeJpeg(s.rgb, s.width, s.height), key: 'a' });
+      const token = (await stage.next()).value;
+      const batch = token && batcher.aggregator().push(token);
+      expect(batch).toBeDefined();
+      batch!.release();
+      expect(codeOf(() => batch!.data)).toBe('DecodeError:released');
+      expect(codeOf(() => batch!.release())).toBe('DecodeError:released');
+    } finally {
+      batcher.close();
+      await pool.close();
+    }
+  });
+});

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 const src = new URL('../../src/', import.meta.url).pathname;
 /** Lower layers first; a room may import rooms of lower layers only. */
 const LAYERS: string[][] = [
-  ['errors', 'runtime', 'random', 'sync'],
+  ['errors'],
+  ['runtime', 'random', 'sync'],
   ['synthetic'],
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx'],

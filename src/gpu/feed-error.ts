@@ -1,0 +1,16 @@
+// Its own file so that the uploader (which feeders build on) can raise it without an import cycle.
+import { TandemError } from '../errors/index.ts';
+
+export type FeedErrorCode = 'batch-released' | 'shape-mismatch' | 'closed' | 'no-webgpu-backend';
+
+/** A batch a framework feeder cannot take: released already, the wrong shape, a closed feeder, no backend. */
+export class FeedError extends TandemError {
+  override readonly name = 'FeedError';
+  constructor(
+    readonly code: FeedErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
