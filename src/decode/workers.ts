@@ -142,7 +142,8 @@ export class WorkerBackend implements DecodeBackend {
         } else if (reply.type === 'ready') {
           ready = true;
           resolve();
-        } else if (reply.type === 'init-error') reject(new DecodeError('module-unavailable', `decode worker could not load its module: ${reply.message}`));
+        } else if (reply.type === 'init-error')
+          reject(new DecodeError('module-unavailable', `decode worker could not load its module: ${reply.message}`));
         else this.#finish(worker, reply);
       });
     });

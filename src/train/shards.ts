@@ -49,7 +49,11 @@ async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
     const cls = item.files.cls;
     const label = cls ? Number(new TextDecoder().decode(cls).trim()) : Number.NaN;
     if (ext === undefined || !Number.isInteger(label) || label < 0) {
-      const why = new SourceError('unsupported-type', key, `${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`);
+      const why = new SourceError(
+        'unsupported-type',
+        key,
+        `${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`,
+      );
       yield { key, label: -1, read: () => Promise.reject(why) };
       continue;
     }
