@@ -127,6 +127,19 @@ for (const t of threadCounts) {
   );
 }
 
+// The fallback a page without cross-origin isolation gets (a static host without header control):
+// one single-threaded instance per worker and one copy per item, forced here beside pthreads.
+const workerPools = new Map<number, DecodePool>();
+for (const t of threadCounts) workerPools.set(t, await DecodePool.create({ threads: t, mode: 'workers' }));
+for (const t of threadCounts)
+  add(
+    'wasm (Deno)',
+    `wasm in Deno, workers mode, ${plural(t, 'thread')}`,
+    t,
+    'resize',
+    timed(selfCpuSeconds, () => decodePass(workerPools.get(t)!, images, 'resize', true)),
+  );
+
 let browser: BrowserBench | undefined;
 const ffmpegConfigs: FfmpegConfig[] = [];
 if (!args.values['no-browser']) {
@@ -198,7 +211,7 @@ const memory = treeMemory();
 const chromium = browser?.version;
 const pageErrors = browser?.errors ?? [];
 await browser?.close();
-for (const p of pools.values()) await p.close();
+for (const p of [...pools.values(), ...workerPools.values()]) await p.close();
 const loadAtEnd = loadavg();
 
 // ---- figures ----------------------------------------------------------------------------------
@@ -272,6 +285,14 @@ const goals: Goal[] = [
     ratio: ratio(fig(`Tandem in Chromium, ${plural(N, 'thread')}`), bestFfmpeg?.f),
     target: 6,
   },
+  ...threadCounts.map((t) => ({
+    what: `(reference, not a goal) wasm in Deno, ${plural(t, 'thread')}: workers mode ÷ pthreads, DCT reduction allowed`,
+    ratio: ratio(
+      fig(`wasm in Deno, workers mode, ${plural(t, 'thread')}`),
+      fig(`wasm in Deno, ${plural(t, 'thread')}, DCT reduction allowed`),
+    ),
+    target: 0,
+  })),
   ...threadCounts.map((t) => ({
     what: `Tandem in Chromium ÷ createImageBitmap, ${t} core${t > 1 ? 's' : ''}`,
     ratio: ratio(fig(`Tandem in Chromium, ${plural(t, 'thread')}`), fig(`createImageBitmap in Chromium, ${plural(t, 'worker')}`)),
