@@ -12,7 +12,7 @@
 //                                      [--corpus DIR] [--out docs/bench-onnx-feed.md] [--smoke]
 // --smoke (bench/shared/args.ts): 8 images in batches of 4, 1 repetition, 2 threads, the report
 // under test-results/bench-smoke/.
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
@@ -20,7 +20,7 @@ import { createServer } from 'vite';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
 import { chromiumArgs, isolation } from '../vite.config.ts';
 import { benchAssets } from './decode/browser.ts';
-import { benchImages, jpegSize, type BenchImage } from './decode/images.ts';
+import { benchImages, corpusImages, type BenchImage } from './decode/images.ts';
 import { table } from './decode/report.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
 import { fixed, median, times } from './shared/stats.ts';
@@ -54,27 +54,6 @@ const SAME_PIXELS_TOLERANCE = 1e-4;
 const PIXEL_MEAN_TOLERANCE = 20; // mean absolute difference, 0..255
 const CANVAS_OUTPUT_TOLERANCE = 0.15; // max absolute output difference ÷ the largest absolute output
 
-function corpusImages(dir: string, limit: number): BenchImage[] {
-  const paths: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = `${d}/${name}`;
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.jpe?g$/i.test(name)) paths.push(p);
-    }
-  };
-  walk(dir);
-  // Spread over the classes rather than the first folders only.
-  const step = Math.max(1, Math.floor(paths.length / limit));
-  return paths
-    .filter((_, i) => i % step === 0)
-    .slice(0, limit)
-    .map((path) => {
-      const bytes = new Uint8Array(readFileSync(path));
-      return { path, bytes, info: jpegSize(bytes), quality: 0 };
-    });
-}
-
 function checkFeeds(provider: Provider, c: FeedCheck): void {
   const what = `${provider}: ${JSON.stringify(c)}`;
   if (!(c.samePixels <= SAME_PIXELS_TOLERANCE))
@@ -93,7 +72,7 @@ const uptimeStart = uptime();
 log(`command: ${command}`);
 log(`uptime: ${uptimeStart}`);
 const corpora: { name: string; images: BenchImage[] }[] = [{ name: 'generated 500×375 shapes', images: await benchImages(count) }];
-if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count) });
+if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count, true) });
 
 const paths: FeedPath[] = ['ort', 'tandem', 'model'];
 const providers: Provider[] = ['webgpu', 'wasm'];

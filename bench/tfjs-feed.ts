@@ -11,7 +11,7 @@
 //                                      [--corpus DIR] [--out docs/bench-tfjs-feed.md] [--smoke]
 // --smoke (bench/shared/args.ts): 8 images in batches of 4, 1 repetition, 2 threads, the report
 // under test-results/bench-smoke/.
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
@@ -20,7 +20,7 @@ import { createServer } from 'vite';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
 import { chromiumArgs, isolation } from '../vite.config.ts';
 import { benchAssets } from './decode/browser.ts';
-import { benchImages, jpegSize, type BenchImage } from './decode/images.ts';
+import { benchImages, corpusImages, type BenchImage } from './decode/images.ts';
 import { table } from './decode/report.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
 import { median, times } from './shared/stats.ts';
@@ -43,32 +43,11 @@ const command = `npx deno run -A bench/tfjs-feed.ts ${argv.join(' ')}`.trim();
 const log = (s: string) => console.error(`[bench:tfjs-feed] ${s}`);
 const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
 
-function corpusImages(dir: string, limit: number): BenchImage[] {
-  const paths: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = `${d}/${name}`;
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.jpe?g$/i.test(name)) paths.push(p);
-    }
-  };
-  walk(dir);
-  // Spread over the classes rather than the first folders only.
-  const step = Math.max(1, Math.floor(paths.length / limit));
-  return paths
-    .filter((_, i) => i % step === 0)
-    .slice(0, limit)
-    .map((path) => {
-      const bytes = new Uint8Array(readFileSync(path));
-      return { path, bytes, info: jpegSize(bytes), quality: 0 };
-    });
-}
-
 const uptimeStart = uptime();
 log(`command: ${command}`);
 log(`uptime: ${uptimeStart}`);
 const corpora: { name: string; images: BenchImage[] }[] = [{ name: 'generated 500×375 shapes', images: await benchImages(count) }];
-if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count) });
+if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count, true) });
 
 const paths: FeedPath[] = ['tfjs', 'tandem'];
 const modes: FeedMode[] = ['input', 'train'];

@@ -32,12 +32,15 @@ export async function benchImages(count: number): Promise<BenchImage[]> {
   });
 }
 
-/** The first `count` JPEGs of a folder (its class folders in order, then flat files), e.g. a photo corpus. */
-export function corpusImages(dir: string, count: number): BenchImage[] {
+/**
+ * `count` JPEGs of a folder (ImageNet-style or flat), walked in name order: the first ones, or with
+ * `spread` every (n ÷ count)-th, so that every class folder is in.
+ */
+export function corpusImages(dir: string, count: number, spread = false): BenchImage[] {
   const paths: string[] = [];
   const walk = (d: string) => {
     for (const name of readdirSync(d).sort()) {
-      if (paths.length >= count) return;
+      if (!spread && paths.length >= count) return;
       const path = join(d, name);
       if (statSync(path).isDirectory()) walk(path);
       else if (/\.jpe?g$/i.test(name)) paths.push(path);
@@ -45,10 +48,14 @@ export function corpusImages(dir: string, count: number): BenchImage[] {
   };
   walk(dir);
   if (paths.length === 0) throw new Error(`no JPEGs under ${dir}`);
-  return paths.map((path) => {
-    const bytes = new Uint8Array(readFileSync(path));
-    return { path, bytes, info: jpegSize(bytes), quality: 0 };
-  });
+  const step = spread ? Math.max(1, Math.floor(paths.length / count)) : 1;
+  return paths
+    .filter((_, i) => i % step === 0)
+    .slice(0, count)
+    .map((path) => {
+      const bytes = new Uint8Array(readFileSync(path));
+      return { path, bytes, info: jpegSize(bytes), quality: 0 };
+    });
 }
 
 /** Width and height from a JPEG's first SOF marker. */
