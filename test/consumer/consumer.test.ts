@@ -136,6 +136,24 @@ function cdnPage(cdn: string, moduleBase?: string): string {
 </script></body></html>`;
 }
 
+/** Serves `dir` isolated and not; each time the cdnPage `page` must decode (pthreads when isolated, else workers) and train. */
+async function expectPageDecodesAndTrains(dir: string, page: string): Promise<void> {
+  for (const isolated of [true, false]) {
+    const { url, server } = await staticServer(dir, isolated);
+    try {
+      expect(await openPage(`${url}${page}`)).toEqual({
+        mode: isolated ? 'pthreads' : 'workers',
+        format: 'jpeg',
+        pixels: 150528,
+        failed: 0,
+        trained: { steps: 4, lossFinite: true },
+      });
+    } finally {
+      server.close();
+    }
+  }
+}
+
 describe('Tandem installed from its tarball', () => {
   it('the tarball holds the built library and wasm modules, not tests or TypeScript sources', async () => {
     const files = await packedFiles();
@@ -321,20 +339,7 @@ describe('Tandem installed from its tarball', () => {
     const cdn = await staticServer(join(dir, 'node_modules', 'tandem'), false, true);
     try {
       writeFileSync(join(dir, 'cdn.html'), cdnPage(cdn.url));
-      for (const isolated of [true, false]) {
-        const { url, server } = await staticServer(dir, isolated);
-        try {
-          expect(await openPage(`${url}cdn.html`)).toEqual({
-            mode: isolated ? 'pthreads' : 'workers',
-            format: 'jpeg',
-            pixels: 150528,
-            failed: 0,
-            trained: { steps: 4, lossFinite: true },
-          });
-        } finally {
-          server.close();
-        }
-      }
+      await expectPageDecodesAndTrains(dir, 'cdn.html');
     } finally {
       cdn.server.close();
     }
@@ -349,20 +354,7 @@ describe('Tandem installed from its tarball', () => {
     const mirror = await staticServer(join(dir, 'node_modules', 'tandem', 'wasm', 'dist'), false, true);
     try {
       writeFileSync(join(dir, 'mirror.html'), cdnPage(cdn.url, mirror.url));
-      for (const isolated of [true, false]) {
-        const { url, server } = await staticServer(dir, isolated);
-        try {
-          expect(await openPage(`${url}mirror.html`)).toEqual({
-            mode: isolated ? 'pthreads' : 'workers',
-            format: 'jpeg',
-            pixels: 150528,
-            failed: 0,
-            trained: { steps: 4, lossFinite: true },
-          });
-        } finally {
-          server.close();
-        }
-      }
+      await expectPageDecodesAndTrains(dir, 'mirror.html');
     } finally {
       cdn.server.close();
       mirror.server.close();
