@@ -43,6 +43,7 @@ export {
   type ShardStreamState,
 } from './shard-stream.ts';
 export { StateLog } from './shard-state.ts';
+export { regroupShardStates, type PlannedEpoch, type RegroupOptions, type ShardPiece } from './shard-plan.ts';
 export { mixSources, WeightedMix, type Mixed, type MixInput, type MixOptions, type MixPosition, type MixState } from './mix.ts';
 export {
   DEFAULT_MAX_ITEM_BYTES,

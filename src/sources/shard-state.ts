@@ -3,21 +3,31 @@
 // loop consumed. A flat log of numbers (buffer pushes, takes, and per-item cursors) since a base
 // state is replayed on demand: O(1) work and no object per item.
 
+import type { UnevenMode } from './partition.ts';
+import type { PlannedEpoch } from './shard-plan.ts';
+
+/** Version 1 reads whole shards every epoch; version 2 adds `plan`, written by a regroup. */
 export interface ShardStreamState {
   kind: 'tandem.shards';
-  version: 1;
+  version: 1 | 2;
   shardCount: number;
   seed: number;
   consumer: number;
   consumers: number;
+  /** Present when false: shards are read in list order every epoch. */
+  shuffleShards?: false;
+  /** Present when not 'exact'. */
+  uneven?: Exclude<UnevenMode, 'exact'>;
   epoch: number;
-  /** Next sample to read: sample `sample` of this consumer's shard number `shard`. */
+  /** Next sample to read: sample number `sample` of this epoch's piece number `shard` (without a plan, a piece is a whole shard). */
   shard: number;
   sample: number;
   /** Buffer draws made this epoch (the shuffle's random stream is counter-based). */
   draws: number;
-  /** The buffered samples, in buffer order, as [shard position, sample number]. */
+  /** The buffered samples, in buffer order, as [piece position, sample number]. */
   buffer: Array<[number, number]>;
+  /** Epochs whose pieces a regroup dealt out (regroupShardStates); other epochs read this consumer's share of the shards. */
+  plan?: PlannedEpoch[];
 }
 
 const PUSH = 1;

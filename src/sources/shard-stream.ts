@@ -5,13 +5,13 @@
 import { DatasetError } from './errors.ts';
 import { type Failed, isFailure } from '../errors/index.ts';
 import { hash3 } from '../random/index.ts';
-import { partitionList, resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
-import { shuffledEpoch } from './sampling.ts';
+import { resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
 import { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
 import type { WebDatasetOptions, WebDatasetSample } from './shards.ts';
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
 import { StateLog, type ShardStreamState } from './shard-state.ts';
+import { firstWanted, lastWanted, piecesFor, wants, type PlannedEpoch, type ShardPiece } from './shard-plan.ts';
 import type { ByteCache } from './cache.ts';
 import { cachingOpener } from './cache-opener.ts';
 
@@ -66,6 +66,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
   private draws = 0;
   private buffer: Slot[] = [];
   private started = false;
+  private plan: PlannedEpoch[] | undefined;
   private readonly log: StateLog;
 
   constructor(
@@ -89,7 +90,8 @@ export class ShardStream implements AsyncIterable<ShardItem> {
 
   /** A stream continuing from `state`; `options` must describe the same shards and shuffle. */
   static fromState(shards: readonly string[], state: ShardStreamState, options: ShardStreamOptions = {}): ShardStream {
-    if (state.kind !== 'tandem.shards' || state.version !== 1) throw new DatasetError('not-a-state', 'not a tandem shard stream state');
+    if (state?.kind !== 'tandem.shards' || (state.version !== 1 && state.version !== 2))
+      throw new DatasetError('not-a-state', 'not a tandem shard stream state (or of a newer version)');
     if (state.shardCount !== shards.length)
       throw new DatasetError('state-mismatch', `state is for ${state.shardCount} shards, got ${shards.length}`);
     const stream = new ShardStream(shards, {
@@ -99,13 +101,15 @@ export class ShardStream implements AsyncIterable<ShardItem> {
       worldSize: state.consumers,
       workerId: 0,
       numWorkers: 1,
+      shuffleShards: state.shuffleShards !== false,
+      uneven: state.uneven ?? 'exact',
     });
     stream.restore(state);
     return stream;
   }
 
   private restore(state: ShardStreamState): void {
-    ({ epoch: this.epoch, shard: this.shard, sample: this.sample, draws: this.draws } = state);
+    ({ epoch: this.epoch, shard: this.shard, sample: this.sample, draws: this.draws, plan: this.plan } = state);
     // Slots without items: refill() reads them back before anything is drawn.
     this.buffer = state.buffer.map(([shard, sample]) => ({ item: undefined, shard, sample }));
   }
@@ -120,26 +124,45 @@ export class ShardStream implements AsyncIterable<ShardItem> {
 
   /** The position after the items delivered so far. */
   state(): ShardStreamState {
-    const { consumer, consumers } = this.partition;
+    const { consumer, consumers, uneven } = this.partition;
     return {
       kind: 'tandem.shards',
-      version: 1,
+      version: this.plan ? 2 : 1,
       shardCount: this.shards.length,
       seed: this.seed,
       consumer,
       consumers,
+      ...(this.options.shuffleShards === false ? { shuffleShards: false as const } : {}),
+      ...(uneven !== 'exact' ? { uneven } : {}),
       epoch: this.epoch,
       shard: this.shard,
       sample: this.sample,
       draws: this.draws,
       buffer: this.buffer.map((s) => [s.shard, s.sample]),
+      ...(this.plan ? { plan: this.plan } : {}),
     };
   }
 
-  /** This consumer's shards for `epoch`, in reading order. */
+  /** This consumer's shards for `epoch`, in reading order (whole or in part, after a regroup). */
   shardsFor(epoch: number): string[] {
-    const order = this.options.shuffleShards === false ? this.shards.slice() : shuffledEpoch(this.shards, this.seed, epoch);
-    return partitionList(order, this.partition);
+    return this.piecesFor(epoch).map(([shard]) => this.shards[shard]!);
+  }
+
+  private piecesFor(epoch: number): ShardPiece[] {
+    const { consumer, consumers, uneven } = this.partition;
+    const shuffleShards = this.options.shuffleShards === false ? false : undefined;
+    return piecesFor(
+      {
+        shardCount: this.shards.length,
+        seed: this.seed,
+        consumer,
+        consumers,
+        shuffleShards,
+        plan: this.plan,
+        ...(uneven !== 'exact' ? { uneven } : {}),
+      },
+      epoch,
+    );
   }
 
   private draw(n: number): number {
@@ -171,26 +194,33 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.started = true;
     this.log.reset(this.state(), 0);
     for (; this.epoch < this.epochs; this.epoch++, this.shard = 0, this.sample = 0, this.draws = 0) {
-      const mine = this.shardsFor(this.epoch);
-      yield* this.refill(mine);
-      while (this.shard < mine.length) {
-        const name = mine[this.shard]!;
+      const pieces = this.piecesFor(this.epoch);
+      yield* this.refill(pieces);
+      while (this.shard < pieces.length) {
+        const piece = pieces[this.shard]!;
+        const name = this.shards[piece[0]]!;
+        const start = firstWanted(piece, this.sample);
+        const last = lastWanted(piece);
         let lost: ShardError | undefined;
-        try {
-          for await (const item of readShard(name, this.sample, this.read)) {
-            const at = this.sample++;
-            if (isFailure(item)) {
-              yield this.fail(item.key, name, 'sample', item.error);
-              continue;
+        if (start >= 0) {
+          this.sample = start;
+          try {
+            for await (const item of readShard(name, start, this.read)) {
+              const at = this.sample++;
+              if (!wants(piece, at)) continue;
+              if (isFailure(item)) yield this.fail(item.key, name, 'sample', item.error);
+              else {
+                // The buffer is never full here: it is drawn from as soon as it fills.
+                this.buffer.push({ item: { ...item, shard: name, epoch: this.epoch, index: -1 }, shard: this.shard, sample: at });
+                this.log.push(this.shard, at);
+                if (this.buffer.length === this.bufferSize) yield this.emit(this.take().item!);
+              }
+              if (at >= last) break;
             }
-            // The buffer is never full here: it is drawn from as soon as it fills.
-            this.buffer.push({ item: { ...item, shard: name, epoch: this.epoch, index: -1 }, shard: this.shard, sample: at });
-            this.log.push(this.shard, at);
-            if (this.buffer.length === this.bufferSize) yield this.emit(this.take().item!);
+          } catch (error) {
+            if (!(error instanceof ShardError)) throw error;
+            lost = error;
           }
-        } catch (error) {
-          if (!(error instanceof ShardError)) throw error;
-          lost = error;
         }
         // The cursor moves on before a lost shard is reported, so a state saved then does not retry it.
         this.shard++;
@@ -205,13 +235,13 @@ export class ShardStream implements AsyncIterable<ShardItem> {
    * After a restore: re-reads the shards the buffered samples came from, up to the read cursor,
    * putting each buffered sample back in its slot. Samples that cannot be re-read are reported.
    */
-  private async *refill(mine: string[]): AsyncGenerator<ShardItem> {
+  private async *refill(pieces: ShardPiece[]): AsyncGenerator<ShardItem> {
     const wanted = new Map<string, Slot>();
     for (const slot of this.buffer) if (slot.item === undefined) wanted.set(`${slot.shard}:${slot.sample}`, slot);
     if (wanted.size === 0) return;
     const first = Math.min(...this.buffer.map((s) => s.shard));
-    for (let position = first; position <= this.shard && position < mine.length && wanted.size > 0; position++) {
-      const name = mine[position]!;
+    for (let position = first; position <= this.shard && position < pieces.length && wanted.size > 0; position++) {
+      const name = this.shards[pieces[position]![0]]!;
       const end = position === this.shard ? this.sample : Infinity;
       if (end === 0) break;
       let at = 0;
@@ -231,7 +261,8 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.buffer = this.buffer.filter((s) => s.item !== undefined);
     this.log.reset(this.state(), 0);
     for (const slot of wanted.values()) {
-      const name = mine[slot.shard] ?? `#${slot.shard}`;
+      const piece = pieces[slot.shard];
+      const name = piece ? this.shards[piece[0]]! : `#${slot.shard}`;
       const error = new ShardError(name, 'read', slot.sample, 1, {
         cause: new Error(`buffered sample ${slot.sample} could not be re-read on restore`),
       });

@@ -43,6 +43,8 @@ export interface TrainingState extends RunIdentity {
   seen: number;
   /** Source items consumed (images trained on, and items that failed, before the last one trained). */
   position: number;
+  /** For streamed data: the stream's own position after those items (`PositionedStream.stateAfter`), plain JSON. */
+  stream?: unknown;
   epochRecords: EpochRecord[];
 }
 
@@ -130,6 +132,14 @@ export class SourcePosition {
 
   get position(): number {
     return this.#position;
+  }
+
+  /** Wraps an async source (a stream that resumes itself) so its keys are logged. */
+  async *trackAsync<T extends { key: string }>(items: AsyncIterable<T>): AsyncGenerator<T> {
+    for await (const item of items) {
+      this.#pending.push(item.key);
+      yield item;
+    }
   }
 
   /** Wraps the source so its keys are logged; starts `skip` items in (resuming). */

@@ -31,6 +31,8 @@ export {
   type LabelledData,
   type SyntheticDataOptions,
   type TrainStream,
+  type PositionedStream,
+  type StreamSource,
 } from './sources.ts';
 export { shardData, type ShardDataOptions } from './shards.ts';
 export { toRgba } from './preview.ts';

@@ -7,6 +7,7 @@ import { bottleneck, type PipelineStats } from '../pipeline/index.ts';
 import { shuffledEpochs } from '../sources/index.ts';
 import { dims, presets, type ViTConfig } from '../vit/index.ts';
 import {
+  CheckpointError,
   checkSameRun,
   decodeTrainingCheckpoint,
   encodeTrainingCheckpoint,
@@ -56,12 +57,15 @@ export async function runTraining(
       augmentation: o.augmentation ?? trainingSettingDefaults.augmentation,
     },
     trainCount,
-    dataKey: keysHash(data.stream ? [] : data.train.map((s) => s.key)),
+    dataKey: data.stream ? (data.stream.dataKey ?? keysHash([])) : keysHash(data.train.map((s) => s.key)),
   };
   const checkpoints = (o.checkpointEvery ?? 0) > 0 && o.onCheckpoint !== undefined;
-  if ((checkpoints || o.resumeFrom) && data.stream)
-    throw new RangeError('tandem train: checkpoints with a data position are not available for streamed shards yet');
   const resumed = o.resumeFrom ? decodeTrainingCheckpoint(o.resumeFrom) : undefined;
+  if (resumed && data.stream && resumed.state.stream === undefined)
+    throw new CheckpointError('mismatch', 'the checkpoint is of a run on listed files; this run streams its data');
+  // A stream checks that the position is its own when opened: before the identity, whose per-rank
+  // count would otherwise be the difference named when only the world size changed.
+  const stream = data.stream?.open(o.seed, o.epochs, resumed?.state.stream);
   if (resumed) checkSameRun(resumed.state, identity);
   // The start event goes out as soon as the GPU and the pool exist, before the kernels compile.
   const res = await TrainingResources.open(o, model, steps, ({ gpu, pool }) =>
@@ -86,8 +90,17 @@ export async function runTraining(
     progress.restore(resumed.state);
   }
   const position = new SourcePosition(resumed?.state.position ?? 0);
+  // A resumed stream starts counting at its own position, which the checkpoint names separately.
+  const streamStart = position.position;
   const checkpoint = async () => {
-    const state = { ...identity, step: progress.step, seen: progress.seen, position: position.position, epochRecords: report.epochs };
+    const state = {
+      ...identity,
+      step: progress.step,
+      seen: progress.seen,
+      position: position.position,
+      ...(stream ? { stream: stream.stateAfter(position.position - streamStart) } : {}),
+      epochRecords: report.epochs,
+    };
     await o.onCheckpoint?.(encodeTrainingCheckpoint(state, await trainer.saveCheckpoint()), progress.step);
   };
   const meter = new OccupancyMeter();
@@ -102,8 +115,8 @@ export async function runTraining(
   let loader: Loader | undefined;
   let stopStats = () => {};
   try {
-    const source = data.stream
-      ? untilAbortedAsync(data.stream.open(o.seed, o.epochs), o.signal)
+    const source = stream
+      ? untilAbortedAsync(position.trackAsync(stream), o.signal)
       : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
     const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize, ...o.loader });
     loader = opened;
@@ -136,7 +149,7 @@ export async function runTraining(
       const keys = o.onStepKeys ? batch.keys.slice(0, batch.count) : undefined; // read before the release
       batch.release();
       progress.stepped(batch.count);
-      if (!data.stream) position.consumed(lastKey);
+      position.consumed(lastKey);
       if (keys) o.onStepKeys?.(progress.step, keys);
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(device.queue.onSubmittedWorkDone());

@@ -1,9 +1,18 @@
 // Training data streamed from WebDataset tar shards (as `tandem shards` writes them: `<key>.<image
 // ext>` + `<key>.cls`, and a shards.json manifest), local or over HTTP, split across ranks by
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
+import { CheckpointError, keysHash } from './checkpoint.ts';
 import { TrainingError } from './errors.ts';
-import { isFailure, ShardStream, SourceError, type ShardManifest, type ShardStreamOptions } from '../sources/index.ts';
-import type { LabelledSource, LabelledData } from './sources.ts';
+import {
+  isFailure,
+  resolvePartition,
+  ShardStream,
+  SourceError,
+  type ShardManifest,
+  type ShardStreamOptions,
+  type ShardStreamState,
+} from '../sources/index.ts';
+import type { LabelledSource, LabelledData, PositionedStream, StreamSource } from './sources.ts';
 
 const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'bmp', 'gif'];
 
@@ -25,24 +34,38 @@ export function shardData(manifest: ShardManifest, base: string, options: ShardD
   const { held = [], ...streamOptions } = options;
   const probe = new ShardStream(shards, { ...streamOptions, epochs: 1 });
   const count = probe.shardsFor(0).reduce((sum, shard) => sum + (samplesOf.get(shard) ?? 0), 0);
-  return {
-    train: [],
-    held,
-    classes: manifest.classes,
-    stream: {
-      count,
-      open: (seed, epochs) => samples(new ShardStream(shards, { bufferSize: 256, ...streamOptions, seed, epochs })),
-    },
+  const dataKey = keysHash(manifest.shards.map((s) => `${s.name}:${s.samples}`));
+  const open = (seed: number, epochs: number, from?: unknown): PositionedStream => {
+    const defaults = { bufferSize: 256, ...streamOptions, epochs };
+    const stream = from === undefined ? new ShardStream(shards, { ...defaults, seed }) : resumeStream(shards, from, seed, defaults);
+    return Object.assign(samples(stream), { stateAfter: (n: number) => stream.stateAt(n) });
   };
+  return { train: [], held, classes: manifest.classes, stream: { count, dataKey, open } };
 }
 
-async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
+/** A stream continuing from a saved position, which must be this rank's of the same shards and seed. */
+function resumeStream(shards: readonly string[], from: unknown, seed: number, options: ShardStreamOptions): ShardStream {
+  const state = from as Partial<ShardStreamState> | null;
+  if (state?.kind !== 'tandem.shards') throw new CheckpointError('malformed', "the checkpoint's data position is not a shard stream's");
+  const here = resolvePartition(options);
+  const differences = [
+    state.shardCount !== shards.length && `shards ${state.shardCount} → ${shards.length}`,
+    state.seed !== seed && `seed ${state.seed} → ${seed}`,
+    (state.consumer !== here.consumer || state.consumers !== here.consumers) &&
+      `consumer ${state.consumer} of ${state.consumers} → ${here.consumer} of ${here.consumers} ` +
+        "(to resume with another world size, regroup every rank's position with regroupShardStates)",
+  ].filter(Boolean);
+  if (differences.length > 0) throw new CheckpointError('mismatch', `the data position is another stream's: ${differences.join('; ')}`);
+  return ShardStream.fromState(shards, state as ShardStreamState, options);
+}
+
+async function* samples(stream: ShardStream): AsyncGenerator<StreamSource> {
   for await (const item of stream) {
     const key = `${item.shard}#${item.key}`;
     if (isFailure(item)) {
       // Lost samples travel on as sources that fail when read: the loader reports them by key.
       const error = item.error;
-      yield { key, label: -1, read: () => Promise.reject(error) };
+      yield { key, label: -1, epoch: item.epoch, read: () => Promise.reject(error) };
       continue;
     }
     const ext = IMAGE_EXTENSIONS.find((e) => item.files[e] !== undefined);
@@ -54,10 +77,10 @@ async function* samples(stream: ShardStream): AsyncGenerator<LabelledSource> {
         key,
         `${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`,
       );
-      yield { key, label: -1, read: () => Promise.reject(why) };
+      yield { key, label: -1, epoch: item.epoch, read: () => Promise.reject(why) };
       continue;
     }
     const bytes = item.files[ext]!;
-    yield { key, label, read: () => Promise.resolve(bytes) };
+    yield { key, label, epoch: item.epoch, read: () => Promise.resolve(bytes) };
   }
 }

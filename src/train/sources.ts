@@ -27,9 +27,27 @@ export interface LabelledData {
 }
 
 export interface TrainStream {
+  /** Samples per epoch for this process (its rank's share). */
   readonly count: number;
-  /** All epochs' samples, in order; a lost sample is a source whose read() rejects with why. */
-  open(seed: number, epochs: number): AsyncIterable<LabelledSource>;
+  /** Names the data (for example a hash of the shard list), so a checkpoint of other data is refused. */
+  readonly dataKey?: string;
+  /**
+   * All epochs' samples, in order; a lost sample is a source whose read() rejects with why.
+   * `from` is a position `stateAfter` gave (plain JSON, kept in training checkpoints): the stream
+   * continues after it, or throws a typed error when it belongs to other data or another rank.
+   */
+  open(seed: number, epochs: number, from?: unknown): PositionedStream;
+}
+
+/** A training stream that can say where it is, after any number of the samples it yielded. */
+export interface PositionedStream extends AsyncIterable<StreamSource> {
+  /** The position after this stream's first `count` samples (JSON): the checkpoint of a loop that consumed that many. */
+  stateAfter(count: number): unknown;
+}
+
+export interface StreamSource extends LabelledSource {
+  /** The epoch this sample belongs to. */
+  readonly epoch: number;
 }
 
 /** Splits every `every`-th source off as held-out data (deterministic, by position). */

@@ -10,3 +10,12 @@ Deno.test(`SIGKILL at ${kills} random moments of a training run in Deno, each re
     `[resume] Deno: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
   );
 });
+
+const shardKills = Number(Deno.env.get('TANDEM_SHARD_KILL_RUNS') ?? 3);
+
+Deno.test(`streamed shards in Deno: SIGKILL at ${shardKills} random moments, each resumed: every key once, the same final weights`, async () => {
+  const r = await killedRunsResumeExactly({ command: Deno.execPath(), args: ['run', '-A'] }, shardKills, 4, 'shards');
+  console.log(
+    `[resume] Deno, streamed shards: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

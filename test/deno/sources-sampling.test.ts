@@ -1,6 +1,7 @@
 // Deno tier: sampling, partitioning, resume, shard streams, mixing, tar writer and picked folders.
 import './limits.ts';
 import { fileScenarios } from '../shared/sources-files-scenarios.ts';
+import { elasticScenarios } from '../shared/sources-elastic-scenarios.ts';
 import { samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 import { distributedEnv } from '../../src/sources/index.ts';
 import { check } from '../shared/assert.ts';
@@ -11,6 +12,7 @@ declare const Deno: {
 };
 
 for (const [name, fn] of Object.entries(samplingScenarios)) Deno.test({ name: `sources sampling: ${name}`, fn });
+for (const [name, fn] of Object.entries(elasticScenarios)) Deno.test({ name: `sources elastic: ${name}`, fn });
 for (const [name, fn] of Object.entries(fileScenarios)) Deno.test({ name: `sources files: ${name}`, fn });
 
 Deno.test({

@@ -13,3 +13,14 @@ it(`SIGKILL at ${kills} random moments of a training run, each resumed: every ke
     `[resume] Node: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
   );
 });
+
+const shardKills = Number(process.env.TANDEM_SHARD_KILL_RUNS ?? 3);
+
+it(`streamed shards: SIGKILL at ${shardKills} random moments, each resumed from the stream's saved position and buffer: every key once, the same final weights`, {
+  timeout: 900_000,
+}, async () => {
+  const r = await killedRunsResumeExactly({ command: process.execPath, args: [] }, shardKills, 3, 'shards');
+  console.log(
+    `[resume] Node, streamed shards: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

@@ -12,6 +12,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '../../src/random/index.ts';
+import { writeFolderShards } from '../../src/sources/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
 
 /** How to start the child script: the runtime's executable and its arguments before the script. */
@@ -48,9 +50,15 @@ interface KillAt {
 }
 
 /** Runs the child to its end, or kills it at `kill`; resolves when it has exited. */
-function runChild(runtime: ChildRuntime, dir: string, resume: boolean, kill?: KillAt): Promise<{ code: number | null; killed: boolean }> {
+function runChild(
+  runtime: ChildRuntime,
+  dir: string,
+  resume: boolean,
+  shards: string | undefined,
+  kill?: KillAt,
+): Promise<{ code: number | null; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(runtime.command, [...runtime.args, CHILD, dir, ...(resume ? ['resume'] : [])], {
+    const child = spawn(runtime.command, [...runtime.args, CHILD, dir, resume ? 'resume' : 'fresh', ...(shards ? [shards] : [])], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -94,26 +102,52 @@ export interface KillReport {
   uninterruptedSeconds: number;
 }
 
+/** 64 generated JPEGs written as 8 tar shards of 8 (`tandem shards`' format), for the streamed runs. */
+async function writeTestShards(root: string): Promise<string> {
+  const images = join(root, 'images');
+  for (let i = 0; i < 64; i++) {
+    const s = renderSample(3, i, { width: 64, height: 48, classes: 4 });
+    mkdirSync(join(images, s.className), { recursive: true });
+    writeFileSync(join(images, s.className, `${String(i).padStart(3, '0')}.jpg`), encodeJpeg(s.rgb, s.width, s.height, { quality: 90 }));
+  }
+  const out = join(root, 'shards');
+  await writeFolderShards(images, { out, perShard: 8, seed: 1 });
+  return out;
+}
+
 /**
  * One uninterrupted run, then `kills` runs each killed once at a seeded random moment and resumed
- * to the end; every pair is checked as described above.
+ * to the end; every pair is checked as described above. `data` 'shards' trains on streamed tar
+ * shards (the checkpoint then holds the shard stream's position and shuffle buffer).
  */
-export async function killedRunsResumeExactly(runtime: ChildRuntime, kills: number, seed = 1): Promise<KillReport> {
+export async function killedRunsResumeExactly(
+  runtime: ChildRuntime,
+  kills: number,
+  seed = 1,
+  data: 'files' | 'shards' = 'files',
+): Promise<KillReport> {
   const root = mkdtempSync(join(tmpdir(), 'tandem-resume-'));
   try {
+    const shards = data === 'shards' ? await writeTestShards(root) : undefined;
+    // Files: 52 training keys after the held-out split; shards: all 64, nothing held out.
+    const perEpoch = shards ? 64 : 52;
+    const totalSteps = Math.ceil((perEpoch * 2) / 8);
     const reference = join(root, 'reference');
     const t0 = performance.now();
     mkdirSync(reference);
-    await runChild(runtime, reference, false);
+    await runChild(runtime, reference, false, shards);
     const uninterruptedSeconds = (performance.now() - t0) / 1000;
     const [full] = readLog(reference);
-    check(full !== undefined && full.finished && full.steps.size === 13, `the uninterrupted run took 13 steps: ${full?.steps.size}`);
+    check(
+      full !== undefined && full.finished && full.steps.size === totalSteps,
+      `the uninterrupted run took ${totalSteps} steps: ${full?.steps.size}`,
+    );
     const finalReference = readFileSync(join(reference, 'final.f32'));
-    // Every epoch trains on each of the 52 training keys once (batches run across the boundary).
+    // Every epoch trains on each training key once (batches run across the boundary).
     const allKeys = [...full.steps.values()].join(' ').split(' ');
-    check(allKeys.length === 104, `2 epochs × 52 keys, got ${allKeys.length}`);
-    for (const epoch of [allKeys.slice(0, 52), allKeys.slice(52)])
-      check(new Set(epoch).size === 52, `an epoch repeats a key: ${epoch.length - new Set(epoch).size} repeats`);
+    check(allKeys.length === 2 * perEpoch, `2 epochs × ${perEpoch} keys, got ${allKeys.length}`);
+    for (const epoch of [allKeys.slice(0, perEpoch), allKeys.slice(perEpoch)])
+      check(new Set(epoch).size === perEpoch, `an epoch repeats a key: ${epoch.length - new Set(epoch).size} repeats`);
     const rng = new Rng(seed);
     const random = () => rng.float();
     const resumedAt: number[] = [];
@@ -122,12 +156,12 @@ export async function killedRunsResumeExactly(runtime: ChildRuntime, kills: numb
       mkdirSync(dir);
       // A random step (0: while loading), then a random moment within about one step's time: the
       // kill lands in reading, decoding, uploading, a step or a checkpoint write.
-      const kill = { afterStep: Math.floor(random() * 13), extraMs: Math.round(random() * 250) };
+      const kill = { afterStep: Math.floor(random() * totalSteps), extraMs: Math.round(random() * 250) };
       const delay = `step ${kill.afterStep} + ${kill.extraMs} ms`;
-      await runChild(runtime, dir, false, kill.afterStep === 0 ? { afterStep: 0, extraMs: 800 + kill.extraMs * 4 } : kill);
+      await runChild(runtime, dir, false, shards, kill.afterStep === 0 ? { afterStep: 0, extraMs: 800 + kill.extraMs * 4 } : kill);
       // A kill in the middle of a checkpoint write leaves its temporary file; it must never be read.
       if (k % 2 === 1) writeFileSync(join(dir, 'run.ckpt.partial'), new Uint8Array(123).fill(7));
-      await runChild(runtime, dir, true);
+      await runChild(runtime, dir, true, shards);
       const runs = readLog(dir);
       const resumed = runs.at(-1)!;
       check(resumed.finished, `kill ${k} (after ${delay}): the resumed run did not finish`);

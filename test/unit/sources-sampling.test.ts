@@ -2,10 +2,15 @@ import fc from 'fast-check';
 import { describe, test } from 'vitest';
 import { DistributedSampler, partitionList, resolvePartition } from '../../src/sources/index.ts';
 import { check } from '../shared/assert.ts';
+import { elasticScenarios } from '../shared/sources-elastic-scenarios.ts';
 import { samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 
 describe('sources: sampling, partitioning, resume, shard streams, mixing', () => {
   for (const [name, body] of Object.entries(samplingScenarios)) test(name, body, 60_000);
+});
+
+describe('sources: elastic resumption of shard streams', () => {
+  for (const [name, body] of Object.entries(elasticScenarios)) test(name, body, 60_000);
 });
 
 // Property tests on top of the shared fixed combos: fast-check searches for (world, size, seed)
