@@ -115,7 +115,10 @@ export class WeightedMix<T> implements AsyncIterable<Mixed<T>> {
   /** The state after `count` items of this mix object (item.index + 1). */
   stateAt(count: number): MixState {
     if (count < this.base.emitted || count > this.current.emitted)
-      throw new RangeError(`mix state after ${count} items is not available (${this.base.emitted}..${this.current.emitted})`);
+      throw new DatasetError(
+        'position-unavailable',
+        `mix state after ${count} items is not available (${this.base.emitted}..${this.current.emitted})`,
+      );
     return this.replayTo(count).state;
   }
 

@@ -3,6 +3,7 @@
 // loop consumed. A flat log of numbers (buffer pushes, takes, and per-item cursors) since a base
 // state is replayed on demand: O(1) work and no object per item.
 
+import { DatasetError } from './errors.ts';
 import type { UnevenMode } from './partition.ts';
 import type { PlannedEpoch } from './shard-plan.ts';
 
@@ -66,8 +67,9 @@ export class StateLog {
   /** The state after `count` items (counted over the stream's life, as item.index + 1). */
   stateAt(count: number): ShardStreamState {
     if (!this.base || count < this.baseCount || count > this.count) {
-      throw new RangeError(
-        `state after ${count} items is not available (only ${this.baseCount}..${this.count}; raise keep, or ask sooner)`,
+      throw new DatasetError(
+        'position-unavailable',
+        `state after ${count} items is not available (only ${this.baseCount}..${this.count}; raise stateLag, or ask sooner)`,
       );
     }
     return this.replay(count).state;

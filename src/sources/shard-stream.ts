@@ -119,7 +119,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
    * behind the latest: save it with a checkpoint, for the last item the training loop consumed.
    */
   stateAt(count: number): ShardStreamState {
-    return this.log.stateAt(count);
+    return !this.started && count === 0 ? this.state() : this.log.stateAt(count);
   }
 
   /** The position after the items delivered so far. */

@@ -9,6 +9,8 @@ import {
   type TrainingState,
 } from '../../src/train/checkpoint.ts';
 import { presets } from '../../src/vit/index.ts';
+import { regroupShardStates, type ShardManifest, type ShardStreamState } from '../../src/sources/index.ts';
+import { shardData } from '../../src/train/index.ts';
 
 const state: TrainingState = {
   model: { ...presets.tiny, classes: 4 },
@@ -74,4 +76,32 @@ it('the data position counts the prefix the consumed batches cover, failed items
   position.consumed('g'); // e failed; a batch of f, g
   expect(position.position).toBe(15);
   expect(() => position.consumed('z')).toThrow(/never yielded/);
+});
+
+it('a streamed position of another rank, seed or shard list is refused, naming the difference; a regrouped one is accepted', () => {
+  const manifest: ShardManifest = {
+    format: 'webdataset',
+    classes: ['a'],
+    samples: 40,
+    shards: Array.from({ length: 4 }, (_, i) => ({ name: `s${i}.tar`, samples: 10, bytes: 1 })),
+  };
+  const saved = shardData(manifest, '/data', { rank: 0, worldSize: 2 }).stream!.open(7, 1).stateAfter(0) as ShardStreamState;
+  const reopen = (rank: number, worldSize: number, seed: number, from: unknown, m = manifest) =>
+    shardData(m, '/data', { rank, worldSize }).stream!.open(seed, 1, from);
+  const refused = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      return error instanceof CheckpointError ? `${error.code}: ${error.message}` : String(error);
+    }
+    return 'accepted';
+  };
+  expect(refused(() => reopen(0, 2, 7, saved))).toBe('accepted');
+  expect(refused(() => reopen(0, 3, 7, saved))).toMatch(/^mismatch: .*consumer 0 of 2 → 0 of 3 .*regroupShardStates/);
+  expect(refused(() => reopen(0, 2, 8, saved))).toMatch(/^mismatch: .*seed 7 → 8/);
+  expect(refused(() => reopen(0, 2, 7, saved, { ...manifest, shards: manifest.shards.slice(1) }))).toMatch(/^mismatch: .*shards 4 → 3/);
+  expect(refused(() => reopen(0, 2, 7, { position: 3 }))).toMatch(/^malformed: /);
+  const other = shardData(manifest, '/data', { rank: 1, worldSize: 2 }).stream!.open(7, 1).stateAfter(0) as ShardStreamState;
+  const regrouped = regroupShardStates([saved, other], 3);
+  expect(refused(() => reopen(2, 3, 7, regrouped[2]))).toBe('accepted');
 });
