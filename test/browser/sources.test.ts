@@ -1,17 +1,19 @@
 import { describe, test } from 'vitest';
 import { CacheStorageCache, isFailure, loadUrls, ShardStream, type LoadResult } from '../../src/sources/index.ts';
 import { check } from '../shared/assert.ts';
+import { elasticScenarios } from '../shared/sources-elastic-scenarios.ts';
 import { fileScenarios } from '../shared/sources-files-scenarios.ts';
 import { memoryShards, samplingScenarios } from '../shared/sources-sampling-scenarios.ts';
 import { scenarios } from '../shared/sources-scenarios.ts';
 import { bytesEqual, payload } from '../shared/tar-helpers.ts';
 
-// The tar, sampling, resume, mixing, tar-writer and picked-folder scenarios in Chromium. The
+// The tar, sampling, resume, elastic regrouping, mixing, tar-writer and picked-folder scenarios in Chromium. The
 // fault-injecting HTTP scenarios need a server the page cannot start; they run in the Node and Deno
 // tiers. Here the Cache API cache is checked against files the test page's own server serves.
 describe('sources (Chromium)', () => {
   for (const [name, body] of Object.entries(scenarios)) test(name, body);
   for (const [name, body] of Object.entries(samplingScenarios)) test(name, body);
+  for (const [name, body] of Object.entries(elasticScenarios)) test(`elastic: ${name}`, body);
   for (const [name, body] of Object.entries(fileScenarios)) test(name, body);
 
   test('the Cache API cache: the second epoch makes no request; LRU keeps within the bound; entries persist', async () => {

@@ -110,6 +110,16 @@ export const elasticScenarios: Record<string, () => Promise<void>> = {
     check(new Set([...a.tags, ...b.tags, ...rest]).size === 40, 'every sample once');
   },
 
+  async 'a position with a full 256-sample shuffle buffer is small JSON (docs/resume.md: under 3 KB)'() {
+    const { names, open } = memoryShards(200, 60);
+    const stream = new ShardStream(names, { open, seed: 1, bufferSize: 256 });
+    let n = 0;
+    for await (const _ of stream) if (++n === 3000) break;
+    const state = stream.stateAt(3000);
+    const bytes = JSON.stringify(state).length;
+    check(state.buffer.length === 255 && bytes < 3000, `${state.buffer.length} buffered, ${bytes} bytes`);
+  },
+
   async 'regrouping refuses states that are not one whole stream, with the difference named'() {
     const { names, open } = memoryShards(4, 3);
     const state = (options: ShardStreamOptions) => new ShardStream(names, { open, ...options }).state();
