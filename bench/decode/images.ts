@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, exists, makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
-import { encodeJpeg, renderSample } from '../../src/sources/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import type { ImageInfo } from './types.ts';
 
 export interface BenchImage {

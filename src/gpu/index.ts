@@ -19,9 +19,8 @@ export {
   type TensorLayout,
 } from './normalize.ts';
 export { BatchUploader, type GpuBatch, type HostBatch, type UploaderOptions, type UploadMethod } from './uploader.ts';
-export { align4 } from './dispatch.ts';
 export { UniformStruct, uniformBuffer, type UniformType, type UniformValues } from './uniforms.ts';
-export { AugmentKernel, SAMPLE_FLOATS, augmentReference, sampleAugmentations, type AugmentOptions, type AugmentShape } from './augment.ts';
+export { AugmentKernel, augmentReference, sampleAugmentations, type AugmentOptions, type AugmentShape } from './augment.ts';
 export {
   checkFeedShape,
   FeedError,

@@ -1,5 +1,5 @@
 /** Tandem's pipeline engine: the only public door of src/pipeline. */
-export { PipelineBuilder, customTask, describeConfig, workerTask } from './builder.ts';
+export { PipelineBuilder, customTask, workerTask } from './builder.ts';
 export type { PipeOptions, SourceOptions } from './builder.ts';
 export { Pipeline } from './pipeline.ts';
 export type { MergeOptions, PipelineState } from './pipeline.ts';

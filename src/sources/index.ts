@@ -1,6 +1,5 @@
 export { ensureSyntheticFolder, listImageFolder, type LabelledFile, type SyntheticFolderOptions } from './folder.ts';
 export { holdOut, shuffledEpoch, shuffledEpochs } from './sampling.ts';
-export * from '../synthetic/index.ts';
 export { readTar, SourceError, unsafeNameReason, type SourceErrorReason, type TarMember, type TarReadOptions } from './tar.ts';
 export { DatasetError, type DatasetErrorCode } from './errors.ts';
 export {
@@ -24,9 +23,7 @@ export {
 export { isFailure, type Failed } from '../errors/index.ts';
 export {
   distributedEnv,
-  partitionLength,
   partitionList,
-  partitionPosition,
   resolvePartition,
   type Partition,
   type PartitionOptions,
@@ -42,7 +39,6 @@ export {
   type ShardStreamOptions,
   type ShardStreamState,
 } from './shard-stream.ts';
-export { StateLog } from './shard-state.ts';
 export { regroupShardStates, type PlannedEpoch, type RegroupOptions, type ShardPiece } from './shard-plan.ts';
 export { mixSources, WeightedMix, type Mixed, type MixInput, type MixOptions, type MixPosition, type MixState } from './mix.ts';
 export {
@@ -59,11 +55,9 @@ export {
   type LoadStage,
   type UrlLoadOptions,
 } from './load.ts';
-export { DirectoryCache, keyHash, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
-export { LruIndex } from './lru.ts';
-export { cachingOpener } from './cache-opener.ts';
+export { DirectoryCache, type ByteCache, type CacheEntryWriter, type CacheStats } from './cache.ts';
 export { CacheStorageCache } from './browser-cache.ts';
-export { TAR_END_BYTES, tarMemberBytes, TarWriter, type ChunkSink } from './tar-writer.ts';
+export { TarWriter, type ChunkSink } from './tar-writer.ts';
 export { writeFolderShards, writeShards, type ShardInfo, type ShardManifest, type ShardWriteOptions } from './write-shards.ts';
 export {
   labelByFolder,

@@ -6,19 +6,9 @@
 import { DatasetError } from './errors.ts';
 import { partitionList } from './partition.ts';
 import { shuffledEpoch } from './sampling.ts';
-import type { ShardStreamState } from './shard-state.ts';
+import type { PlannedEpoch, ShardPiece, ShardStreamState } from './shard-state.ts';
 
-/**
- * `[shard, from, ...samples]`: of shard number `shard` (in the stream's shard list), every sample
- * from number `from` to its end (`from` −1: none), plus the listed sample numbers (ascending).
- */
-export type ShardPiece = [shard: number, from: number, ...samples: number[]];
-
-/** The pieces of one epoch that a regroup gave this consumer, instead of its share of whole shards. */
-export interface PlannedEpoch {
-  epoch: number;
-  pieces: ShardPiece[];
-}
+export type { PlannedEpoch, ShardPiece } from './shard-state.ts';
 
 /** The fields of a state that decide which pieces a consumer reads in an epoch. */
 type Reader = Pick<ShardStreamState, 'shardCount' | 'seed' | 'consumer' | 'consumers' | 'shuffleShards' | 'uneven' | 'plan'>;

@@ -5,7 +5,18 @@
 
 import { DatasetError } from './errors.ts';
 import type { UnevenMode } from './partition.ts';
-import type { PlannedEpoch } from './shard-plan.ts';
+
+/**
+ * `[shard, from, ...samples]`: of shard number `shard` (in the stream's shard list), every sample
+ * from number `from` to its end (`from` −1: none), plus the listed sample numbers (ascending).
+ */
+export type ShardPiece = [shard: number, from: number, ...samples: number[]];
+
+/** The pieces of one epoch that a regroup gave this consumer, instead of its share of whole shards. */
+export interface PlannedEpoch {
+  epoch: number;
+  pieces: ShardPiece[];
+}
 
 /** Version 1 reads whole shards every epoch; version 2 adds `plan`, written by a regroup. */
 export interface ShardStreamState {

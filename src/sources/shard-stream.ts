@@ -10,8 +10,8 @@ import { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadO
 import type { WebDatasetOptions, WebDatasetSample } from './shards.ts';
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
-import { StateLog, type ShardStreamState } from './shard-state.ts';
-import { firstWanted, lastWanted, piecesFor, wants, type PlannedEpoch, type ShardPiece } from './shard-plan.ts';
+import { StateLog, type PlannedEpoch, type ShardPiece, type ShardStreamState } from './shard-state.ts';
+import { firstWanted, lastWanted, piecesFor, wants } from './shard-plan.ts';
 import type { ByteCache } from './cache.ts';
 import { cachingOpener } from './cache-opener.ts';
 

@@ -8,7 +8,6 @@ export {
   learningRate,
   paramLayout,
   presets,
-  rng,
   type Dims,
   type ParamLayout,
   type TensorSpec,

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeJpeg, renderSample } from '../../src/sources/index.ts';
+import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
 const VITE_VERSION = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> })

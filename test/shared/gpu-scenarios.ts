@@ -2,16 +2,17 @@
 // WebGPU, browser and Deno tiers so the same checks run everywhere.
 import {
   acquireGpu,
-  align4,
   AugmentKernel,
   augmentReference,
   NormalizeKernel,
   normalizeReference,
   readBuffer,
-  SAMPLE_FLOATS,
   sampleAugmentations,
   type BatchShape,
 } from '../../src/gpu/index.ts';
+// Internal layout helpers, imported from their files: the package's door does not export them.
+import { SAMPLE_FLOATS } from '../../src/gpu/augment.ts';
+import { align4 } from '../../src/gpu/dispatch.ts';
 import { check, maxAbsDiff } from './assert.ts';
 
 /** A WGSL compute dispatch (u8 NHWC → normalised f32 NCHW) matches the CPU reference. */

@@ -4,7 +4,6 @@
  */
 import {
   customTask,
-  describeConfig,
   FILTERED,
   formatStats,
   isEpochEnd,
@@ -16,6 +15,7 @@ import {
   WorkerPoolExecutor,
   workerTask,
 } from '../../src/pipeline/index.ts';
+import { describeConfig } from '../../src/pipeline/builder.ts';
 import { TandemError } from '../../src/errors/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { collect, sleep } from './async.ts';

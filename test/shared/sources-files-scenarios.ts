@@ -6,8 +6,6 @@ import {
   listPickedDirectory,
   readPicked,
   readTar,
-  TAR_END_BYTES,
-  tarMemberBytes,
   TarWriter,
   webDatasetSamples,
   type DataTransferItemLike,
@@ -16,6 +14,7 @@ import {
   type FileEntryLike,
   type PickedFolder,
 } from '../../src/sources/index.ts';
+import { TAR_END_BYTES, tarMemberBytes } from '../../src/sources/tar-writer.ts';
 import { check } from './assert.ts';
 import { collect } from './async.ts';
 import { bytesEqual, payload, streamOf } from './tar-helpers.ts';

@@ -1,7 +1,7 @@
 // The structure rules of docs/architecture.md, checked on every run: each folder of
 // src/ is a room with one door (index.ts); imports between rooms go through doors and point one
 // way, down this list of layers; no room holds more than a quarter of the code.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -83,6 +83,22 @@ describe('structure of src/', () => {
     }
     const over = [...lines].filter(([, n]) => n > total / 4).map(([room, n]) => `${room}: ${n} of ${total} lines`);
     expect(over).toEqual([]);
+  });
+});
+
+// The package's doors show the API, not the rooms: each door's run-time exports are listed in
+// test/unit/doors.json, so a name leaves or joins the public API only by changing that list too.
+// Helpers that tests need are imported from their files. TANDEM_UPDATE_DOORS=1 rewrites the list.
+describe('the package doors (package.json exports)', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> };
+  const listPath = new URL('./doors.json', import.meta.url);
+  const doors = Object.keys(pkg.exports).map((entry) => (entry === '.' ? 'index' : `${entry.slice(2)}/index`));
+  it('each door exports exactly its listed names', async () => {
+    const actual: Record<string, string[]> = {};
+    for (const door of doors)
+      actual[door] = Object.keys(await import(/* @vite-ignore */ new URL(`../../src/${door}.ts`, import.meta.url).href)).sort();
+    if (process.env.TANDEM_UPDATE_DOORS === '1') writeFileSync(listPath, `${JSON.stringify(actual, null, 2)}\n`);
+    expect(actual).toEqual(JSON.parse(readFileSync(listPath, 'utf8')));
   });
 });
 
