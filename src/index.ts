@@ -59,7 +59,16 @@ export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOpti
 
 // One failure model: every error is a TandemError with a `code`; every item a source or stage
 // could not deliver is a Failed ({ key, stage, error }), told apart from items by isFailure.
-export { EnvironmentError, InternalError, TandemError, isFailure, type EnvironmentErrorCode } from './errors/index.ts';
+export {
+  EnvironmentError,
+  InternalError,
+  TandemError,
+  ThrownValueError,
+  WorkerError,
+  isFailure,
+  type EnvironmentErrorCode,
+  type WorkerErrorCode,
+} from './errors/index.ts';
 export type { Failed } from './errors/index.ts';
 
 // Where the bytes come from.

@@ -26,6 +26,40 @@ export class EnvironmentError extends TandemError {
   }
 }
 
+/**
+ * Something that is not an Error was thrown (a string, a number, an object) where Tandem reports a
+ * failure: kept as `value`, so every failure's `error` is an Error with a `code`.
+ */
+export class ThrownValueError extends TandemError {
+  override readonly name = 'ThrownValueError';
+  readonly code = 'non-error-thrown';
+  constructor(readonly value: unknown) {
+    super(`a non-Error value was thrown: ${String(value)}`);
+  }
+}
+
+/** `error` itself when it is an Error, else a ThrownValueError holding it. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new ThrownValueError(error);
+}
+
+/**
+ * A worker Tandem started failed as a worker, not in a task: it crashed, exited, sent a message
+ * that could not be read, or was asked for work after its pool closed.
+ */
+export type WorkerErrorCode = 'worker-crashed' | 'worker-exited' | 'bad-message' | 'pool-closed';
+
+export class WorkerError extends TandemError {
+  override readonly name = 'WorkerError';
+  constructor(
+    readonly code: WorkerErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A broken promise inside Tandem itself, never the caller's input: a bug to report. */
 export class InternalError extends TandemError {
   override readonly name = 'InternalError';

@@ -1,5 +1,6 @@
 /** The failure report and the budgets that turn too many failures into a stop. */
 import { PipelineFailureBudgetError } from './errors.ts';
+import { asError } from '../errors/index.ts';
 import type { StageCounters } from './stats.ts';
 import type { FailureBudget, FailureRecord } from './types.ts';
 
@@ -7,6 +8,14 @@ export type { FailureRecord } from './types.ts';
 
 /** Fields that name an item, tried in this order: a failure record leads with the first found. */
 const NAMING_FIELDS = ['key', 'path', 'url', 'name', 'id'] as const;
+
+/** The input's own name: the first naming field that holds a string. */
+function nameOf(x: unknown): string | undefined {
+  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x)) return typeof x === 'string' ? x : undefined;
+  const record = x as Record<string, unknown>;
+  const field = NAMING_FIELDS.find((f) => typeof record[f] === 'string');
+  return field === undefined ? undefined : (record[field] as string);
+}
 
 export function describeInput(x: unknown): string {
   if (ArrayBuffer.isView(x)) return `${x.constructor.name}(${x.byteLength} bytes)`;
@@ -77,7 +86,7 @@ export class FailureLog {
     } catch {
       text = '<undescribable input>';
     }
-    const record = { stage: stage.name, input: text, error };
+    const record: FailureRecord = { key: nameOf(input) ?? text, stage: stage.name, input: text, error: asError(error) };
     if (this.records.length < this.keep) this.records.push(record);
     try {
       this.onFailure?.(record);

@@ -1,4 +1,5 @@
 /** Plain data shared by the builder, the runtime and the public door. */
+import type { Failed } from '../errors/index.ts';
 import type { Executor } from './executor.ts';
 
 /** Return this from a stage function to drop the item on purpose; it is counted as `filtered`. */
@@ -19,11 +20,14 @@ export function isEpochEnd(x: unknown): x is EpochEnd {
   return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'tandem.epoch-end';
 }
 
-export interface FailureRecord {
-  readonly stage: string;
+/**
+ * A failed item as a pipeline reports it: a `Failed` (key, stage, error, as sources report theirs,
+ * so `isFailure` knows it) with the input described in one line. `key` is the input's own name
+ * (its key, path, url, name or id field) when it has one, else that description.
+ */
+export interface FailureRecord extends Failed {
   /** A short description of the input (not the input itself, so no big buffers are retained). */
   readonly input: string;
-  readonly error: unknown;
 }
 
 export interface FailureBudget {

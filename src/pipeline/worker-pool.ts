@@ -3,6 +3,7 @@
  * Functions cannot cross a worker boundary, so a stage names a module URL and an export.
  * ArrayBuffers (and typed arrays' buffers) in arguments and results are transferred, not copied.
  */
+import { asError, WorkerError } from '../errors/index.ts';
 import { startModuleWorker, type WorkerPort } from '../runtime/index.ts';
 import { WorkerTaskError } from './errors.ts';
 import type { Executor } from './executor.ts';
@@ -35,21 +36,20 @@ interface SerializedError {
   code?: string | undefined;
 }
 
+/** The built-in error classes, which are the same on both sides of the worker boundary. */
+const BUILT_IN: Record<string, ErrorConstructor> = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
+
 /**
- * The host's copy of an error thrown in a worker: its name, message and stack; with a `code`, a
- * `WorkerTaskError` (a TandemError with that code), so callers branch on codes as they would on the
- * error itself. The worker's class cannot cross; its name does.
+ * The host's copy of an error thrown in a worker, with its name, message and stack: a built-in
+ * class as itself; anything else as a `WorkerTaskError` (a TandemError) carrying the worker
+ * error's `code`, or 'task-failed' when it had none, so callers branch on codes as they would on
+ * the error itself. Other classes cannot cross; their names do.
  */
 function reviveError(e: SerializedError): Error {
-  if (e.code !== undefined) {
-    const typed = new WorkerTaskError(e.name, e.code, e.message);
-    if (e.stack !== undefined) typed.stack = e.stack;
-    return typed;
-  }
-  const err = new Error(e.message);
-  err.name = e.name;
-  if (e.stack !== undefined) err.stack = e.stack;
-  return err;
+  const BuiltIn = e.code === undefined ? BUILT_IN[e.name] : undefined;
+  const revived = BuiltIn ? new BuiltIn(e.message) : new WorkerTaskError(e.name, e.code ?? 'task-failed', e.message);
+  if (e.stack !== undefined) revived.stack = e.stack;
+  return revived;
 }
 
 /** Buffers reachable from `value` (mirrors `collect` in worker-bootstrap.js). */
@@ -92,7 +92,7 @@ export class WorkerPoolExecutor implements Executor {
   }
 
   run(input: unknown, signal: AbortSignal): Promise<unknown> {
-    if (this.#closed) return Promise.reject(new Error('worker pool is closed'));
+    if (this.#closed) return Promise.reject(new WorkerError('pool-closed', 'worker pool is closed'));
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     if (signal.aborted) return Promise.reject(signal.reason);
     this.#watch(signal);
@@ -167,7 +167,7 @@ export class WorkerPoolExecutor implements Executor {
       port = await startModuleWorker(this.#bootstrap);
     } catch (e) {
       this.#starting--;
-      this.#breakPool(e instanceof Error ? e : new Error(String(e)));
+      this.#breakPool(asError(e));
       return;
     }
     if (this.#closed || !this.#slots.includes(slot)) {

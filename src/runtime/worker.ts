@@ -4,6 +4,7 @@
  * shim gives the module the web worker globals (`onmessage`, `postMessage`) it expects.
  */
 import type { Worker as NodeWorker } from 'node:worker_threads';
+import { WorkerError } from '../errors/index.ts';
 import { runtimeName } from './detect.ts';
 
 export interface WorkerPort {
@@ -75,10 +76,10 @@ function startWebWorker(url: URL): WorkerPort {
   w.addEventListener('error', (e) => {
     // Without preventDefault, Deno rethrows a worker's error in the parent and exits.
     e.preventDefault();
-    if (!terminated) errors.deliver(new Error(e.message || 'worker error'));
+    if (!terminated) errors.deliver(new WorkerError('worker-crashed', e.message || 'worker error'));
   });
   w.addEventListener('messageerror', () => {
-    if (!terminated) errors.deliver(new Error('worker message could not be deserialized'));
+    if (!terminated) errors.deliver(new WorkerError('bad-message', 'worker message could not be deserialized'));
   });
   return {
     postMessage: (m, t) => w.postMessage(m, t),
@@ -112,7 +113,7 @@ async function startNodeWorker(url: URL): Promise<WorkerPort> {
     if (!terminated) errors.deliver(e);
   });
   w.on('exit', (code: number) => {
-    if (!terminated) errors.deliver(new Error(`worker exited with code ${code}`));
+    if (!terminated) errors.deliver(new WorkerError('worker-exited', `worker exited with code ${code}`));
   });
   return {
     // Node's TransferListItem and the DOM's Transferable describe the same objects.

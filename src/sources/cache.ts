@@ -1,6 +1,7 @@
 // Caches of fetched bytes with a size bound and least-recently-used eviction, so a second epoch of
 // a remote dataset reads nothing over the network. One interface; a directory in Node and Deno
 // (this file), the Cache API in browsers (browser-cache.ts).
+import { DatasetError } from './errors.ts';
 import { type CacheStats, LruIndex } from './lru.ts';
 
 export type { CacheStats } from './lru.ts';
@@ -183,7 +184,7 @@ function stripKeyHeader(key: string): TransformStream<Uint8Array, Uint8Array> {
         return;
       }
       if (decoder.decode(joined.subarray(4, end)) !== key)
-        return controller.error(new Error(`cache entry for ${key} holds another key (hash collision)`));
+        return controller.error(new DatasetError('cache-collision', `cache entry for ${key} holds another key (hash collision)`));
       head = undefined;
       if (end < joined.length) controller.enqueue(joined.subarray(end));
     },

@@ -6,7 +6,14 @@ import { TandemError } from '../errors/index.ts';
  * stream iterated twice. Per-sample
  * problems are SourceError; network ones FetchError.
  */
-export type DatasetErrorCode = 'no-classes' | 'no-cache-api' | 'not-a-state' | 'state-mismatch' | 'position-unavailable' | 'iterated';
+export type DatasetErrorCode =
+  | 'no-classes'
+  | 'no-cache-api'
+  | 'not-a-state'
+  | 'state-mismatch'
+  | 'position-unavailable'
+  | 'cache-collision'
+  | 'iterated';
 
 export class DatasetError extends TandemError {
   override readonly name = 'DatasetError';

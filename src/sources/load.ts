@@ -1,6 +1,6 @@
 // Sources of bytes from lists of URLs or local paths, with a bound on requests in flight. Every
 // input comes out once, in input order: as its bytes, or as a failure naming the stage and reason.
-import { type Failed, isFailure } from '../errors/index.ts';
+import { asError, type Failed, isFailure } from '../errors/index.ts';
 import { readFile } from '../runtime/index.ts';
 import type { ByteCache } from './cache.ts';
 import { fetchBytes, FetchError, type FetchOptions } from './urls.ts';
@@ -45,7 +45,6 @@ function reasonOf(error: unknown): string {
   const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
   return typeof code === 'string' ? code : 'error';
 }
-const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
 
 /**
  * Maps items through an async load with at most `concurrency` running, yielding in input order.

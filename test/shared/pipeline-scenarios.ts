@@ -258,7 +258,7 @@ export async function workerExecutor(): Promise<void> {
 
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'double'), 2);
   const q = new PipelineBuilder()
-    .addSource([1, 13, 3, 7, 4])
+    .addSource([1, 13, 3, 7, 4, 9])
     .pipe<number>(
       customTask('double', () => pool),
       { concurrency: 2 },
@@ -270,14 +270,19 @@ export async function workerExecutor(): Promise<void> {
     [
       ['double', '13', 'unlucky 13'],
       ['double', '7', 'a typed failure in the worker'],
+      ['double', '9', 'a class of its own'],
     ],
     'reported',
   );
-  const [plain, typed] = q.failures().map((f) => f.error);
-  check(plain instanceof Error && !(plain instanceof TandemError) && plain.name === 'RangeError', 'an untyped error keeps its name');
+  const [plain, typed, custom] = q.failures().map((f) => f.error);
+  check(plain instanceof RangeError && !(plain instanceof TandemError), 'a built-in error keeps its class');
   check(
     typed instanceof TandemError && typed.code === 'corrupt' && typed.name === 'DecodeError',
     `a typed error keeps its name and code across the worker boundary: ${String(typed)}`,
+  );
+  check(
+    custom instanceof TandemError && custom.code === 'task-failed' && custom.name === 'MyError',
+    `an error of another class keeps its name and gets a code: ${String(custom)}`,
   );
   assertEqual(pool.workers, 0, 'workers terminated at the end');
 

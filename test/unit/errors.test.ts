@@ -1,7 +1,7 @@
 // One failure model: every error class Tandem exports is a TandemError with a `code`, and every
 // undelivered item is a Failed that isFailure picks out of a mixed stream.
 import { describe, expect, it } from 'vitest';
-import { DecodeError, PipelineStallError, TandemError } from '../../src/index.ts';
+import { DecodeError, PipelineBuilder, PipelineStallError, TandemError, ThrownValueError } from '../../src/index.ts';
 import { FetchError, fetchBytes, isFailure, readTar, SourceError, TarWriter, webDatasetSamples } from '../../src/sources/index.ts';
 
 const streamOf = (bytes: Uint8Array) =>
@@ -63,10 +63,34 @@ describe('one failure model', () => {
     // Plain objects that happen to have an `error` field but no stage are not failures.
     expect(isFailure({ key: 'x', error: new Error('e') })).toBe(false);
   });
+
+  it("a pipeline's failure records are Failed too: the input's key, the stage, an Error (a thrown string becomes a ThrownValueError)", async () => {
+    const pipeline = new PipelineBuilder()
+      .addSource([{ key: 'a' }, { key: 'b' }, { path: 'c.jpg' }])
+      .pipe(
+        (x: { key?: string }) => {
+          if (x.key === 'a') throw 'not an Error';
+          if (x.key === undefined) throw new RangeError('bad');
+          return x;
+        },
+        { name: 'check' },
+      )
+      .addSink(4)
+      .build();
+    for await (const _ of pipeline);
+    const records = pipeline.failures();
+    expect(records.every(isFailure)).toBe(true);
+    expect(records.map((r) => [r.key, r.stage, r.error.name])).toEqual([
+      ['a', 'check', 'ThrownValueError'],
+      ['c.jpg', 'check', 'RangeError'],
+    ]);
+    expect((records[0]!.error as ThrownValueError).value).toBe('not an Error');
+    expect((records[0]!.error as ThrownValueError).code).toBe('non-error-thrown');
+  });
 });
 
 describe('no plain Error', () => {
-  it('src throws no plain Error: each is a TandemError with a code, a built-in typed error, or an invariant() (InternalError)', async () => {
+  it('src makes no plain Error for a caller to meet (thrown, rejected or delivered): each is a TandemError with a code, a built-in typed error, or an invariant() (InternalError)', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const src = new URL('../../src/', import.meta.url).pathname;
     const plain = readdirSync(src, { recursive: true })
@@ -76,7 +100,8 @@ describe('no plain Error', () => {
         readFileSync(`${src}${f}`, 'utf8')
           .split('\n')
           .map((line, i) => ({ where: `src/${f}:${i + 1}`, line }))
-          .filter(({ line }) => /throw new Error\(/.test(line)),
+          // Only a `cause` (wrapped by a typed error) or an abort reason (never surfaced) may be plain.
+          .filter(({ line }) => /new Error\(/.test(line) && !/cause: new Error\(|abort\(new Error\(/.test(line)),
       )
       .map(({ where, line }) => `${where}: ${line.trim()}`);
     expect(plain).toEqual([]);
