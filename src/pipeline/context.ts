@@ -1,4 +1,4 @@
-import type { StageCounters } from './stats.ts';
+import type { StageCounters } from './counters.ts';
 import type { FailureBudget } from './types.ts';
 
 /** What a running stage may ask of the pipeline that owns it. */

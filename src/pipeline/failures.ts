@@ -1,7 +1,7 @@
 /** The failure report and the budgets that turn too many failures into a stop. */
 import { PipelineFailureBudgetError } from './errors.ts';
 import { asError } from '../errors/index.ts';
-import type { StageCounters } from './stats.ts';
+import type { StageCounters } from './counters.ts';
 import type { FailureBudget, FailureRecord } from './types.ts';
 
 export type { FailureRecord } from './types.ts';

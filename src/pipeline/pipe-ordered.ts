@@ -18,7 +18,7 @@ import { discard } from './dispose.ts';
 import type { Executor } from './executor.ts';
 import { NOTHING, PipeRunner } from './pipe.ts';
 import type { BoundedQueue } from './queue.ts';
-import type { StageCounters } from './stats.ts';
+import type { StageCounters } from './counters.ts';
 import { FILTERED, type PipeConfig } from './types.ts';
 
 /** Outputs of a generator task, buffered because earlier inputs are still running. */

@@ -22,7 +22,7 @@ import type { RunContext } from './context.ts';
 import { discard } from './dispose.ts';
 import type { Executor } from './executor.ts';
 import { type BoundedQueue, CLOSED, EMPTY } from './queue.ts';
-import { resourceWaits, type StageCounters } from './stats.ts';
+import { resourceWaits, type StageCounters } from './counters.ts';
 import { FILTERED, type FailureBudget, isEpochEnd, type PipeConfig, type StageContext, type StageFn } from './types.ts';
 
 /** Result of a failed task: emits nothing. */

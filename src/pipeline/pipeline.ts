@@ -10,7 +10,8 @@ import { UnorderedPipe } from './pipe-unordered.ts';
 import { BoundedQueue, CLOSED, EMPTY } from './queue.ts';
 import { runAggregate, runDisaggregate } from './reshape.ts';
 import { runIterableSource, runMergeSource } from './source.ts';
-import { type PipelineStats, resourceWaits, snapshotStage, StageCounters, timeSplit } from './stats.ts';
+import { resourceWaits, StageCounters } from './counters.ts';
+import { type PipelineStats, snapshotStage, timeSplit } from './stats.ts';
 import type { BuildOptions, ConsumerContext, FailureBudget, MergeSourceConfig, PipelineConfig, StageConfig } from './types.ts';
 import { createExecutor } from './worker-pool.ts';
 
@@ -303,6 +304,7 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     if (this.#onAbort !== undefined) this.#opts.signal?.removeEventListener('abort', this.#onAbort);
     await Promise.allSettled([...this.#executors.map((e) => e.close()), ...this.#children.map((c) => c.stop())]);
     this.#t1 = performance.now();
+    for (const c of [...this.#counters, this.#consumer]) c.freeze(this.#t1);
     this.#state = 'stopped';
   }
 }

@@ -1,7 +1,7 @@
 /** Aggregate (items → groups) and disaggregate (groups → items) stages. */
 import type { RunContext } from './context.ts';
 import { type BoundedQueue, CLOSED, EMPTY } from './queue.ts';
-import type { StageCounters } from './stats.ts';
+import type { StageCounters } from './counters.ts';
 import { type AggregateConfig, type Aggregator, isEpochEnd } from './types.ts';
 
 /** Fixed-size groups; with `dropLast` an incomplete final group is dropped and counted as filtered. */

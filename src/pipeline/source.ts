@@ -1,7 +1,7 @@
 /** Sources: an iterable (with epochs) or a seeded merge of other pipelines. */
 import type { RunContext } from './context.ts';
 import type { BoundedQueue } from './queue.ts';
-import type { StageCounters } from './stats.ts';
+import type { StageCounters } from './counters.ts';
 import { epochEnd, type FailureBudget, type IterableSourceConfig, type MergeSourceConfig } from './types.ts';
 import { seededFloats } from '../random/index.ts';
 import { EventLoopTurns } from './turns.ts';
