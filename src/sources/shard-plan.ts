@@ -54,8 +54,7 @@ function unread(state: ShardStreamState): ShardPiece[] {
     buffered.set(position, samples);
   }
   const out: ShardPiece[] = [];
-  for (let position = 0; position < list.length; position++) {
-    const piece = list[position]!;
+  for (const [position, piece] of list.entries()) {
     const held = buffered.get(position) ?? [];
     if (position > state.shard) out.push(piece);
     else if (position < state.shard) {
@@ -91,30 +90,29 @@ export function regroupShardStates(
   consumers: number,
   options: RegroupOptions = {},
 ): ShardStreamState[] {
-  const sorted = checkComplete(states);
+  const [first, ...rest] = checkComplete(states);
+  const sorted = [first, ...rest];
   if (!Number.isInteger(consumers) || consumers < 1)
     throw new DatasetError('state-mismatch', `regroup: consumers must be a positive integer, got ${consumers}`);
-  const first = sorted[0]!;
   const sizeOf = (shard: number) => options.shardSamples?.[shard] ?? options.assumedShardSamples ?? 1000;
   const weight = ([shard, from, ...samples]: ShardPiece) => samples.length + (from < 0 ? 0 : Math.max(0, sizeOf(shard) - from));
   const startEpoch = Math.min(...sorted.map((s) => s.epoch));
   // Epochs a previous regroup planned are partial too: they stay planned up to the last of them.
   const endEpoch = Math.max(...sorted.flatMap((s) => [s.epoch, ...(s.plan ?? []).map((p) => p.epoch)]));
-  const plans: PlannedEpoch[][] = Array.from({ length: consumers }, () => []);
+  const plans = Array.from({ length: consumers }, () => [] as PlannedEpoch[]);
   for (let epoch = startEpoch; epoch <= endEpoch; epoch++) {
     const pieces: ShardPiece[] = [];
     for (const state of sorted) {
       if (epoch === state.epoch) pieces.push(...unread(state));
       else if (epoch > state.epoch) pieces.push(...piecesFor(state, epoch));
     }
-    const shares: ShardPiece[][] = Array.from({ length: consumers }, () => []);
-    const loads = new Array<number>(consumers).fill(0);
+    const shares = Array.from({ length: consumers }, () => ({ pieces: [] as ShardPiece[], load: 0 }));
     for (const piece of pieces) {
-      const c = loads.indexOf(Math.min(...loads));
-      shares[c]!.push(piece);
-      loads[c]! += weight(piece);
+      const lightest = shares.reduce((a, b) => (b.load < a.load ? b : a));
+      lightest.pieces.push(piece);
+      lightest.load += weight(piece);
     }
-    for (let c = 0; c < consumers; c++) plans[c]!.push({ epoch, pieces: shares[c]! });
+    for (const [c, share] of shares.entries()) plans[c]?.push({ epoch, pieces: share.pieces });
   }
   return plans.map((plan, consumer) => ({
     kind: 'tandem.shards',
@@ -134,12 +132,12 @@ export function regroupShardStates(
 }
 
 /** The states sorted by consumer, after checking they are one whole stream's. */
-function checkComplete(states: readonly ShardStreamState[]): ShardStreamState[] {
-  if (states.length === 0) throw new DatasetError('state-mismatch', 'regroup: no states given');
+function checkComplete(states: readonly ShardStreamState[]): [ShardStreamState, ...ShardStreamState[]] {
+  const [first] = states;
+  if (first === undefined) throw new DatasetError('state-mismatch', 'regroup: no states given');
   for (const s of states)
     if (s?.kind !== 'tandem.shards' || (s.version !== 1 && s.version !== 2))
       throw new DatasetError('not-a-state', 'regroup: not a tandem shard stream state');
-  const first = states[0]!;
   const differ = (name: 'shardCount' | 'seed' | 'consumers', s: ShardStreamState) =>
     s[name] !== first[name] ? `${name} ${first[name]} → ${s[name]}` : undefined;
   for (const s of states) {
@@ -155,7 +153,8 @@ function checkComplete(states: readonly ShardStreamState[]): ShardStreamState[] 
   }
   if (states.length !== first.consumers)
     throw new DatasetError('state-mismatch', `regroup: the stream had ${first.consumers} consumers, ${states.length} states were given`);
-  const sorted = [...states].sort((a, b) => a.consumer - b.consumer);
+  const [lowest, ...others] = [...states].sort((a, b) => a.consumer - b.consumer);
+  const sorted: [ShardStreamState, ...ShardStreamState[]] = [lowest ?? first, ...others];
   sorted.forEach((s, i) => {
     if (s.consumer !== i)
       throw new DatasetError('state-mismatch', `regroup: consumer ${i}'s state is missing (two states of consumer ${s.consumer})`);
