@@ -1,3 +1,4 @@
+import { RawBlocks } from './raw-blocks.ts';
 import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, STREAM_WORDS, Field, JobKind, JobState } from './abi.ts';
 import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
@@ -126,6 +127,7 @@ export class DecodePool {
    */
   readonly maxInFlight: number;
   #backend: DecodeBackend;
+  readonly #blocks = new RawBlocks();
   /** The job records requests fill in; one per request in flight. */
   #slots: SlotPool<JobSlot>;
   #inFlight = 0;
@@ -192,11 +194,34 @@ export class DecodePool {
    * is), freed with `free`. For code that lays out its own buffers, such as ImageBatcher's batches.
    */
   malloc(bytes: number): number {
-    return this.#backend.malloc(bytes);
+    const ptr = this.#backend.malloc(bytes);
+    this.#blocks.add(ptr, bytes);
+    return ptr;
   }
 
+  /** Gives back a block from `malloc`; any other address (or the same one twice) is refused. */
   free(ptr: number): void {
+    if (!this.#blocks.remove(ptr))
+      throw new DecodeError('bad-request', `free(${ptr}): not a live block from this pool's malloc (freed twice?)`);
     this.#backend.free(ptr);
+  }
+
+  /** The target's address; a target too small for the request is refused before any job starts. */
+  #targetAddress(target: DecodeTarget, needed: number): number {
+    if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
+    const bytes = Number.isFinite(needed) ? needed : 0;
+    if (typeof target !== 'number') {
+      if (bytes > target.length)
+        throw new DecodeError('bad-request', `the request needs ${bytes} bytes; the target holds ${target.length}`);
+      if (target.freed) throw new DecodeError('bad-request', 'the target has been freed');
+      return target.ptr;
+    }
+    if (!(Number.isInteger(target) && this.#blocks.holds(target, bytes)))
+      throw new DecodeError(
+        'bad-request',
+        `target ${target}: ${bytes} bytes from there are not inside one live block from this pool's malloc`,
+      );
+    return target;
   }
 
   /**
@@ -205,7 +230,7 @@ export class DecodePool {
    * DecodeError for this item only.
    */
   async decodeInto(bytes: Uint8Array, target: DecodeTarget, options: ImageDecodeOptions, signal?: AbortSignal): Promise<DecodedImageInfo> {
-    const targetPtr = targetAddress(target, options.width * options.height * (options.channels ?? 3));
+    const targetPtr = this.#targetAddress(target, options.width * options.height * (options.channels ?? 3));
     return this.#run(
       bytes,
       signal,
@@ -241,7 +266,7 @@ export class DecodePool {
    * resampled to `sampleRate` and mixed to `channels`. Samples past the end are zero.
    */
   async decodeAudio(bytes: Uint8Array, target: DecodeTarget, options: AudioDecodeOptions, signal?: AbortSignal): Promise<DecodedAudioInfo> {
-    const targetPtr = targetAddress(target, options.maxFrames * options.channels * 4);
+    const targetPtr = this.#targetAddress(target, options.maxFrames * options.channels * 4);
     return this.#run(
       bytes,
       signal,
@@ -256,7 +281,7 @@ export class DecodePool {
    * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
    */
   async decodeVideo(bytes: Uint8Array, target: DecodeTarget, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
-    return this.#video(bytes, targetAddress(target, clipBytes(options)), options, signal);
+    return this.#video(bytes, this.#targetAddress(target, clipBytes(options)), options, signal);
   }
 
   /**
@@ -270,12 +295,12 @@ export class DecodePool {
     options: VideoStreamOptions,
     signal?: AbortSignal,
   ): Promise<DecodedVideoInfo> {
-    const targetPtr = targetAddress(target, clipBytes(options));
     if (this.mode !== 'pthreads')
       throw new DecodeError(
         'bad-request',
         'streamed decoding needs the pthreads mode (SharedArrayBuffer); decode the whole file with decodeVideo',
       );
+    const targetPtr = this.#targetAddress(target, clipBytes(options));
     const capacity = Math.floor(options.windowBytes ?? 1 << 20);
     if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
     const record = this.malloc(STREAM_WORDS * 4 + capacity);
@@ -557,17 +582,8 @@ export class PoolBuffer {
   }
 }
 
-/** Where a decode writes: a handle from DecodePool.allocate, or a raw address in the pool's memory. */
+/** Where a decode writes: a handle from DecodePool.allocate, or an address inside a block from DecodePool.malloc. */
 export type DecodeTarget = number | PoolBuffer;
-
-/** The target's address; a handle smaller than the request is refused before any job starts. */
-function targetAddress(target: DecodeTarget, needed: number): number {
-  if (typeof target === 'number') return target;
-  if (Number.isFinite(needed) && needed > target.length)
-    throw new DecodeError('bad-request', `the request needs ${needed} bytes; the target holds ${target.length}`);
-  if (target.freed) throw new DecodeError('bad-request', 'the target has been freed');
-  return target.ptr;
-}
 
 /** Bytes of the NHWC clip a video request fills. */
 function clipBytes(o: VideoDecodeOptions): number {

@@ -392,4 +392,27 @@ export async function poolBufferHandle(pool: DecodePool): Promise<void> {
   check(threw, "a freed handle's bytes throw a RangeError");
   target.free();
   target.free(); // a second free is a no-op, never a double free of the block
+
+  // Raw addresses get the same checks: inside one live block from malloc, with room for the request.
+  const raw = pool.malloc(96 * 72 * 3);
+  await pool.decodeInto(bytes, raw, options);
+  check(same(new Uint8Array(pool.memory.buffer, raw, 96 * 72 * 3), copy.pixels), 'decodeInto a raw block gives the same pixels');
+  const refused = (what: string, run: () => unknown) => {
+    let error: unknown;
+    try {
+      run();
+    } catch (e) {
+      error = e;
+    }
+    check(error instanceof DecodeError && error.code === 'bad-request', `${what}: ${String(error)}`);
+  };
+  const refusedAsync = (what: string, run: () => Promise<unknown>) =>
+    rejectsWith(run(), (e) => e instanceof DecodeError && e.code === 'bad-request', what);
+  await refusedAsync('a raw target that runs past its block', () => pool.decodeInto(bytes, raw + 8, options));
+  await refusedAsync('an address no malloc gave', () => pool.decodeInto(bytes, 8, options));
+  await refusedAsync('a fractional address', () => pool.decodeInto(bytes, raw + 0.5, { width: 4, height: 4 }));
+  refused('freeing inside a block', () => pool.free(raw + 4));
+  pool.free(raw);
+  refused('freeing a block twice', () => pool.free(raw));
+  await refusedAsync('a freed raw block', () => pool.decodeInto(bytes, raw, options));
 }
