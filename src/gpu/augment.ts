@@ -41,8 +41,21 @@ export interface AugmentShape {
   outWidth: number;
 }
 
-/** Floats per sample in the per-batch parameter buffer (crop x, y, w, h, flip, brightness, contrast, pad). */
-export const SAMPLE_FLOATS = 8;
+/** One element of augment.wgsl's per-sample storage array (a test checks it against the WGSL). */
+export const AugmentSample = new UniformStruct('Sample', [
+  ['crop', 'vec4f'],
+  ['flip', 'f32'],
+  ['brightness', 'f32'],
+  ['contrast', 'f32'],
+  ['_pad', 'f32'],
+] as const);
+
+/** Floats per sample in the per-batch parameter buffer, and each field's float offset in it. */
+export const SAMPLE_FLOATS = AugmentSample.bytes / 4;
+const CROP = AugmentSample.offsetOf('crop') / 4;
+const FLIP = AugmentSample.offsetOf('flip') / 4;
+const BRIGHTNESS = AugmentSample.offsetOf('brightness') / 4;
+const CONTRAST = AugmentSample.offsetOf('contrast') / 4;
 
 /**
  * Per-sample augmentation parameters from a seeded stream: sample `id` gets the same crop, flip and
@@ -70,13 +83,13 @@ export function sampleAugmentations(
     }
     box ??= [0, 0, w, h];
     const o = i * SAMPLE_FLOATS;
-    out.set(box, o);
-    out[o + 4] = rng.float() < (options.flip ?? 0.5) ? 1 : 0;
+    out.fill(0, o, o + SAMPLE_FLOATS);
+    out.set(box, o + CROP);
+    out[o + FLIP] = rng.float() < (options.flip ?? 0.5) ? 1 : 0;
     const b = options.brightness ?? 0.2;
     const c = options.contrast ?? 0.2;
-    out[o + 5] = (rng.float() * 2 - 1) * b;
-    out[o + 6] = 1 + (rng.float() * 2 - 1) * c;
-    out[o + 7] = 0;
+    out[o + BRIGHTNESS] = (rng.float() * 2 - 1) * b;
+    out[o + CONTRAST] = 1 + (rng.float() * 2 - 1) * c;
   }
   return out;
 }
@@ -177,12 +190,14 @@ export function augmentReference(
   const out = new Float32Array(count * ch * oh * ow);
   const texel = (n: number, x: number, y: number, c: number) => input[((n * sh + y) * sw + x) * ch + c] ?? 0;
   for (let n = 0; n < count; n++) {
-    const [cx, cy, cw, chh, flip, bright, contrast] = samples.subarray(n * SAMPLE_FLOATS, n * SAMPLE_FLOATS + 7) as unknown as number[];
+    const at = (field: number) => samples[n * SAMPLE_FLOATS + field] ?? 0;
+    const [cx, cy, cw, chh] = [at(CROP), at(CROP + 1), at(CROP + 2), at(CROP + 3)];
+    const [flip, bright, contrast] = [at(FLIP), at(BRIGHTNESS), at(CONTRAST)];
     for (let y = 0; y < oh; y++) {
       for (let x0 = 0; x0 < ow; x0++) {
-        const x = flip! > 0.5 ? ow - 1 - x0 : x0;
-        const fx = Math.min(Math.max(f(cx! + f(f((x + 0.5) * cw!) / ow) - 0.5), 0), sw - 1);
-        const fy = Math.min(Math.max(f(cy! + f(f((y + 0.5) * chh!) / oh) - 0.5), 0), sh - 1);
+        const x = flip > 0.5 ? ow - 1 - x0 : x0;
+        const fx = Math.min(Math.max(f(cx + f(f((x + 0.5) * cw) / ow) - 0.5), 0), sw - 1);
+        const fy = Math.min(Math.max(f(cy + f(f((y + 0.5) * chh) / oh) - 0.5), 0), sh - 1);
         const xa = Math.floor(fx),
           ya = Math.floor(fy);
         const xb = Math.min(xa + 1, sw - 1),
@@ -193,7 +208,7 @@ export function augmentReference(
           const top = texel(n, xa, ya, c) * (1 - ax) + texel(n, xb, ya, c) * ax;
           const bottom = texel(n, xa, yb, c) * (1 - ax) + texel(n, xb, yb, c) * ax;
           let v = (top * (1 - ay) + bottom * ay) / 255;
-          v = Math.min(Math.max((v - 0.5) * contrast! + 0.5 + bright!, 0), 1);
+          v = Math.min(Math.max((v - 0.5) * contrast + 0.5 + bright, 0), 1);
           out[((n * ch + c) * oh + y) * ow + x0] = (v - norm.mean[c]!) * norm.invStd[c]!;
         }
       }

@@ -1,6 +1,8 @@
 // WGSL uniform structs declared once in TypeScript and filled by field name. Each declaration
 // lists the fields in the order and with the types of its `struct` in the .wgsl source (a test
-// compares the two); offsets follow WGSL's uniform layout rules for the types used here.
+// compares the two); offsets follow WGSL's uniform layout rules for the types used here, which for
+// these types are also the storage layout (so a storage array's element, such as augmentation's
+// per-sample `Sample`, is declared the same way and its stride is `bytes`).
 
 export type UniformType = 'u32' | 'i32' | 'f32' | 'vec4f';
 const SIZE: Record<UniformType, number> = { u32: 4, i32: 4, f32: 4, vec4f: 16 };
@@ -26,6 +28,13 @@ export class UniformStruct<F extends string> {
       return placed;
     });
     this.bytes = Math.ceil(offset / 16) * 16;
+  }
+
+  /** Where `field` starts, in bytes from the struct's start. */
+  offsetOf(field: F): number {
+    const placed = this.#offsets.find((o) => o.name === field);
+    if (placed === undefined) throw new RangeError(`${this.name} has no field ${field}`);
+    return placed.offset;
   }
 
   /** The struct's bytes with every given field in place; throws on a value its type cannot hold. */

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AugmentParams } from '../../src/gpu/augment.ts';
+import { AugmentParams, AugmentSample, SAMPLE_FLOATS } from '../../src/gpu/augment.ts';
 import { NormalizeParams } from '../../src/gpu/normalize.ts';
 import type { UniformStruct } from '../../src/gpu/uniforms.ts';
 import {
@@ -34,9 +34,13 @@ const DECLARED: Record<string, UniformStruct<string>> = {
 
 /** The struct a file binds as `var<uniform>`, as [name, [field, type][]], from the WGSL source. */
 function uniformStruct(wgsl: string): [string, Array<[string, string]>] | undefined {
+  const type = /var<uniform>\s+\w+\s*:\s*(\w+)/.exec(wgsl.replace(/\/\/.*$/gm, ''))?.[1];
+  return type === undefined ? undefined : [type, structFields(wgsl, type)];
+}
+
+/** The fields of WGSL struct `type`, as [field, type][]. */
+function structFields(wgsl: string, type: string): Array<[string, string]> {
   const code = wgsl.replace(/\/\/.*$/gm, '');
-  const type = /var<uniform>\s+\w+\s*:\s*(\w+)/.exec(code)?.[1];
-  if (!type) return undefined;
   const body = new RegExp(`struct\\s+${type}\\s*\\{([^}]*)\\}`).exec(code)?.[1];
   if (body === undefined) throw new Error(`struct ${type} not found`);
   const fields = body
@@ -44,7 +48,7 @@ function uniformStruct(wgsl: string): [string, Array<[string, string]>] | undefi
     .map((f) => f.trim())
     .filter(Boolean)
     .map((f) => f.split(':').map((part) => part.trim()) as [string, string]);
-  return [type, fields];
+  return fields;
 }
 
 describe('uniform struct declarations match the WGSL', () => {
@@ -62,6 +66,15 @@ describe('uniform struct declarations match the WGSL', () => {
       expect(declared.fields.map(([f, t]) => [f, t])).toEqual(fields);
     });
   }
+});
+
+describe('storage struct declarations match the WGSL', () => {
+  it('gpu/augment.wgsl: Sample, the per-sample parameters (their stride is SAMPLE_FLOATS)', () => {
+    const fields = structFields(readFileSync(join(src, 'gpu/augment.wgsl'), 'utf8'), AugmentSample.name);
+    expect(AugmentSample.fields.map(([f, t]) => [f, t])).toEqual(fields);
+    expect(SAMPLE_FLOATS * 4).toBe(AugmentSample.bytes);
+    expect(/array<Sample>/.test(readFileSync(join(src, 'gpu/augment.wgsl'), 'utf8'))).toBe(true);
+  });
 });
 
 describe('UniformStruct.pack', () => {
