@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Chromium tier (cross-origin isolated): every decode pool scenario (test/shared/decode-scenarios.ts)
+// on a pthreads pool; decode-fallback.test.ts runs the same list on the workers fallback.
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import {
-  brokenInputsGetTypedErrors,
-  exifOrientationApplied,
-  formatsAndModes,
-  jpegDecodesToPattern,
-  oversubscribedPoolNeverHangs,
-  pngDecodesExactly,
-  poolBufferHandle,
-} from '../shared/decode-scenarios.ts';
+import { poolScenarios } from '../shared/decode-scenarios.ts';
 
 describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
   let pool: DecodePool;
@@ -19,15 +13,5 @@ describe('wasm decode pool (Chromium, cross-origin isolated)', () => {
     await pool?.close();
   });
 
-  it('decodes a generated JPEG on a pthread to the expected pixels', async () => {
-    expect((await jpegDecodesToPattern(pool)).worst).toBeLessThanOrEqual(12);
-  });
-  it('applies every EXIF orientation', () => exifOrientationApplied(pool));
-  it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(pool));
-  it('decodes PNG losslessly', () => pngDecodesExactly(pool));
-  it('allocate gives a handle that survives memory growth and refuses misuse', () => poolBufferHandle(pool));
-  it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(pool));
-  it('never blocks the page while oversubscribed', async () => {
-    expect((await oversubscribedPoolNeverHangs(pool)).ticks).toBeGreaterThan(0);
-  });
+  for (const [title, body] of Object.entries(poolScenarios)) it(title, () => body(pool));
 });

@@ -416,3 +416,24 @@ export async function poolBufferHandle(pool: DecodePool): Promise<void> {
   refused('freeing a block twice', () => pool.free(raw));
   await refusedAsync('a freed raw block', () => pool.decodeInto(bytes, raw, options));
 }
+
+/**
+ * Every decode pool scenario, by title: each runtime registers them from this list and runs them
+ * on a pool of each mode (pthreads, and the workers fallback), so no tier's copy can drift.
+ */
+export const poolScenarios: Record<string, (pool: DecodePool) => Promise<void>> = {
+  async 'decodes a generated JPEG to the expected pixels'(pool) {
+    const { worst } = await jpegDecodesToPattern(pool);
+    check(worst <= 12, `worst channel difference ${worst} (at most 12)`);
+  },
+  'applies every EXIF orientation': exifOrientationApplied,
+  'decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain': formatsAndModes,
+  'decodes PNG losslessly to RGBA': pngDecodesExactly,
+  'allocate gives a handle that survives memory growth and refuses misuse; raw addresses get the same checks': poolBufferHandle,
+  'a batch held while the memory grows keeps its pixels': heldBatchSurvivesMemoryGrowth,
+  'gives typed errors for broken input and stays healthy': brokenInputsGetTypedErrors,
+  async 'queues more work than threads without hanging or blocking timers'(pool) {
+    const { ticks } = await oversubscribedPoolNeverHangs(pool);
+    check(ticks > 0, 'the event loop was blocked during decoding');
+  },
+};

@@ -147,3 +147,9 @@ export async function fixturesMatchAcrossModes(threadsPool: DecodePool, workersP
   check(a.infos[0]?.framesWritten === a.infos[1]?.framesWritten && (a.infos[0]?.framesWritten ?? 0) > 0, 'audio frame counts');
   return compared + 2;
 }
+
+/** The scenarios that compare the two pool modes, by title: every runtime registers them from here. */
+export const modeScenarios: Record<string, (threadsPool: DecodePool, workersPool: DecodePool) => Promise<void>> = {
+  'gives the same bytes as the pthreads pool (JPEG, PNG, WAV)': fallbackMatchesThreads,
+  'fills dense batches when items fail': (_, workersPool) => fallbackBatchesStayDense(workersPool),
+};

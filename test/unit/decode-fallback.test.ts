@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import {
-  brokenInputsGetTypedErrors,
-  exifOrientationApplied,
-  formatsAndModes,
-  jpegDecodesToPattern,
-  oversubscribedPoolNeverHangs,
-  heldBatchSurvivesMemoryGrowth,
-  poolBufferHandle,
-} from '../shared/decode-scenarios.ts';
+import { poolScenarios } from '../shared/decode-scenarios.ts';
 import { encodeJpeg } from '../../src/synthetic/index.ts';
-import { fallbackBatchesStayDense, fallbackMatchesThreads } from '../shared/fallback-scenarios.ts';
+import { modeScenarios } from '../shared/fallback-scenarios.ts';
 
 describe('fallback decode pool: single-threaded instances in workers (Node)', () => {
   let workers: DecodePool;
@@ -24,9 +16,9 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
     await threads?.close();
   });
 
-  it('allocate gives a handle that survives memory growth (the unshared buffer is replaced)', () => poolBufferHandle(workers));
-  it('a batch held while the memory grows keeps its pixels (the unshared buffer is replaced)', () =>
-    heldBatchSurvivesMemoryGrowth(workers));
+  // The unshared memory's buffer is replaced when it grows: the handle and batch scenarios cover it.
+  for (const [title, body] of Object.entries(poolScenarios)) it(title, () => body(workers));
+  for (const [title, body] of Object.entries(modeScenarios)) it(title, () => body(threads, workers));
   it("a Node Buffer handed to decode stays the caller's: not detached by the transfer to the worker", async () => {
     const pixels = new Uint8Array(32 * 24 * 3).map((_, i) => (i * 7) % 251);
     const jpeg = encodeJpeg(pixels, 32, 24, { quality: 90 });
@@ -43,17 +35,6 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
     expect(workers.stats().mode).toBe('workers');
     expect(threads.stats().mode).toBe('pthreads');
   });
-  it('gives the same bytes as the pthreads pool (JPEG, PNG, WAV)', () => fallbackMatchesThreads(threads, workers));
-  it('decodes a generated JPEG to the expected pixels', async () => {
-    expect((await jpegDecodesToPattern(workers)).worst).toBeLessThanOrEqual(12);
-  });
-  it('applies every EXIF orientation', () => exifOrientationApplied(workers));
-  it('decodes BMP, palette and 16-bit PNG, gray JPEG; crop and contain', () => formatsAndModes(workers));
-  it('gives typed errors for broken input and stays healthy', () => brokenInputsGetTypedErrors(workers));
-  it('queues more work than workers without hanging', async () => {
-    expect((await oversubscribedPoolNeverHangs(workers)).ticks).toBeGreaterThan(0);
-  });
-  it('fills dense batches when items fail', () => fallbackBatchesStayDense(workers));
   it('refuses work after close', async () => {
     const pool = await DecodePool.create({ threads: 1, mode: 'workers' });
     await pool.close();
