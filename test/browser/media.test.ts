@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import {
-  brokenAudioGetsTypedErrors,
-  brokenVideoGetsTypedErrors,
-  clipsCut,
-  compressedAudioDecodes,
-  movingPatternClips,
-  solidColourClips,
-  wavSineDecodes,
-  type FixtureLoader,
-} from '../shared/media-scenarios.ts';
+import { mediaScenarios, type FixtureLoader } from '../shared/media-scenarios.ts';
 import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { fixturesMatchAcrossModes } from '../shared/fallback-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
@@ -36,13 +27,7 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
     await pool?.close();
   });
 
-  it('decodes a generated WAV sine: count, resampling, level, frequency, offset', () => wavSineDecodes(pool));
-  it('decodes MP3, AAC, FLAC and Opus sines mixed to mono', () => compressedAudioDecodes(pool, load));
-  it('cuts audio into fixed-length clips', () => clipsCut());
-  it('gives typed errors for broken audio', () => brokenAudioGetsTypedErrors(pool, load));
-  it('samples solid-colour H.264 and VP9 by time, index and rate', () => solidColourClips(pool, load));
-  it('samples a moving pattern in MP4, WebM, MKV; time and index agree', () => movingPatternClips(pool, load));
-  it('gives typed errors for broken video', () => brokenVideoGetsTypedErrors(pool, load));
+  for (const [title, body] of Object.entries(mediaScenarios)) it(title, () => body(pool, load));
   it("every frame of an H.264 and a VP9 clip against Debian's ffmpeg CLI", () => videoMatchesFfmpegCli(pool, load));
   it("MP3, FLAC and AAC sines against Debian's ffmpeg CLI", () => audioMatchesFfmpegCli(pool, load));
 });

@@ -11,39 +11,14 @@ import {
   randomCropStatisticsMatchTorchvision,
 } from '../shared/random-crop-scenarios.ts';
 import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
-import {
-  brokenAudioGetsTypedErrors,
-  brokenVideoGetsTypedErrors,
-  clipsCut,
-  compressedAudioDecodes,
-  movingPatternClips,
-  solidColourClips,
-  wavSineDecodes,
-  type FixtureLoader,
-} from '../shared/media-scenarios.ts';
+import { mediaScenarios, type FixtureLoader } from '../shared/media-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
 
-Deno.test({
-  name: 'decodes a generated WAV sine: count, resampling, level, frequency, offset',
-  ...opts,
-  fn: () => withPool(2, wavSineDecodes),
-});
-Deno.test({
-  name: 'decodes MP3, AAC, FLAC and Opus sines mixed to mono',
-  ...opts,
-  fn: () => withPool(2, (p) => compressedAudioDecodes(p, load)).then(() => {}),
-});
-Deno.test({ name: 'cuts audio into fixed-length clips', ...opts, fn: () => clipsCut() });
-Deno.test({ name: 'broken audio gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenAudioGetsTypedErrors(p, load)) });
-Deno.test({ name: 'solid-colour H.264 and VP9 by time, index and rate', ...opts, fn: () => withPool(2, (p) => solidColourClips(p, load)) });
-Deno.test({
-  name: 'moving pattern in MP4, WebM, MKV; time and index agree',
-  ...opts,
-  fn: () => withPool(2, (p) => movingPatternClips(p, load)),
-});
-Deno.test({ name: 'broken video gets typed errors', ...opts, fn: () => withPool(2, (p) => brokenVideoGetsTypedErrors(p, load)) });
+for (const [title, body] of Object.entries(mediaScenarios)) {
+  Deno.test({ name: title, ...opts, fn: () => withPool(2, (p) => body(p, load)).then(() => {}) });
+}
 Deno.test({
   name: "every frame of an H.264 and a VP9 clip, and MP3/FLAC/AAC sines, against Debian's ffmpeg CLI",
   ...opts,

@@ -393,3 +393,14 @@ export async function brokenVideoGetsTypedErrors(pool: DecodePool, load: Fixture
     check(ok.framesWritten === 2, 'the pool decodes video normally after the broken inputs');
   });
 }
+
+/** Every audio and video scenario, by title: each runtime registers them from this list. */
+export const mediaScenarios: Record<string, (pool: DecodePool, load: FixtureLoader) => Promise<unknown>> = {
+  'decodes a generated WAV sine: sample count, resampled length, level, frequency, offset': (pool) => wavSineDecodes(pool),
+  'decodes MP3, AAC, FLAC and Opus sines mixed to mono at 16 kHz': compressedAudioDecodes,
+  'cuts audio into fixed-length clips as views': async () => clipsCut(),
+  'gives typed errors for broken audio and stays healthy': brokenAudioGetsTypedErrors,
+  'samples solid-colour H.264 and VP9 by time, index and rate': solidColourClips,
+  'samples a moving pattern in MP4, WebM and MKV; time and index agree': movingPatternClips,
+  'gives typed errors for broken video and stays healthy': brokenVideoGetsTypedErrors,
+};
