@@ -1,11 +1,4 @@
-import { expect, it } from 'vitest';
-import { augmentMatchesCpuAndIsDeterministic, normalizeMatchesCpu } from '../shared/gpu-scenarios.ts';
+import { it } from 'vitest';
+import { gpuScenarios } from '../shared/gpu-scenarios.ts';
 
-it('a WGSL dispatch on dawn (lavapipe) matches the CPU reference', async () => {
-  const adapter = await normalizeMatchesCpu();
-  expect(adapter).toMatch(/^node/);
-});
-
-it('GPU augmentation matches its CPU reference and is deterministic per seed', async () => {
-  expect(await augmentMatchesCpuAndIsDeterministic()).toBeLessThan(1e-3);
-});
+for (const [title, body] of Object.entries(gpuScenarios('node'))) it(title, body);

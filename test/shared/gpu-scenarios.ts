@@ -82,3 +82,20 @@ export async function augmentMatchesCpuAndIsDeterministic(): Promise<number> {
     gpu.close();
   }
 }
+
+/**
+ * The GPU smoke scenarios by title: every runtime registers them from here. `runtime` is the prefix
+ * the adapter's description must have on it ('node', 'deno' or 'browser').
+ */
+export function gpuScenarios(runtime: 'node' | 'deno' | 'browser'): Record<string, () => Promise<void>> {
+  return {
+    "a WGSL dispatch on this runtime's WebGPU matches the CPU reference": async () => {
+      const adapter = await normalizeMatchesCpu();
+      check(adapter.startsWith(runtime), `expected a ${runtime} adapter, got ${adapter}`);
+    },
+    'GPU augmentation matches its CPU reference and is deterministic per seed': async () => {
+      const worst = await augmentMatchesCpuAndIsDeterministic();
+      check(worst < 1e-3, `worst difference from the CPU reference ${worst}`);
+    },
+  };
+}

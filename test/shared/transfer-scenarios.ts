@@ -169,3 +169,17 @@ export async function ringHeldByConsumer(method: UploadMethod, batches = 24, see
     gpu.close();
   }
 }
+
+/** The transfer scenarios by title, for each upload method: every runtime registers them from here. */
+export function transferScenarios(method: UploadMethod): Record<string, () => Promise<void>> {
+  return {
+    [`decoded batches arrive byte-exact on the GPU (${method}, ring of 2 reused)`]: async () => {
+      const r = await gpuBytesEqualDecodedBytes(method);
+      check(r.batches === 5 && r.images === 21, `5 batches of 21 images, got ${JSON.stringify(r)}`);
+    },
+    [`the consumer holds both ring slots and releases them in random order; every batch reads back byte-exact (${method})`]: async () => {
+      const r = await ringHeldByConsumer(method);
+      check(r.uploads === 24 && r.waited > 4, `24 uploads, more than 4 waits for a slot, got ${JSON.stringify(r)}`);
+    },
+  };
+}
