@@ -1,7 +1,5 @@
+import * as ort from 'onnxruntime-web';
 import { it } from 'vitest';
-import { wasmSessionMatchesHandBuiltTensors, webgpuSessionMatchesHandBuiltTensors } from '../shared/onnx-scenarios.ts';
+import { onnxScenarios } from '../shared/onnx-scenarios.ts';
 
-it('onnx: the wasm session on feeder tensors equals hand-built tensors', { timeout: 300_000 }, wasmSessionMatchesHandBuiltTensors);
-it('onnx: the WebGPU session on Tandem GPU inputs matches hand-built tensors, no readback', { timeout: 300_000 }, () =>
-  webgpuSessionMatchesHandBuiltTensors(),
-);
+for (const [title, body] of Object.entries(onnxScenarios(ort))) it(title, { timeout: 300_000 }, body);

@@ -3,9 +3,6 @@
 // (Deno resolves the default entry to a build without WebGPU: "[webgpu] backend not found").
 import './limits.ts';
 import * as ortWebgpu from 'onnxruntime-web/webgpu';
-import { wasmSessionMatchesHandBuiltTensors, webgpuSessionMatchesHandBuiltTensors } from '../shared/onnx-scenarios.ts';
+import { onnxScenarios } from '../shared/onnx-scenarios.ts';
 
-Deno.test('onnx: the wasm session on feeder tensors equals hand-built tensors', wasmSessionMatchesHandBuiltTensors);
-
-Deno.test('onnx: the WebGPU session on its own device, fed GPU buffers by Tandem, matches hand-built tensors with no readback', () =>
-  webgpuSessionMatchesHandBuiltTensors(ortWebgpu));
+for (const [title, body] of Object.entries(onnxScenarios(ortWebgpu))) Deno.test(title, body);

@@ -75,3 +75,11 @@ export async function loaderAccountsForEveryItem(): Promise<{ delivered: number;
   check(reported.join() === 'cut-4,cut-4,html-17,html-17', `the two bad images are the ones reported, once per epoch: ${reported.join()}`);
   return { delivered, failed: failures.length };
 }
+
+/** The loader scenarios by title: every runtime registers them from here. */
+export const loaderScenarios: Record<string, () => Promise<void>> = {
+  async 'the loader pipeline delivers every good image once and reports every bad one'() {
+    const r = await loaderAccountsForEveryItem();
+    check(r.delivered === 56 && r.failed === 4, `56 delivered and 4 failed, got ${JSON.stringify(r)}`);
+  },
+};

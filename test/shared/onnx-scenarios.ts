@@ -105,3 +105,19 @@ export async function webgpuSessionMatchesHandBuiltTensors(ortModule: typeof ort
   await session.release();
   check(device === (await ort.env.webgpu.device), 'one device throughout');
 }
+
+/**
+ * The ONNX Runtime Web scenarios by title: every runtime registers them from here. `webgpu` is the
+ * package module whose WebGPU provider to use, or undefined where it cannot run (Node's dawn).
+ */
+export function onnxScenarios(webgpu: typeof ort | undefined): Record<string, () => Promise<void>> {
+  return {
+    'onnx: the wasm session on feeder tensors equals hand-built tensors': wasmSessionMatchesHandBuiltTensors,
+    ...(webgpu
+      ? {
+          'onnx: the WebGPU session on its own device, fed GPU buffers by Tandem, matches hand-built tensors with no readback': () =>
+            webgpuSessionMatchesHandBuiltTensors(webgpu),
+        }
+      : {}),
+  };
+}
