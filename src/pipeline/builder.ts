@@ -158,14 +158,3 @@ function isOneShot(src: Iterable<unknown> | AsyncIterable<unknown>): boolean {
   const it = Symbol.asyncIterator in src ? src[Symbol.asyncIterator]() : src[Symbol.iterator]();
   return it === (src as unknown);
 }
-
-/** The config as JSON-able data: functions become their names, iterables a short tag. */
-export function describeConfig(cfg: PipelineConfig): unknown {
-  return JSON.parse(
-    JSON.stringify(cfg, (key, value: unknown) => {
-      if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
-      if (key === 'iterable') return Array.isArray(value) ? `[array of ${value.length}]` : '[iterable]';
-      return value;
-    }),
-  );
-}

@@ -114,6 +114,17 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     };
   }
 
+  /** The stage graph as JSON-able data: functions become their names, iterables a short tag. */
+  describe(): unknown {
+    return JSON.parse(
+      JSON.stringify(this.config, (key, value: unknown) => {
+        if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+        if (key === 'iterable') return Array.isArray(value) ? `[array of ${value.length}]` : '[iterable]';
+        return value;
+      }),
+    );
+  }
+
   get state(): PipelineState {
     return this.#state;
   }

@@ -84,6 +84,8 @@ export interface RegroupOptions {
  * `ShardStream.fromState(shards, states[c])`. The epochs the old consumers were in are finished
  * from pieces dealt out greedily by sample count; later epochs split the shards among the new
  * consumers as a fresh run would.
+ *
+ * @experimental New in this release: the shape of a regrouped state (`plan`) may still change.
  */
 export function regroupShardStates(
   states: readonly ShardStreamState[],

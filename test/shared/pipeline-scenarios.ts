@@ -15,7 +15,6 @@ import {
   WorkerPoolExecutor,
   workerTask,
 } from '../../src/pipeline/index.ts';
-import { describeConfig } from '../../src/pipeline/builder.ts';
 import { TandemError } from '../../src/errors/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { collect, sleep } from './async.ts';
@@ -78,7 +77,7 @@ export async function generatorsFilterAndReshape(): Promise<void> {
   assertEqual([byName.drop5?.in, byName.drop5?.out, byName.drop5?.filtered], [10, 8, 2], 'drop5 counters');
   assertEqual([byName.fanout?.in, byName.fanout?.out, byName.fanout?.filtered], [8, 7, 3], 'fanout counters');
   assertEqual(byName.aggregate?.filtered, 3, 'dropLast counted as filtered');
-  const json = JSON.stringify(describeConfig(p.config));
+  const json = JSON.stringify(p.describe());
   check(json.includes('"fanout"') && json.includes('aggregate'), 'config describes stages');
 }
 
