@@ -11,7 +11,7 @@ FFMPEG_CONFIG_TAIL=(
 # Tandem's patches to ffmpeg (wasm/ffmpeg/), applied to the unpacked sources of both builds; their
 # text is part of both cache keys.
 FFMPEG_PATCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ffmpeg"
-FFMPEG_PATCHES=(metadata-bounds.patch container-table-bounds.patch decoder-bounds.patch)
+FFMPEG_PATCHES=(metadata-bounds.patch container-table-bounds.patch decoder-bounds.patch size-refused-hook.patch)
 ffmpeg_patches_text() { local p; for p in "${FFMPEG_PATCHES[@]}"; do cat "$FFMPEG_PATCH_DIR/$p"; done; }
 apply_ffmpeg_patches() { # unpacked ffmpeg tree; prints each patch to stderr
   command -v patch >/dev/null || { echo "patch missing (apt-get install patch)" >&2; return 1; }

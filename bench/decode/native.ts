@@ -1,5 +1,5 @@
-// The native column: Tandem's image path (wasm/src/image.c, crop.c, jpeg.c, probe.c, resize.c,
-// io.c) compiled with gcc against Debian's libav and libjpeg-turbo (both with their x86 SIMD), driven by bench/native/decode-native.c the way the wasm pool runs it. Built
+// The native column: Tandem's image path (wasm/src/image.c, fail.c, crop.c, jpeg.c, probe.c,
+// resize.c, io.c) compiled with gcc against Debian's libav and libjpeg-turbo (both with their x86 SIMD), driven by bench/native/decode-native.c the way the wasm pool runs it. Built
 // into the cache (never the repository), keyed by a hash of its sources; skipped, with the
 // command to fix it, when gcc or the libav headers are missing.
 import { execFile } from 'node:child_process';
@@ -14,13 +14,23 @@ const root = new URL('../../', import.meta.url).pathname;
 const SOURCES = [
   'bench/native/decode-native.c',
   'wasm/src/image.c',
+  'wasm/src/fail.c',
   'wasm/src/crop.c',
   'wasm/src/jpeg.c',
   'wasm/src/probe.c',
   'wasm/src/resize.c',
   'wasm/src/io.c',
 ];
-const HEADERS = ['wasm/src/image.h', 'wasm/src/probe.h', 'wasm/src/resize.h', 'wasm/src/io.h', 'wasm/src/tandem_decode.h'];
+const HEADERS = [
+  'wasm/src/image.h',
+  'wasm/src/fail.h',
+  'wasm/src/crop.h',
+  'wasm/src/jpeg.h',
+  'wasm/src/probe.h',
+  'wasm/src/resize.h',
+  'wasm/src/io.h',
+  'wasm/src/tandem_decode.h',
+];
 const FLAGS = ['-O2', '-pthread'];
 const LIBS = ['-lavformat', '-lavcodec', '-lswscale', '-lavutil', '-ljpeg', '-lm'];
 

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "../../wasm/src/fail.h"
 #include "../../wasm/src/image.h"
 #include "../../wasm/src/probe.h"
 #include "../../wasm/src/tandem_decode.h"
@@ -165,7 +166,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: decode-native [--threads N] [--width W --height H] [--native-size] [--reduced] FILE...\n");
     return 2;
   }
-  td_image_init_process();
+  td_log_init_process();
   size_t out_bytes = max_out_bytes();
   /* Warm-up outside the clock: libav's one-time tables, as the wasm pools are warm. */
   {

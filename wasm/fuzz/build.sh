@@ -81,7 +81,7 @@ else
     flog "linking fuzz-$target (ASan + UBSan over wasm/src)"
     defines=(-DTD_FUZZ_${target^^})
     [ "$target" = stream ] && defines+=(-DTD_NATIVE_STREAM)
-    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,crop,jpeg,probe,resize,media,io}.c \
+    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,media,io}.c \
       -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -lm -lpthread -o "$bin/fuzz-$target"
   done
   # The pool's queue under ThreadSanitizer (which cannot share a binary with AddressSanitizer);

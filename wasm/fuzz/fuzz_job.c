@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "../src/fail.h"
 #include "../src/image.h"
 #include "../src/io.h"
 #include "../src/media.h"
@@ -62,7 +63,7 @@ static int32_t ptr32(const void *p) { return (int32_t)(uintptr_t)p; }
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  td_image_init_process();
+  td_log_init_process();
   if (td_worker_init(&worker) != 0) abort();
   return 0;
 }

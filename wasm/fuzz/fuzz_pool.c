@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include "../src/fail.h"
 #include "../src/image.h"
 #include "../src/io.h"
 #include "../src/media.h"
@@ -61,7 +62,7 @@ POOL_THREAD_CODE void td_native_notify(int32_t *state) {
 }
 
 /* Stand-ins for the decoders and the per-thread state (see the top of the file). */
-POOL_THREAD_CODE void td_image_init_process(void) {}
+POOL_THREAD_CODE void td_log_init_process(void) {}
 POOL_THREAD_CODE int td_worker_init(td_worker *w) {
   memset(w, 0, sizeof *w);
   return atomic_fetch_add(&worker_setups, 1) == 0 && failing_setup ? -1 : 0;

@@ -3,35 +3,17 @@
  * crop, resize, orient and convert straight into the caller's slot of a batch buffer. */
 #include "image.h"
 #include "crop.h"
+#include "fail.h"
 #include "jpeg.h"
-#include "io.h"
 #include "probe.h"
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
-
-static _Thread_local char last_log[96];
-static _Thread_local int size_refused;
-
-/* libav reports details through its logger; keep the last error line of this thread so a failed
- * job can say why, and stay silent otherwise. Every decoder checks a frame size it read from the
- * stream (an SPS, a VP9 frame header, an IHDR) with av_image_check_size2 before allocating for it,
- * and that check's messages all start "Picture size "; seeing one means the stream declared a size
- * over the job's pixel limit (or past what libav can address), which the job reports as too-large. */
-static void log_to_thread(void *avcl, int level, const char *fmt, va_list vl) {
-  (void)avcl;
-  if (level > AV_LOG_ERROR) return;
-  vsnprintf(last_log, sizeof last_log, fmt, vl);
-  if (strncmp(fmt, "Picture size ", 13) == 0) size_refused = 1;
-}
-
-void td_image_init_process(void) { av_log_set_callback(log_to_thread); }
 
 int td_worker_init(td_worker *w) {
   memset(w, 0, sizeof *w);
@@ -51,30 +33,6 @@ void td_worker_free(td_worker *w) {
   memset(w, 0, sizeof *w);
 }
 
-static int fail(td_job *job, int status, int av_error, const char *why) {
-  job->status = status;
-  job->av_error = av_error;
-  const char *detail = last_log[0] ? last_log : "";
-  snprintf(job->message, sizeof job->message, "%s%s%s", why, detail[0] ? ": " : "", detail);
-  size_t n = strlen(job->message);
-  while (n > 0 && (job->message[n - 1] == '\n' || job->message[n - 1] == ' ')) job->message[--n] = 0;
-  return status;
-}
-
-int td_fail(td_job *job, int status, int av_error, const char *why) { return fail(job, status, av_error, why); }
-void td_clear_log(void) {
-  last_log[0] = 0;
-  size_refused = 0;
-}
-
-int td_size_refused(void) { return size_refused; }
-
-static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
-  const td_job *job = ctx->opaque;
-  if ((int64_t)frame->width * frame->height > job->max_pixels) return AVERROR(ERANGE);
-  return avcodec_default_get_buffer2(ctx, frame, flags);
-}
-
 static enum AVCodecID codec_for(int format) {
   switch (format) {
     case TD_FORMAT_JPEG: return AV_CODEC_ID_MJPEG;
@@ -87,21 +45,18 @@ static enum AVCodecID codec_for(int format) {
 }
 
 static int status_for(int av_error) {
-  if (av_error == AVERROR(ERANGE) || size_refused) return TD_E_TOO_LARGE;
+  if (av_error == AVERROR(ERANGE) || td_size_refused()) return TD_E_TOO_LARGE;
   if (av_error == AVERROR(ENOMEM)) return TD_E_NOMEM;
   return TD_E_CORRUPT;
 }
 
 static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
   const AVCodec *codec = avcodec_find_decoder(codec_for(format));
-  if (!codec) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "no decoder for this format");
+  if (!codec) return td_fail(job, TD_E_UNKNOWN_FORMAT, 0, "no decoder for this format");
   AVCodecContext *ctx = avcodec_alloc_context3(codec);
-  if (!ctx) return fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
-  ctx->thread_count = 1;             /* parallelism is one image per pool thread */
-  ctx->max_pixels = job->max_pixels; /* the decoder refuses larger frames before allocating */
+  if (!ctx) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
+  td_limit_decoder(ctx, job);
   ctx->lowres = lowres;
-  ctx->opaque = job;
-  ctx->get_buffer2 = checked_get_buffer;
   ctx->err_recognition = AV_EF_CRCCHECK | AV_EF_EXPLODE;
   int r = avcodec_open2(ctx, codec, NULL);
   if (r >= 0) {
@@ -117,8 +72,9 @@ static int decode_frame(td_worker *w, td_job *job, int format, int lowres) {
   }
   avcodec_free_context(&ctx);
   if (r < 0)
-    return fail(job, status_for(r), r, status_for(r) == TD_E_TOO_LARGE ? "decoded size over the pixel limit" : "decoder rejected the data");
-  if (w->frame->width <= 0 || w->frame->height <= 0) return fail(job, TD_E_CORRUPT, 0, "decoder produced an empty frame");
+    return td_fail(job, status_for(r), r,
+                   status_for(r) == TD_E_TOO_LARGE ? "decoded size over the pixel limit" : "decoder rejected the data");
+  if (w->frame->width <= 0 || w->frame->height <= 0) return td_fail(job, TD_E_CORRUPT, 0, "decoder produced an empty frame");
   return TD_OK;
 }
 
@@ -433,36 +389,28 @@ static td_rect plan_window(void *ctx, int fw, int fh) {
 }
 
 int td_decode_image(td_worker *w, td_job *job) {
-  td_clear_log();
-  td_bound_allocations(job);
-  job->status = TD_OK;
-  job->av_error = 0;
-  job->message[0] = 0;
-  job->reduced_eighths = 8;
-  job->format = 0;
-  job->src_w = job->src_h = 0;
-  job->orientation = 1;
+  td_reset_result(job);
   int ch = job->channels;
   if (job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || !job->dst)
-    return fail(job, TD_E_BAD_REQUEST, 0, "invalid target size or channel count");
-  if (job->src_len <= 0) return fail(job, TD_E_EMPTY, 0, "empty input");
+    return td_fail(job, TD_E_BAD_REQUEST, 0, "invalid target size or channel count");
+  if (job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
   const uint8_t *data = (const uint8_t *)(uintptr_t)job->src;
   td_probe pr;
   td_probe_image(data, job->src_len, &pr);
   job->format = pr.format;
   job->orientation = job->apply_orientation ? pr.orientation : 1;
-  if (!pr.format) return fail(job, TD_E_UNKNOWN_FORMAT, 0, "not a JPEG, PNG, WebP, BMP or GIF image");
+  if (!pr.format) return td_fail(job, TD_E_UNKNOWN_FORMAT, 0, "not a JPEG, PNG, WebP, BMP or GIF image");
   if ((int64_t)pr.width * pr.height > job->max_pixels) {
     char why[80];
     snprintf(why, sizeof why, "declared size %dx%d is over the limit of %d pixels", pr.width, pr.height, job->max_pixels);
-    return fail(job, TD_E_TOO_LARGE, 0, why);
+    return td_fail(job, TD_E_TOO_LARGE, 0, why);
   }
-  if (pr.truncated) return fail(job, TD_E_TRUNCATED, 0, "the data ends before the image does");
+  if (pr.truncated) return td_fail(job, TD_E_TRUNCATED, 0, "the data ends before the image does");
   const int random_crop = job->rrc_scale_hi > 0;
   if (random_crop) {
     if (job->crop_w > 0 || job->rrc_scale_lo <= 0 || job->rrc_scale_lo > job->rrc_scale_hi || job->rrc_ratio_lo <= 0 ||
         job->rrc_ratio_lo > job->rrc_ratio_hi)
-      return fail(job, TD_E_BAD_REQUEST, 0, "random crop: scale and ratio must be ordered positive ranges, without a crop box");
+      return td_fail(job, TD_E_BAD_REQUEST, 0, "random crop: scale and ratio must be ordered positive ranges, without a crop box");
     job->fit = TD_FIT_STRETCH; /* the drawn box is stretched over the target, as torchvision does */
     /* Drawn before decoding when the header gives the size, so the DCT scale fits the crop. */
     const int transposed = job->apply_orientation && pr.orientation >= 5;
@@ -485,7 +433,7 @@ int td_decode_image(td_worker *w, td_job *job) {
       p.fr.x -= jr.x;
       p.fr.y -= jr.y;
     } else if (st > 0) {
-      return fail(job, st, 0, jr.message);
+      return td_fail(job, st, 0, jr.message);
     }
   }
   if (st < 0) {
@@ -498,7 +446,7 @@ int td_decode_image(td_worker *w, td_job *job) {
   AVFrame *f = w->frame;
   if (p.status != TD_OK) {
     av_frame_unref(f);
-    return fail(job, p.status, 0, "crop box outside the image");
+    return td_fail(job, p.status, 0, "crop box outside the image");
   }
   const int o = job->orientation;
   const rect dst = p.dst;
@@ -524,7 +472,7 @@ int td_decode_image(td_worker *w, td_job *job) {
       w->scratch_cap = w->scratch ? need : 0;
       if (!w->scratch) {
         av_frame_unref(f);
-        return fail(job, TD_E_NOMEM, 0, "cannot allocate orientation scratch");
+        return td_fail(job, TD_E_NOMEM, 0, "cannot allocate orientation scratch");
       }
     }
     target = w->scratch;
@@ -556,14 +504,14 @@ int td_decode_image(td_worker *w, td_job *job) {
     w->sws = sws_getCachedContext(w->sws, fr.w, fr.h, f->format, iw, ih, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
     if (!w->sws) {
       av_frame_unref(f);
-      return fail(job, TD_E_CORRUPT, 0, "unsupported pixel format");
+      return td_fail(job, TD_E_CORRUPT, 0, "unsupported pixel format");
     }
     uint8_t *targets[4] = {target};
     int strides[4] = {target_stride};
     r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, fr.h, targets, strides);
   }
   av_frame_unref(f);
-  if (r <= 0) return fail(job, TD_E_CORRUPT, 0, "scaling failed");
+  if (r <= 0) return td_fail(job, TD_E_CORRUPT, 0, "scaling failed");
   if (o != 1) orient_copy(w->scratch, iw, ih, o, out, stride, dst, ch);
   if (job->flipped) mirror_rows(out, stride, dst, ch);
   return TD_OK;

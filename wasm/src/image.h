@@ -23,14 +23,8 @@ typedef struct td_worker {
   td_resizer resizer; /* resizes those decoded pixels (bilinear) without libswscale */
 } td_worker;
 
-void td_image_init_process(void);
 int td_worker_init(td_worker *w);
 void td_worker_free(td_worker *w);
-/* Shared by the media decoders: records a failure (with libav's last logged error) in the job. */
-int td_fail(td_job *job, int status, int av_error, const char *why);
-void td_clear_log(void);
-/* Whether libav refused a frame size the stream declared since td_clear_log (see image.c). */
-int td_size_refused(void);
 /* Crops (job->crop_*), fits (job->fit, pad_value) and converts one decoded frame into `out`, a
  * dst_h x dst_w x channels u8 image; no orientation. Returns TD_OK or a td_status. */
 int td_scale_frame(td_worker *w, const td_job *job, const struct AVFrame *f, unsigned char *out);

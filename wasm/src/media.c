@@ -6,6 +6,7 @@
  * started its own pthreads could deadlock a pool sized for the items). Every path out of a job
  * goes through one cleanup block, so a failure leaks nothing. */
 #include "media.h"
+#include "fail.h"
 #include "io.h"
 #include <errno.h>
 #include <limits.h>
@@ -51,7 +52,11 @@ typedef struct media {
 /* A time in ms from the stream's start, as a timestamp in its time base. */
 static int64_t stream_ts(const media *m, int64_t ms) { return ts_add(m->start, av_rescale_q(ms, (AVRational){1, 1000}, m->st->time_base)); }
 
-static void media_close(media *m) {
+/* The end of every media job: drops what the worker's frame and packet still hold, then closes the
+ * decoder, the demuxer and the reader. */
+static void media_close(media *m, td_worker *w) {
+  av_frame_unref(w->frame);
+  av_packet_unref(w->packet);
   avcodec_free_context(&m->dec);
   avformat_close_input(&m->fmt); /* leaves a custom pb alone */
   if (m->avio) {
@@ -72,6 +77,11 @@ static int format_code(const char *name) {
   return 0;
 }
 
+/* Tandem's codec code (td_codec) of a libavcodec id, decided id by id and never from where an id
+ * falls in AVCodecID: the enum's order and blocks are ffmpeg's to change. PCM comes in some forty
+ * ids (sample format, byte order, A-law, planar...); libavcodec names every one "pcm_<flavour>",
+ * and its descriptor table holds every id, so a WAV whose PCM flavour the module has no decoder for
+ * still reports pcm before it fails. */
 static int codec_code(enum AVCodecID id) {
   switch (id) {
     case AV_CODEC_ID_H264: return TD_CODEC_H264;
@@ -82,8 +92,10 @@ static int codec_code(enum AVCodecID id) {
     case AV_CODEC_ID_FLAC: return TD_CODEC_FLAC;
     case AV_CODEC_ID_OPUS: return TD_CODEC_OPUS;
     case AV_CODEC_ID_VORBIS: return TD_CODEC_VORBIS;
-    default: return id >= AV_CODEC_ID_FIRST_AUDIO && id < AV_CODEC_ID_ADPCM_IMA_QT ? TD_CODEC_PCM : TD_CODEC_OTHER;
+    default: break;
   }
+  const AVCodecDescriptor *d = avcodec_descriptor_get(id);
+  return d && d->type == AVMEDIA_TYPE_AUDIO && !strncmp(d->name, "pcm_", 4) ? TD_CODEC_PCM : TD_CODEC_OTHER;
 }
 
 /* Read errors after the demuxer ran out of bytes mean a cut file; other errors, damaged data. */
@@ -95,12 +107,6 @@ static int read_failure(td_job *job, const media *m, int r, const char *why) {
   if (r == AVERROR(ERANGE)) return td_fail(job, TD_E_TOO_LARGE, r, "decoded frame over the pixel limit");
   if (td_size_refused()) return td_fail(job, TD_E_TOO_LARGE, r, "the stream declares a frame size over the pixel limit");
   return td_fail(job, m->io.wanted_past_end || r == AVERROR_EOF ? TD_E_TRUNCATED : TD_E_CORRUPT, r, why);
-}
-
-static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
-  const td_job *job = ctx->opaque;
-  if (ctx->codec_type == AVMEDIA_TYPE_VIDEO && (int64_t)frame->width * frame->height > job->max_pixels) return AVERROR(ERANGE);
-  return avcodec_default_get_buffer2(ctx, frame, flags);
 }
 
 static int media_open(media *m, td_job *job, enum AVMediaType type) {
@@ -130,7 +136,7 @@ static int media_open(media *m, td_job *job, enum AVMediaType type) {
   AVDictionary **options = n ? av_calloc(n, sizeof *options) : NULL;
   if (n && !options) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate stream options");
   /* The decoders find_stream_info opens refuse frames over the job's pixel limit themselves,
-   * before allocating them (they do not go through checked_get_buffer). */
+   * before allocating them (they do not go through td_limit_decoder's get_buffer2). */
   for (unsigned i = 0; i < n; i++) {
     av_dict_set(&options[i], "threads", "1", 0);
     av_dict_set_int(&options[i], "max_pixels", job->max_pixels, 0);
@@ -166,11 +172,8 @@ static int media_open_decoder(media *m, td_job *job) {
   if (!m->dec) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a decoder");
   int r = avcodec_parameters_to_context(m->dec, par);
   if (r < 0) return td_fail(job, TD_E_CORRUPT, r, "invalid codec parameters");
-  m->dec->thread_count = 1;
-  m->dec->max_pixels = job->max_pixels;
+  td_limit_decoder(m->dec, job);
   m->dec->pkt_timebase = m->st->time_base;
-  m->dec->opaque = job;
-  m->dec->get_buffer2 = checked_get_buffer;
   r = avcodec_open2(m->dec, codec, NULL);
   if (r < 0) return td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "the decoder rejected the stream parameters");
   return TD_OK;
@@ -210,23 +213,6 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
       return r;
     }
   }
-}
-
-static void reset_media_result(td_job *job) {
-  td_clear_log();
-  td_bound_allocations(job);
-  job->status = TD_OK;
-  job->av_error = 0;
-  job->message[0] = 0;
-  job->format = 0;
-  job->codec = 0;
-  job->frames_out = 0;
-  job->src_rate = 0;
-  job->src_channels = 0;
-  job->duration_ms = -1;
-  job->src_w = job->src_h = 0;
-  job->reduced_eighths = 8;
-  job->orientation = 1;
 }
 
 /* ---- audio ------------------------------------------------------------------------------------ */
@@ -279,8 +265,26 @@ static int drop_leading(uint8_t *o, int n, int64_t *skip, size_t frame_bytes) {
   return n - (int)k;
 }
 
-int td_decode_audio(td_worker *w, td_job *job) {
-  reset_media_result(job);
+/* One audio job, from its setup to its end. */
+typedef struct audio_job {
+  td_worker *w;
+  td_job *job;
+  media m;
+  float *out;
+  int64_t cap;            /* sample frames out holds */
+  size_t frame_bytes;     /* one output sample frame */
+  int64_t start_us;       /* the requested offset */
+  int64_t written;        /* sample frames written to out */
+  int64_t skip;           /* resampled frames still to drop before the offset */
+  int64_t decoded_end_us; /* end of the last decoded input frame, from the stream's start */
+  int started, draining, full;
+  int in_format, in_rate, in_channels; /* the decoded format, fixed by the first frame kept */
+  SwrContext *swr;
+  AVChannelLayout out_layout, in_layout;
+} audio_job;
+
+/* The request itself and what the header alone shows: TD_OK or the failure. */
+static int audio_check_request(td_job *job) {
   int ch = job->channels;
   if (!job->dst || ch < 1 || ch > TD_MAX_AUDIO_CHANNELS || job->sample_rate < 1 || job->sample_rate > MAX_OUTPUT_RATE ||
       job->max_frames <= 0 || (int64_t)job->max_frames * ch * 4 > INT_MAX || job->start_ms < 0)
@@ -291,135 +295,156 @@ int td_decode_audio(td_worker *w, td_job *job) {
     return td_fail(job, TD_E_TOO_LARGE, 0, declared);
   if (wav_cut_short((const uint8_t *)(uintptr_t)job->src, job->src_len))
     return td_fail(job, TD_E_TRUNCATED, 0, "the WAV data chunk is longer than the file");
+  return TD_OK;
+}
 
-  float *out = (float *)(uintptr_t)job->dst;
-  const int64_t cap = job->max_frames;
-  const size_t frame_bytes = (size_t)ch * sizeof(float);
-  int64_t written = 0, skip = 0;
-  int64_t decoded_end_us = 0; /* end of the last decoded input frame, from the stream's start */
-  int started = 0, draining = 0, full = 0;
-  int in_format = -1, in_rate = 0, in_channels = 0;
-  SwrContext *swr = NULL;
-  AVChannelLayout out_layout = {0}, in_layout = {0};
-  av_channel_layout_default(&out_layout, ch);
-  media m;
-  int st = media_open(&m, job, AVMEDIA_TYPE_AUDIO);
-  if (st == TD_OK) st = media_open_decoder(&m, job);
-  if (st != TD_OK) goto done;
-  job->src_rate = m.dec->sample_rate;
-  job->src_channels = m.dec->ch_layout.nb_channels;
-  if (job->src_rate <= 0 || job->src_channels <= 0) {
-    st = td_fail(job, TD_E_CORRUPT, 0, "implausible sample rate or channel count");
-    goto done;
-  }
+/* Opens the file, its audio stream and decoder, checks the declared format against the limits and
+ * seeks to the offset. */
+static int audio_setup(audio_job *a) {
+  td_job *job = a->job;
+  media *m = &a->m;
+  int st = media_open(m, job, AVMEDIA_TYPE_AUDIO);
+  if (st == TD_OK) st = media_open_decoder(m, job);
+  if (st != TD_OK) return st;
+  job->src_rate = m->dec->sample_rate;
+  job->src_channels = m->dec->ch_layout.nb_channels;
+  if (job->src_rate <= 0 || job->src_channels <= 0) return td_fail(job, TD_E_CORRUPT, 0, "implausible sample rate or channel count");
   if (job->src_rate > MAX_SOURCE_RATE || job->src_channels > TD_MAX_SOURCE_CHANNELS) {
     char why[96];
     snprintf(why, sizeof why, "declared %d Hz x %d channels is over the limit of %d Hz x %d", job->src_rate, job->src_channels,
              MAX_SOURCE_RATE, TD_MAX_SOURCE_CHANNELS);
-    st = td_fail(job, TD_E_TOO_LARGE, 0, why);
-    goto done;
+    return td_fail(job, TD_E_TOO_LARGE, 0, why);
   }
-  const AVRational tb = m.st->time_base;
-  const int64_t start_us = (int64_t)job->start_ms * 1000;
-  if (start_us > 0) {
-    /* Lands on a packet at or before the offset; samples before it are dropped below. */
-    int64_t ts = ts_add(m.start, av_rescale_q(start_us, AV_TIME_BASE_Q, tb));
-    if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
+  if (a->start_us > 0) {
+    /* Lands on a packet at or before the offset; samples before it are dropped as they come. */
+    int64_t ts = ts_add(m->start, av_rescale_q(a->start_us, AV_TIME_BASE_Q, m->st->time_base));
+    if (av_seek_frame(m->fmt, m->st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m->dec);
   }
-  AVFrame *f = w->frame;
-  while (!full) {
-    int r = next_frame(&m, w->packet, f, &draining);
+  return TD_OK;
+}
+
+/* The resampler, set up from the first frame kept (f, which starts at t_us): every later frame
+ * must have its format. */
+static int audio_start_resampler(audio_job *a, const AVFrame *f, int64_t t_us) {
+  td_job *job = a->job;
+  const int ch = job->channels;
+  a->started = 1;
+  a->in_format = f->format;
+  a->in_rate = f->sample_rate;
+  a->in_channels = f->ch_layout.nb_channels;
+  if (a->in_rate <= 0 || a->in_channels <= 0 || a->in_channels > TD_MAX_SOURCE_CHANNELS)
+    return td_fail(job, TD_E_CORRUPT, 0, "implausible decoded audio parameters");
+  if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || av_channel_layout_copy(&a->in_layout, &f->ch_layout) < 0)
+    av_channel_layout_default(&a->in_layout, a->in_channels);
+  int r = swr_alloc_set_opts2(&a->swr, &a->out_layout, AV_SAMPLE_FMT_FLT, job->sample_rate, &a->in_layout, f->format, a->in_rate, 0, NULL);
+  /* Downmixes average (rows of the mixing matrix sum to at most 1, so nothing clips); mono is
+   * copied to every output channel, as ML audio loaders do, not panned at -3 dB. */
+  if (r >= 0) r = av_opt_set_double(a->swr, "rematrix_maxval", 1.0, 0);
+  if (r >= 0 && a->in_channels == 1 && ch > 1) {
+    double ones[TD_MAX_AUDIO_CHANNELS];
+    for (int i = 0; i < ch; i++) ones[i] = 1.0;
+    r = swr_set_matrix(a->swr, ones, 1);
+  }
+  if (r >= 0) r = swr_init(a->swr);
+  if (r < 0) return td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "cannot set up the resampler");
+  /* Output sample 0 is at t_us; drop those before the requested offset. */
+  a->skip = a->start_us > t_us ? av_rescale(ts_sub(a->start_us, t_us), job->sample_rate, AV_TIME_BASE) : 0;
+  return TD_OK;
+}
+
+/* Resamples `count` input frames (in NULL: what the resampler holds back) after what is written,
+ * dropping those before the offset. Returns swr_convert's count, before the drop. */
+static int audio_resample(audio_job *a, const uint8_t **in, int count) {
+  uint8_t *o = (uint8_t *)(a->out + a->written * a->job->channels);
+  int n = swr_convert(a->swr, &o, (int)(a->cap - a->written), in, count);
+  if (n <= 0) return n;
+  a->written += drop_leading(o, n, &a->skip, a->frame_bytes);
+  a->full = a->written >= a->cap;
+  return n;
+}
+
+/* Decodes and resamples until the output is full or the stream ends. */
+static int audio_decode(audio_job *a) {
+  td_job *job = a->job;
+  const AVRational tb = a->m.st->time_base;
+  AVFrame *f = a->w->frame;
+  while (!a->full) {
+    int r = next_frame(&a->m, a->w->packet, f, &a->draining);
     if (r == AVERROR_EOF) break;
-    if (r < 0) {
-      st = read_failure(job, &m, r, "cannot decode the audio");
-      goto done;
-    }
+    if (r < 0) return read_failure(job, &a->m, r, "cannot decode the audio");
     int64_t pts = f->best_effort_timestamp;
-    int64_t t_us = pts == AV_NOPTS_VALUE ? decoded_end_us : av_rescale_q(ts_sub(pts, m.start), tb, AV_TIME_BASE_Q);
+    int64_t t_us = pts == AV_NOPTS_VALUE ? a->decoded_end_us : av_rescale_q(ts_sub(pts, a->m.start), tb, AV_TIME_BASE_Q);
     int64_t end_us = ts_add(t_us, av_rescale(f->nb_samples, AV_TIME_BASE, f->sample_rate > 0 ? f->sample_rate : 1));
-    if (end_us > decoded_end_us) decoded_end_us = end_us;
-    if (!started && end_us <= start_us) {
+    if (end_us > a->decoded_end_us) a->decoded_end_us = end_us;
+    if (!a->started && end_us <= a->start_us) { /* wholly before the offset */
       av_frame_unref(f);
       continue;
-    } /* wholly before the offset */
-    if (!started) {
-      started = 1;
-      in_format = f->format;
-      in_rate = f->sample_rate;
-      in_channels = f->ch_layout.nb_channels;
-      if (in_rate <= 0 || in_channels <= 0 || in_channels > TD_MAX_SOURCE_CHANNELS) {
-        st = td_fail(job, TD_E_CORRUPT, 0, "implausible decoded audio parameters");
-        goto done;
-      }
-      if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || av_channel_layout_copy(&in_layout, &f->ch_layout) < 0)
-        av_channel_layout_default(&in_layout, in_channels);
-      r = swr_alloc_set_opts2(&swr, &out_layout, AV_SAMPLE_FMT_FLT, job->sample_rate, &in_layout, f->format, in_rate, 0, NULL);
-      /* Downmixes average (rows of the mixing matrix sum to at most 1, so nothing clips); mono
-       * is copied to every output channel, as ML audio loaders do, not panned at -3 dB. */
-      if (r >= 0) r = av_opt_set_double(swr, "rematrix_maxval", 1.0, 0);
-      if (r >= 0 && in_channels == 1 && ch > 1) {
-        double ones[TD_MAX_AUDIO_CHANNELS];
-        for (int i = 0; i < ch; i++) ones[i] = 1.0;
-        r = swr_set_matrix(swr, ones, 1);
-      }
-      if (r >= 0) r = swr_init(swr);
-      if (r < 0) {
-        st = td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "cannot set up the resampler");
-        goto done;
-      }
-      /* Output sample 0 is at t_us; drop those before the requested offset. */
-      skip = start_us > t_us ? av_rescale(ts_sub(start_us, t_us), job->sample_rate, AV_TIME_BASE) : 0;
-    } else if (f->format != in_format || f->sample_rate != in_rate || f->ch_layout.nb_channels != in_channels) {
-      st = td_fail(job, TD_E_CORRUPT, 0, "the audio format changes mid-stream");
-      goto done;
     }
-    uint8_t *o = (uint8_t *)(out + written * ch);
-    int n = swr_convert(swr, &o, (int)(cap - written), (const uint8_t **)f->extended_data, f->nb_samples);
+    if (!a->started) {
+      int st = audio_start_resampler(a, f, t_us);
+      if (st != TD_OK) return st;
+    } else if (f->format != a->in_format || f->sample_rate != a->in_rate || f->ch_layout.nb_channels != a->in_channels) {
+      return td_fail(job, TD_E_CORRUPT, 0, "the audio format changes mid-stream");
+    }
+    int n = audio_resample(a, (const uint8_t **)f->extended_data, f->nb_samples);
     av_frame_unref(f);
-    if (n < 0) {
-      st = td_fail(job, TD_E_CORRUPT, n, "resampling failed");
-      goto done;
-    }
-    n = drop_leading(o, n, &skip, frame_bytes);
-    written += n;
-    full = written >= cap;
+    if (n < 0) return td_fail(job, TD_E_CORRUPT, n, "resampling failed");
   }
   /* The resampler holds a few samples back; flush them at the end of the stream. */
-  while (swr && !full) {
-    uint8_t *o = (uint8_t *)(out + written * ch);
-    int n = swr_convert(swr, &o, (int)(cap - written), NULL, 0);
-    if (n <= 0) break;
-    n = drop_leading(o, n, &skip, frame_bytes);
-    written += n;
-    full = written >= cap;
-  }
-  job->frames_out = (int32_t)written;
+  while (a->swr && !a->full && audio_resample(a, NULL, 0) > 0) {}
+  return TD_OK;
+}
+
+/* The result: the frames written, unless the file turned out cut or held no audio. */
+static int audio_finish(audio_job *a) {
+  td_job *job = a->job;
+  job->frames_out = (int32_t)a->written;
   /* Containers that index their samples declare an exact length: falling well short of it
    * means the file was cut. (MP3 and ADTS durations are estimates, so they are not judged.) */
-  if (!full && job->duration_ms > 0 && job->format != TD_FORMAT_MP3 && job->format != TD_FORMAT_AAC && job->format != TD_FORMAT_OGG) {
+  if (!a->full && job->duration_ms > 0 && job->format != TD_FORMAT_MP3 && job->format != TD_FORMAT_AAC && job->format != TD_FORMAT_OGG) {
     int64_t declared_us = (int64_t)job->duration_ms * 1000;
     int64_t slack = declared_us / 50 > 200000 ? declared_us / 50 : 200000;
-    if (decoded_end_us + slack < declared_us) {
+    if (a->decoded_end_us + slack < declared_us) {
       char why[96];
-      snprintf(why, sizeof why, "the audio ends at %lld ms of a declared %d ms", (long long)(decoded_end_us / 1000), job->duration_ms);
-      st = td_fail(job, TD_E_TRUNCATED, 0, why);
-      goto done;
+      snprintf(why, sizeof why, "the audio ends at %lld ms of a declared %d ms", (long long)(a->decoded_end_us / 1000), job->duration_ms);
+      return td_fail(job, TD_E_TRUNCATED, 0, why);
     }
   }
-  if (!started && written == 0 && decoded_end_us == 0) {
-    st = td_fail(job, m.io.wanted_past_end ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, "no audio could be decoded");
-    goto done;
-  }
-done:
-  if (st != TD_OK) job->frames_out = 0;
-  /* Zero what was not written, so a clip buffer never shows stale samples. */
-  memset(out + (st == TD_OK ? written : 0) * ch, 0, (size_t)(cap - (st == TD_OK ? written : 0)) * frame_bytes);
-  swr_free(&swr);
-  av_channel_layout_uninit(&in_layout);
-  av_channel_layout_uninit(&out_layout);
-  av_frame_unref(w->frame);
-  av_packet_unref(w->packet);
-  media_close(&m);
+  if (!a->started && a->written == 0 && a->decoded_end_us == 0)
+    return td_fail(job, a->m.io.wanted_past_end ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, "no audio could be decoded");
+  return TD_OK;
+}
+
+/* Every way out of a job that got past its request check: zeroes what was not written, so a clip
+ * buffer never shows stale samples, and frees everything. */
+static void audio_cleanup(audio_job *a, int st) {
+  if (st != TD_OK) a->job->frames_out = 0;
+  const int64_t kept = st == TD_OK ? a->written : 0;
+  memset(a->out + kept * a->job->channels, 0, (size_t)(a->cap - kept) * a->frame_bytes);
+  swr_free(&a->swr);
+  av_channel_layout_uninit(&a->in_layout);
+  av_channel_layout_uninit(&a->out_layout);
+  media_close(&a->m, a->w);
+}
+
+int td_decode_audio(td_worker *w, td_job *job) {
+  td_reset_result(job);
+  int st = audio_check_request(job);
+  if (st != TD_OK) return st;
+  audio_job a = {
+      .w = w,
+      .job = job,
+      .out = (float *)(uintptr_t)job->dst,
+      .cap = job->max_frames,
+      .frame_bytes = (size_t)job->channels * sizeof(float),
+      .start_us = (int64_t)job->start_ms * 1000,
+      .in_format = -1,
+  };
+  av_channel_layout_default(&a.out_layout, job->channels);
+  st = audio_setup(&a);
+  if (st == TD_OK) st = audio_decode(&a);
+  if (st == TD_OK) st = audio_finish(&a);
+  audio_cleanup(&a, st);
   return job->status = st == TD_OK ? TD_OK : job->status;
 }
 
@@ -460,8 +485,28 @@ static int emit(clip *c, const AVFrame *f, target *t) {
   return TD_OK;
 }
 
-int td_decode_video(td_worker *w, td_job *job) {
-  reset_media_result(job);
+/* One video job, from its setup to its end. */
+typedef struct video_job {
+  td_worker *w;
+  td_job *job;
+  media m;
+  clip c;
+  target *targets; /* sorted by key, then slot */
+  AVFrame *prev;   /* time modes: the last frame decoded, shown until the next one's time */
+  AVRational fps;
+  int n, mode;
+  int j; /* targets[0..j) are emitted */
+  int draining;
+  int64_t index;    /* frames decoded so far (index mode) */
+  int64_t last_pts; /* of the last frame decoded (time modes) */
+  /* Gap seeks only ever move forward, past every timestamp already seen: damaged files whose
+   * timestamps run backwards would otherwise seek back to the same keyframe forever. */
+  int64_t reached;
+  int seeks_left;
+} video_job;
+
+/* The request itself: TD_OK or the failure. Marks every frame time unknown (-1). */
+static int video_check_request(td_job *job) {
   const int n = job->max_frames, ch = job->channels, mode = job->select_mode;
   if (!job->dst || job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || n <= 0 || n > TD_MAX_CLIP_FRAMES ||
       (int64_t)job->dst_w * job->dst_h * ch * n > INT_MAX || mode < TD_SELECT_INDICES || mode > TD_SELECT_RATE ||
@@ -476,148 +521,181 @@ int td_decode_video(td_worker *w, td_job *job) {
   if (pts_out)
     for (int i = 0; i < n; i++) pts_out[i] = -1;
   if (job->kind != TD_KIND_VIDEO_STREAM && job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
+  return TD_OK;
+}
 
-  AVFrame *prev = NULL;
-  target *targets = malloc((size_t)n * sizeof *targets);
-  media m;
-  memset(&m, 0, sizeof m);
-  const size_t slot_bytes = (size_t)job->dst_w * job->dst_h * ch;
-  clip c = {w, job, &m, (uint8_t *)(uintptr_t)job->dst, slot_bytes, pts_out, 0};
-  int st;
-  if (!targets) {
-    st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the frame list");
-    goto done;
+/* The frames wanted, in decoding order; the file, its video stream (checked against the pixel
+ * limit) and its decoder. */
+static int video_setup(video_job *v) {
+  td_job *job = v->job;
+  media *m = &v->m;
+  v->targets = malloc((size_t)v->n * sizeof *v->targets);
+  if (!v->targets) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate the frame list");
+  const int32_t *select = (const int32_t *)(uintptr_t)job->select;
+  for (int i = 0; i < v->n; i++) {
+    int64_t key = v->mode == TD_SELECT_RATE ? job->start_ms + (int64_t)i * 1000000 / job->fps_milli : select[i];
+    v->targets[i] = (target){key, i, 0};
   }
-  for (int i = 0; i < n; i++) {
-    int64_t key = mode == TD_SELECT_RATE ? job->start_ms + (int64_t)i * 1000000 / job->fps_milli : select[i];
-    targets[i] = (target){key, i, 0};
-  }
-  qsort(targets, (size_t)n, sizeof *targets, by_key_then_slot);
+  qsort(v->targets, (size_t)v->n, sizeof *v->targets, by_key_then_slot);
 
-  st = media_open(&m, job, AVMEDIA_TYPE_VIDEO);
-  if (st != TD_OK) goto done;
-  const AVCodecParameters *par = m.st->codecpar;
+  int st = media_open(m, job, AVMEDIA_TYPE_VIDEO);
+  if (st != TD_OK) return st;
+  const AVCodecParameters *par = m->st->codecpar;
   job->src_w = par->width;
   job->src_h = par->height;
   if ((int64_t)par->width * par->height > job->max_pixels) {
     char why[96];
     snprintf(why, sizeof why, "declared size %dx%d is over the limit of %d pixels", par->width, par->height, job->max_pixels);
-    st = td_fail(job, TD_E_TOO_LARGE, 0, why);
-    goto done;
+    return td_fail(job, TD_E_TOO_LARGE, 0, why);
   }
-  AVRational fps = av_guess_frame_rate(m.fmt, m.st, NULL);
-  job->src_rate = fps.num > 0 && fps.den > 0 ? (int32_t)av_rescale(fps.num, 1000, fps.den) : 0;
-  st = media_open_decoder(&m, job);
-  if (st != TD_OK) goto done;
-  prev = av_frame_alloc();
-  if (!prev) {
-    st = td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame");
-    goto done;
-  }
+  v->fps = av_guess_frame_rate(m->fmt, m->st, NULL);
+  job->src_rate = v->fps.num > 0 && v->fps.den > 0 ? (int32_t)av_rescale(v->fps.num, 1000, v->fps.den) : 0;
+  st = media_open_decoder(m, job);
+  if (st != TD_OK) return st;
+  v->prev = av_frame_alloc();
+  if (!v->prev) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame");
+  return TD_OK;
+}
 
-  const AVRational tb = m.st->time_base, ms_tb = {1, 1000};
-  AVFrame *f = w->frame;
-  int j = 0, draining = 0, r = 0;
-  int64_t index = 0; /* frames decoded so far (index mode) */
-  int64_t last_pts = INT64_MIN;
-  /* Gap seeks only ever move forward, past every timestamp already seen: damaged files whose
-   * timestamps run backwards would otherwise seek back to the same keyframe forever. */
-  int64_t reached = INT64_MIN;
-  int seeks_left = n + 8;
-  if (mode != TD_SELECT_INDICES && targets[0].key > 0) {
-    int64_t ts = stream_ts(&m, targets[0].key);
-    if (av_seek_frame(m.fmt, m.st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m.dec);
+/* Index mode: the decoded frame `f` fills every target asking for its index. */
+static int video_take_indexed(video_job *v, AVFrame *f) {
+  while (v->j < v->n && v->targets[v->j].key == v->index) {
+    int st = emit(&v->c, f, &v->targets[v->j]);
+    if (st != TD_OK) return st;
+    v->j++;
   }
-  while (j < n) {
-    r = next_frame(&m, w->packet, f, &draining);
+  v->index++;
+  av_frame_unref(f);
+  return TD_OK;
+}
+
+/* Far from the next target (after a frame at pts) with a keyframe in between: seek instead of
+ * decoding the gap. */
+static void video_seek_gap(video_job *v, int64_t pts) {
+  media *m = &v->m;
+  const int64_t next_ts = stream_ts(m, v->targets[v->j].key);
+  if (ts_sub(next_ts, pts) <= av_rescale_q(SEEK_GAP_MS, (AVRational){1, 1000}, m->st->time_base)) return;
+  int e = avformat_index_get_entries_count(m->st) > 0 ? 0 : -1;
+  const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m->st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
+  /* Read the entry now: seeking can add index entries, which moves the array it lives in. */
+  const int64_t key_ts = key ? key->timestamp : INT64_MIN;
+  if (key && key_ts > v->reached && v->seeks_left > 0 && !v->draining &&
+      av_seek_frame(m->fmt, m->st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+    v->seeks_left--;
+    v->reached = key_ts;
+    avcodec_flush_buffers(m->dec);
+    av_frame_unref(v->prev); /* the keyframe at or before the target comes first */
+  }
+}
+
+/* Time modes: the frame shown at time t is the last one whose pts is <= t, so the frame decoded
+ * (f) settles the targets before its pts, which show the frame before it; f then becomes prev. */
+static int video_take_timed(video_job *v, AVFrame *f) {
+  int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? ts_add(v->last_pts, 1) : f->best_effort_timestamp;
+  while (v->j < v->n && stream_ts(&v->m, v->targets[v->j].key) < pts) {
+    int st = emit(&v->c, v->prev->buf[0] ? v->prev : f, &v->targets[v->j]);
+    if (st != TD_OK) return st;
+    v->j++;
+  }
+  v->last_pts = pts;
+  if (pts > v->reached) v->reached = pts;
+  av_frame_unref(v->prev);
+  av_frame_move_ref(v->prev, f);
+  if (v->j < v->n) video_seek_gap(v, pts);
+  return TD_OK;
+}
+
+/* Decodes until every target has its frame or the stream ends. */
+static int video_decode(video_job *v) {
+  media *m = &v->m;
+  AVFrame *f = v->w->frame;
+  v->seeks_left = v->n + 8;
+  if (v->mode != TD_SELECT_INDICES && v->targets[0].key > 0) {
+    int64_t ts = stream_ts(m, v->targets[0].key);
+    if (av_seek_frame(m->fmt, m->st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m->dec);
+  }
+  int r = 0;
+  while (v->j < v->n) {
+    r = next_frame(m, v->w->packet, f, &v->draining);
     if (r < 0) break;
-    if (mode == TD_SELECT_INDICES) {
-      while (j < n && targets[j].key == index) {
-        if ((st = emit(&c, f, &targets[j])) != TD_OK) goto done;
-        j++;
-      }
-      index++;
-      av_frame_unref(f);
-      continue;
-    }
-    /* Time modes: the frame shown at time t is the last one whose pts is <= t. */
-    int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? ts_add(last_pts, 1) : f->best_effort_timestamp;
-    while (j < n && stream_ts(&m, targets[j].key) < pts) {
-      if ((st = emit(&c, prev->buf[0] ? prev : f, &targets[j])) != TD_OK) goto done;
-      j++;
-    }
-    last_pts = pts;
-    if (pts > reached) reached = pts;
-    av_frame_unref(prev);
-    av_frame_move_ref(prev, f);
-    /* Far from the next target with a keyframe in between: seek instead of decoding the gap. */
-    if (j < n) {
-      int64_t next_ts = stream_ts(&m, targets[j].key);
-      if (ts_sub(next_ts, pts) > av_rescale_q(SEEK_GAP_MS, ms_tb, tb)) {
-        int e = avformat_index_get_entries_count(m.st) > 0 ? 0 : -1;
-        const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m.st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
-        /* Read the entry now: seeking can add index entries, which moves the array it lives in. */
-        const int64_t key_ts = key ? key->timestamp : INT64_MIN;
-        if (key && key_ts > reached && seeks_left > 0 && !draining &&
-            av_seek_frame(m.fmt, m.st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
-          seeks_left--;
-          reached = key_ts;
-          avcodec_flush_buffers(m.dec);
-          av_frame_unref(prev); /* the keyframe at or before the target comes first */
-        }
-      }
-    }
+    int st = v->mode == TD_SELECT_INDICES ? video_take_indexed(v, f) : video_take_timed(v, f);
+    if (st != TD_OK) return st;
   }
-  if (r < 0 && r != AVERROR_EOF) {
-    st = read_failure(job, &m, r, "cannot decode the video");
-    goto done;
-  }
+  if (r < 0 && r != AVERROR_EOF) return read_failure(v->job, m, r, "cannot decode the video");
   /* At the end: times within the last frame's display interval still show it. */
-  if (mode != TD_SELECT_INDICES && prev->buf[0]) {
-    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : fps.num > 0 ? av_rescale_q(1, av_inv_q(fps), tb) : 0;
-    while (j < n && stream_ts(&m, targets[j].key) < ts_add(last_pts, dur)) {
-      if ((st = emit(&c, prev, &targets[j])) != TD_OK) goto done;
-      j++;
+  if (v->mode != TD_SELECT_INDICES && v->prev->buf[0]) {
+    const AVFrame *prev = v->prev;
+    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : v->fps.num > 0 ? av_rescale_q(1, av_inv_q(v->fps), m->st->time_base) : 0;
+    while (v->j < v->n && stream_ts(m, v->targets[v->j].key) < ts_add(v->last_pts, dur)) {
+      int st = emit(&v->c, v->prev, &v->targets[v->j]);
+      if (st != TD_OK) return st;
+      v->j++;
     }
   }
-  job->frames_out = c.written;
+  return TD_OK;
+}
+
+/* The result: the frames emitted, unless targets are missing because the stream declared a size
+ * over the limit or the file was cut, or nothing decoded at all. */
+static int video_finish(video_job *v) {
+  td_job *job = v->job;
+  const media *m = &v->m;
+  const int n = v->n, j = v->j, mode = v->mode;
+  job->frames_out = v->c.written;
   /* Frames missing because the decoder refused the size a header declared (it skips such packets). */
-  if (j < n && td_size_refused()) {
-    st = td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit");
-    goto done;
-  }
+  if (j < n && td_size_refused()) return td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit");
   if (j < n) {
     /* Frames the container says exist but the data did not hold: the file was cut. */
-    int64_t declared = mode == TD_SELECT_INDICES ? (m.st->nb_frames > 0    ? m.st->nb_frames
+    int64_t declared = mode == TD_SELECT_INDICES ? (m->st->nb_frames > 0   ? m->st->nb_frames
                                                     : job->duration_ms > 0 ? (int64_t)job->duration_ms * job->src_rate / 1000000
                                                                            : 0)
                                                  : job->duration_ms;
     int64_t margin = mode == TD_SELECT_INDICES ? 1 : job->src_rate > 0 ? 1000000 / job->src_rate : 0;
-    if (targets[j].key + margin < declared) {
+    if (v->targets[j].key + margin < declared) {
       char why[96];
       snprintf(why, sizeof why, "the data ends before %s %lld (declared %lld)", mode == TD_SELECT_INDICES ? "frame" : "ms",
-               (long long)targets[j].key, (long long)declared);
-      st = td_fail(job, TD_E_TRUNCATED, 0, why);
-      goto done;
+               (long long)v->targets[j].key, (long long)declared);
+      return td_fail(job, TD_E_TRUNCATED, 0, why);
     }
   }
-  if (c.written == 0 && index == 0 && last_pts == INT64_MIN) {
-    st = td_fail(job, m.io.wanted_past_end ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, "no video frame could be decoded");
-    goto done;
-  }
-done:
+  if (v->c.written == 0 && v->index == 0 && v->last_pts == INT64_MIN)
+    return td_fail(job, m->io.wanted_past_end ? TD_E_TRUNCATED : TD_E_CORRUPT, 0, "no video frame could be decoded");
+  return TD_OK;
+}
+
+/* Every way out of a job that got past its request check: slots without a frame are zeroed, so a
+ * clip never shows stale pixels, and everything is freed. */
+static void video_cleanup(video_job *v, int st) {
+  const clip *c = &v->c;
   if (st != TD_OK) {
-    job->frames_out = 0;
-    if (pts_out)
-      for (int i = 0; i < n; i++) pts_out[i] = -1;
+    v->job->frames_out = 0;
+    if (c->pts_out)
+      for (int i = 0; i < v->n; i++) c->pts_out[i] = -1;
   }
-  /* Slots without a frame are zeroed, so a clip never shows stale pixels. */
-  for (int i = 0; targets && i < n; i++)
-    if (st != TD_OK || !targets[i].done) memset(c.base + (size_t)targets[i].slot * slot_bytes, 0, slot_bytes);
-  free(targets);
-  av_frame_free(&prev);
-  av_frame_unref(w->frame);
-  av_packet_unref(w->packet);
-  media_close(&m);
+  for (int i = 0; v->targets && i < v->n; i++)
+    if (st != TD_OK || !v->targets[i].done) memset(c->base + (size_t)v->targets[i].slot * c->slot_bytes, 0, c->slot_bytes);
+  free(v->targets);
+  av_frame_free(&v->prev);
+  media_close(&v->m, v->w);
+}
+
+int td_decode_video(td_worker *w, td_job *job) {
+  td_reset_result(job);
+  int st = video_check_request(job);
+  if (st != TD_OK) return st;
+  video_job v = {
+      .w = w,
+      .job = job,
+      .n = job->max_frames,
+      .mode = job->select_mode,
+      .last_pts = INT64_MIN,
+      .reached = INT64_MIN,
+  };
+  const size_t slot_bytes = (size_t)job->dst_w * job->dst_h * job->channels;
+  v.c = (clip){w, job, &v.m, (uint8_t *)(uintptr_t)job->dst, slot_bytes, (int32_t *)(uintptr_t)job->pts_out, 0};
+  st = video_setup(&v);
+  if (st == TD_OK) st = video_decode(&v);
+  if (st == TD_OK) st = video_finish(&v);
+  video_cleanup(&v, st);
   return job->status = st == TD_OK ? TD_OK : job->status;
 }

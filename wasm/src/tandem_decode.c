@@ -11,6 +11,7 @@
 #else /* native build (bench/native): the same C, exported as plain functions */
 #define EMSCRIPTEN_KEEPALIVE
 #endif
+#include "fail.h"
 #include "image.h"
 #include "io.h"
 #include "media.h"
@@ -43,7 +44,7 @@ EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
 /* Decodes on the calling thread: the single-threaded build's only entry (one instance per worker)
  * and, in the threaded build, tests of the C path itself. */
 EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
-  pthread_once(&process_once, td_image_init_process);
+  pthread_once(&process_once, td_log_init_process);
   td_worker worker;
   if (td_worker_init(&worker) != 0) return job->status = TD_E_NOMEM;
   job->on_pool_thread = 0;
@@ -113,7 +114,7 @@ static void *pool_thread(void *arg) {
 
 /* Starts n pool threads; returns how many are running. */
 EMSCRIPTEN_KEEPALIVE int td_pool_start(int n) {
-  pthread_once(&process_once, td_image_init_process);
+  pthread_once(&process_once, td_log_init_process);
   if (n > TD_MAX_THREADS) n = TD_MAX_THREADS;
   pthread_mutex_lock(&queue_lock);
   stopping = 0;
