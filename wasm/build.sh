@@ -27,7 +27,7 @@ MODULE_COMMON=(
   -sEXPORTED_RUNTIME_METHODS=wasmMemory,HEAPU8
 )
 declare -A MODULE_FLAGS_OF=(
-  [mt]="-pthread -sEXPORT_NAME=createTandemDecode -sPTHREAD_POOL_SIZE=Module.tandemThreads -sPTHREAD_POOL_SIZE_STRICT=0 -sDEFAULT_PTHREAD_STACK_SIZE=1MB -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_pool_start,_td_pool_stop,_td_pool_alive,_td_submit,_td_decode_now -sINCOMING_MODULE_JS_API=tandemThreads,print,printErr,locateFile --post-js post.js"
+  [mt]="-pthread -sEXPORT_NAME=createTandemDecode -sPTHREAD_POOL_SIZE=Module.tandemThreads -sPTHREAD_POOL_SIZE_STRICT=0 -sDEFAULT_PTHREAD_STACK_SIZE=1MB -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_pool_start,_td_pool_stop,_td_pool_alive,_td_pool_alive_address,_td_submit,_td_decode_now -sINCOMING_MODULE_JS_API=tandemThreads,print,printErr,locateFile --post-js post.js"
   [st]="-sEXPORT_NAME=createTandemDecodeSingle -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_decode_now -sINCOMING_MODULE_JS_API=print,printErr,locateFile"
 )
 

@@ -70,9 +70,21 @@ export class PthreadBackend implements DecodeBackend {
   async close(stuck = 0): Promise<void> {
     const exports = this.#module.exports;
     exports._td_pool_stop();
-    // Threads exit between jobs; a stuck one never will, and terminating its worker is the only
-    // way to end it (module.close terminates every pthread worker).
-    while (exports._td_pool_alive() > stuck) await new Promise((resolve) => setTimeout(resolve, 1));
+    // Threads exit between jobs, and each exit notifies the count of live threads; a stuck one
+    // never will, and terminating its worker is the only way to end it (module.close terminates
+    // every pthread worker). The timer only keeps Node and Deno alive while the wait is pending:
+    // a pending Atomics.waitAsync does not.
+    const address = exports._td_pool_alive_address();
+    for (;;) {
+      const alive = new Int32Array(this.#module.memory.buffer, address, 1);
+      const count = Atomics.load(alive, 0);
+      if (count <= stuck) break;
+      const waited = Atomics.waitAsync(alive, 0, count);
+      if (!waited.async) continue;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([waited.value, new Promise((resolve) => (timer = setTimeout(resolve, 100)))]);
+      clearTimeout(timer);
+    }
     this.#module.close();
   }
 

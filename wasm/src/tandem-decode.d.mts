@@ -11,6 +11,7 @@ export interface TandemDecodeModule {
   _td_pool_start(threads: number): number;
   _td_pool_stop(): void;
   _td_pool_alive(): number;
+  _td_pool_alive_address(): number;
   _td_submit(job: number): void;
   _td_decode_now(job: number): number;
   /** Added by wasm/src/post.js: terminates every pthread worker. */

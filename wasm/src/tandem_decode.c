@@ -59,10 +59,12 @@ EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {
 #ifdef __EMSCRIPTEN_PTHREADS__
 #include <emscripten/threading.h>
 #define notify_state_waiters(state) __builtin_wasm_memory_atomic_notify(state, 0x7FFFFFFF)
+#define notify_alive_waiters()      __builtin_wasm_memory_atomic_notify((int32_t *)&threads_alive, 0x7FFFFFFF)
 #define on_main_runtime_thread()    emscripten_is_main_runtime_thread()
 #else /* wasm/fuzz/fuzz_pool.c: the same queue natively, under ThreadSanitizer; the harness waits */
 void td_native_notify(int32_t *state);
 #define notify_state_waiters(state) td_native_notify(state)
+#define notify_alive_waiters()      ((void)0)
 #define on_main_runtime_thread()    0
 #endif
 
@@ -109,6 +111,7 @@ static void *pool_thread(void *arg) {
   }
   td_worker_free(&worker);
   atomic_fetch_sub(&threads_alive, 1);
+  notify_alive_waiters(); /* close() in JS waits on this word (Atomics.waitAsync) */
   return NULL;
 }
 
@@ -166,5 +169,9 @@ EMSCRIPTEN_KEEPALIVE void td_pool_stop(void) {
 }
 
 EMSCRIPTEN_KEEPALIVE int td_pool_alive(void) { return atomic_load(&threads_alive); }
+
+/* The address of the count of live pool threads: JS waits on it for the threads to exit, and every
+ * exit notifies it. */
+EMSCRIPTEN_KEEPALIVE int32_t *td_pool_alive_address(void) { return (int32_t *)&threads_alive; }
 
 #endif /* __EMSCRIPTEN_PTHREADS__ || TD_NATIVE_POOL */
