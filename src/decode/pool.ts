@@ -346,6 +346,23 @@ export class DecodePool {
     );
   }
 
+  /*
+   * One request, from entry to result. Invariants of #run, #release, #leave and #watch:
+   * - #inFlight counts the requests that entered #run and have not yet called #leave. Every path
+   *   out calls #leave exactly once: directly when no job record was taken, else through #release.
+   * - The watchdog interval (#keepAlive) exists exactly while #inFlight > 0: it also keeps Node and
+   *   Deno alive, which a pending Atomics.waitAsync does not.
+   * - A job record is lent to one request from acquire to #release. It goes back only once no
+   *   thread can touch it: after the job completed, or, for a job past its limit, when the job
+   *   finally returns (the request has already failed as over-budget; `held` keeps the finally
+   *   block from releasing it early).
+   * - A job with a time limit is in #watched exactly while it executes and no verdict was given;
+   *   #watch starts its clock when the C side marks it RUNNING, and past limit + grace either the
+   *   backend abandons it (the fallback terminates its worker) or it counts in #stuck until it
+   *   returns. Once #stuck equals the thread count, new requests fail at once as 'stalled'.
+   * - An abort ends only the caller's wait; a submitted job cannot be withdrawn.
+   * - close() resolves its idle waiters when every request left is a stuck one.
+   */
   async #run<T>(
     bytes: Uint8Array,
     signal: AbortSignal | undefined,
