@@ -173,6 +173,12 @@ describe('Tandem installed from its tarball', () => {
     expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
   });
 
+  it('a Node 20 script resumes a sharded loader on 3 ranks from the positions 2 ranks saved (regroupShardStates)', async () => {
+    const dir = await project('node', 'node');
+    const { stdout } = await run('node', ['elastic-resume.mjs'], dir);
+    expect(stdout).toMatch(/2 ranks → 3: 8 samples read, 8 distinct, of 8/);
+  });
+
   it('the installed tandem CLI fine-tunes from timm-layout ViT weights and saves them (tandem train --weights)', async () => {
     const dir = await project('node-train', 'node', { packages: ['webgpu'] }); // Node's WebGPU is the user's install
     writeFileSync(join(dir, 'start.safetensors'), smallTimmFile());
