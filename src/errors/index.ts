@@ -9,21 +9,25 @@ export abstract class TandemError extends Error {
   abstract readonly code: string;
 }
 
+/** A TandemError whose code is given when it is made: the shape of most of Tandem's error classes. */
+export abstract class CodedError<Code extends string> extends TandemError {
+  constructor(
+    readonly code: Code,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /**
  * What the runtime lacks for the call: local files (a browser), WebGPU, a package Node needs, an
  * asset it could not load. Said with what to install or enable.
  */
 export type EnvironmentErrorCode = 'no-local-files' | 'no-webgpu' | 'missing-package' | 'asset-unavailable';
 
-export class EnvironmentError extends TandemError {
+export class EnvironmentError extends CodedError<EnvironmentErrorCode> {
   override readonly name = 'EnvironmentError';
-  constructor(
-    readonly code: EnvironmentErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /**
@@ -49,15 +53,8 @@ export function asError(error: unknown): Error {
  */
 export type WorkerErrorCode = 'worker-crashed' | 'worker-exited' | 'bad-message' | 'pool-closed';
 
-export class WorkerError extends TandemError {
+export class WorkerError extends CodedError<WorkerErrorCode> {
   override readonly name = 'WorkerError';
-  constructor(
-    readonly code: WorkerErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** A broken promise inside Tandem itself, never the caller's input: a bug to report. */

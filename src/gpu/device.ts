@@ -1,17 +1,11 @@
-import { TandemError } from '../errors/index.ts';
+import { CodedError } from '../errors/index.ts';
 import { adapterHint, getGpu, runtimeName } from '../runtime/index.ts';
 
 export type GpuErrorCode = 'no-adapter' | 'device-limits' | 'device-mismatch' | 'device-lost';
 
 /** A GPU device that cannot serve a request: none found, too small, another device's buffer, lost. */
-export class GpuError extends TandemError {
+export class GpuError extends CodedError<GpuErrorCode> {
   override readonly name = 'GpuError';
-  constructor(
-    readonly code: GpuErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface GpuContext {

@@ -1,16 +1,9 @@
 // Its own file so that the uploader (which feeders build on) can raise it without an import cycle.
-import { TandemError } from '../errors/index.ts';
+import { CodedError } from '../errors/index.ts';
 
 export type FeedErrorCode = 'batch-released' | 'shape-mismatch' | 'closed' | 'no-webgpu-backend';
 
 /** A batch a framework feeder cannot take: released already, the wrong shape, a closed feeder, no backend. */
-export class FeedError extends TandemError {
+export class FeedError extends CodedError<FeedErrorCode> {
   override readonly name = 'FeedError';
-  constructor(
-    readonly code: FeedErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }

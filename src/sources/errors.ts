@@ -1,4 +1,4 @@
-import { TandemError } from '../errors/index.ts';
+import { CodedError } from '../errors/index.ts';
 
 /**
  * A dataset or its saved position that cannot be used as asked: a folder without class folders,
@@ -15,12 +15,6 @@ export type DatasetErrorCode =
   | 'cache-collision'
   | 'iterated';
 
-export class DatasetError extends TandemError {
+export class DatasetError extends CodedError<DatasetErrorCode> {
   override readonly name = 'DatasetError';
-  constructor(
-    readonly code: DatasetErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }

@@ -4,21 +4,15 @@
 // the same seed follows) and the epochs already recorded, behind a versioned JSON header. A resumed
 // session checks that it is the same run (model, data, seed, batch size, epochs) and says what
 // differs when it is not.
-import { InternalError, TandemError } from '../errors/index.ts';
+import { InternalError, CodedError } from '../errors/index.ts';
 import type { ViTConfig } from '../vit/index.ts';
 import type { EpochRecord } from './events.ts';
 
 export type CheckpointErrorCode = 'malformed' | 'truncated' | 'version' | 'mismatch';
 
 /** A training checkpoint that cannot be resumed from: broken, from another version, or another run. */
-export class CheckpointError extends TandemError {
+export class CheckpointError extends CodedError<CheckpointErrorCode> {
   override readonly name = 'CheckpointError';
-  constructor(
-    readonly code: CheckpointErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** What must be equal for a checkpoint to continue a run. */

@@ -2,19 +2,13 @@
 // header length, a JSON header naming each tensor's dtype, shape and byte range, then the bytes.
 // Read into float32 (F32, F16, BF16 and F64 are converted), written as F32. Every check happens
 // on the header, before any tensor is copied.
-import { TandemError } from '../errors/index.ts';
+import { CodedError } from '../errors/index.ts';
 
 export type WeightsErrorCode = 'malformed' | 'truncated' | 'dtype' | 'missing-tensor' | 'unexpected-tensor' | 'shape';
 
 /** A weights file that cannot be used: its container is broken, or its tensors do not fit the model. */
-export class WeightsError extends TandemError {
+export class WeightsError extends CodedError<WeightsErrorCode> {
   override readonly name = 'WeightsError';
-  constructor(
-    readonly code: WeightsErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface NamedTensor {
