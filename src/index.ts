@@ -60,8 +60,10 @@ export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOpti
 // One failure model: every error is a TandemError with a `code`; every item a source or stage
 // could not deliver is a Failed ({ key, stage, error }), told apart from items by isFailure.
 export {
+  BatchReleasedError,
   EnvironmentError,
   InternalError,
+  OptionError,
   TandemError,
   ThrownValueError,
   WorkerError,
@@ -105,3 +107,17 @@ export type {
   MixOptions,
   ByteCache,
 } from './sources/index.ts';
+
+// The one object to start with: files → decoded, transformed batches → CPU, GPU or tf.js.
+export { loader, Loader, LoaderError, type LoaderErrorCode } from './loader/index.ts';
+export type {
+  DeviceBatch,
+  LoaderBatch,
+  LoaderOptions,
+  LoaderSource,
+  LoaderState,
+  LoaderTarget,
+  LoaderTransform,
+  SourceItem,
+  TensorBatch,
+} from './loader/index.ts';

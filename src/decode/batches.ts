@@ -1,4 +1,4 @@
-import { DecodeError } from './errors.ts';
+import { BatchReleasedError } from '../errors/index.ts';
 import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
 import { hash3, mix32 } from '../random/index.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -8,6 +8,8 @@ export interface EncodedImage {
   bytes: Uint8Array;
   label?: number;
   key?: string;
+  /** The epoch this item belongs to, for its random crop; default: the batcher's (setEpoch). */
+  epoch?: number;
 }
 
 /** A batch of decoded images in shared wasm memory: u8, NHWC, `count` dense rows. */
@@ -150,7 +152,7 @@ export class ImageBatcher {
     buffer.keys[index] = item.key ?? '';
     let failure: unknown;
     try {
-      await this.#pool.decodeInto(item.bytes, buffer.pointer + index * this.slotBytes, this.#requestFor(item.key));
+      await this.#pool.decodeInto(item.bytes, buffer.pointer + index * this.slotBytes, this.#requestFor(item.key, item.epoch));
     } catch (error) {
       failure = error;
       buffer.failed.push(index);
@@ -173,12 +175,12 @@ export class ImageBatcher {
     this.#position = 0;
   }
 
-  #requestFor(key: string | undefined): ImageDecodeOptions {
+  #requestFor(key: string | undefined, epoch = this.#epoch): ImageDecodeOptions {
     const random = this.#options.randomCrop;
     const position = this.#position++;
     if (!random) return this.#request;
     const item = key ? keyHash(key) : mix32(position ^ 0x5bd1e995);
-    return { ...this.#request, randomCrop: { ...random, seed: hash3(mix32((random.seed ?? 0) ^ item), this.#epoch, 0x52524331) | 0 } };
+    return { ...this.#request, randomCrop: { ...random, seed: hash3(mix32((random.seed ?? 0) ^ item), epoch, 0x52524331) | 0 } };
   }
 
   /**
@@ -236,6 +238,10 @@ export class ImageBatcher {
     }
   }
 
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
   /** Frees every batch buffer; call after the pipeline has stopped. */
   close(): void {
     if (this.#closed) return;
@@ -290,12 +296,12 @@ export class ImageBatcher {
       return data;
     };
     const release = () => {
-      if (released) throw new DecodeError('released', `batch ${buffer.sequence} was already released`);
+      if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was already released`);
       released = true;
       this.#recycle(buffer);
     };
     const guard = <T>(value: T): T => {
-      if (released) throw new DecodeError('released', `batch ${buffer.sequence} was used after release()`);
+      if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was used after release()`);
       return value;
     };
     return {

@@ -4,8 +4,8 @@ import type { STATUS_CODES } from './abi.ts';
 /**
  * Beyond a job's own statuses: 'closed' and 'stalled' pools, 'module-unavailable' (the decode
  * module could not be loaded, or is not this library's build), 'no-shared-memory' (pthreads mode
- * without SharedArrayBuffer), 'no-threads' (the module could not start its threads), 'released'
- * (a batch used after release()).
+ * without SharedArrayBuffer), 'no-threads' (the module could not start its threads). A batch used
+ * after release() is a BatchReleasedError (src/errors), as on the GPU side.
  */
 export type DecodeErrorCode =
   | Exclude<(typeof STATUS_CODES)[number], 'ok'>
@@ -13,8 +13,7 @@ export type DecodeErrorCode =
   | 'stalled'
   | 'module-unavailable'
   | 'no-shared-memory'
-  | 'no-threads'
-  | 'released';
+  | 'no-threads';
 
 /** A typed, per-item decode failure; the pool that raised it stays healthy. */
 export class DecodeError extends TandemError {

@@ -581,10 +581,15 @@ export class PoolBuffer {
 
   /** The block's bytes; valid until the next call that may grow the memory, so take it afresh. */
   get bytes(): Uint8Array {
-    if (this.#freed) throw new RangeError('this pool buffer has been freed');
+    if (this.#freed) throw new DecodeError('closed', 'this pool buffer has been freed');
     const buffer = this.#pool.memory.buffer;
     if (this.#view?.buffer !== buffer) this.#view = new Uint8Array(buffer, this.ptr, this.length);
     return this.#view;
+  }
+
+  /** Gives the block back to the pool (the same as free()). */
+  close(): void {
+    this.free();
   }
 
   free(): void {

@@ -4,21 +4,10 @@
 // and failures travel in the same stream, told apart with isFailure, so a loader counts a bad item
 // and goes on with the next.
 
-/** The base of Tandem's errors: `code` is the one tag to switch on (each subclass lists its codes). */
-export abstract class TandemError extends Error {
-  abstract readonly code: string;
-}
+import { CodedError, TandemError } from './base.ts';
 
-/** A TandemError whose code is given when it is made: the shape of most of Tandem's error classes. */
-export abstract class CodedError<Code extends string> extends TandemError {
-  constructor(
-    readonly code: Code,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { CodedError, TandemError } from './base.ts';
+export { OptionChecker, OptionError } from './options.ts';
 
 /**
  * What the runtime lacks for the call: local files (a browser), WebGPU, a package Node needs, an
@@ -78,4 +67,13 @@ export interface Failed<Stage extends string = string, E extends Error = Error> 
 /** True for the failures in a stream of items and failures (sources yield both). */
 export function isFailure<T extends object>(item: T): item is Extract<T, Failed<string, Error>> {
   return 'error' in item && (item as { error: unknown }).error instanceof Error && 'stage' in item;
+}
+
+/**
+ * A batch was used after `release()`, or released twice: the same class and code for CPU batches
+ * (ImageBatch), GPU batches (GpuBatch, the loader's DeviceBatch) and the framework feeders.
+ */
+export class BatchReleasedError extends TandemError {
+  override readonly name = 'BatchReleasedError';
+  readonly code = 'batch-released';
 }

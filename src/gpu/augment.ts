@@ -157,6 +157,16 @@ export class AugmentKernel {
     encodePass(encoder, 'tandem augment', this.#pipeline, this.#bindGroups.get(input, output, this.#makeBindGroup), this.#groups);
   }
 
+  /** Frees the kernel's uniform buffers (the pipeline itself needs no freeing). */
+  close(): void {
+    this.destroy();
+  }
+
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  /** The same as close(). */
   destroy(): void {
     this.#params.destroy();
     this.#samples.destroy();

@@ -23,6 +23,8 @@ export interface GpuContext {
   readonly lost: Promise<GPUDeviceLostInfo>;
   /** Ends Tandem's use of the device: destroys it if Tandem owns it; buffers made on it become invalid. */
   close(): void;
+  /** `using gpu = await acquireGpu()`: close() at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 // dawn.node tears its instance down when the GPU object is collected, even with devices alive;
@@ -95,11 +97,13 @@ function context(device: GPUDevice, adapter: GPUAdapter | undefined, owned: bool
     runtime: `${runtimeName}: ${info?.vendor ?? ''} ${info?.architecture ?? ''} ${info?.description ?? ''}`.replace(/\s+/g, ' ').trim(),
     owned,
     lost: device.lost,
-    close: () => {
-      if (owned) device.destroy();
-      instances.delete(device);
-    },
+    close,
+    [Symbol.dispose]: close,
   };
+  function close(): void {
+    if (owned) device.destroy();
+    instances.delete(device);
+  }
 }
 
 /** The WebGPU entry point a device of Tandem's came from (Node keeps one per device), if known. */

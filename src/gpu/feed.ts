@@ -1,4 +1,5 @@
 import { FeedError } from './feed-error.ts';
+import { BatchReleasedError } from '../errors/index.ts';
 import { GpuError, type GpuContext } from './device.ts';
 import { NormalizeKernel, normalizeReference, type NormalizeOptions, type TensorLayout } from './normalize.ts';
 import { BatchUploader, type HostBatch } from './uploader.ts';
@@ -42,12 +43,12 @@ export function resolveFeed(options: FeedOptions, defaultLayout: TensorLayout): 
   };
 }
 
-/** The batch's bytes, or FeedError('batch-released') when it was released already. */
+/** The batch's bytes, or BatchReleasedError when it was released already. */
 export function liveBytes(batch: HostBatch, door: string): Uint8Array {
   try {
     return batch.data;
   } catch (cause) {
-    throw new FeedError('batch-released', `${door}: batch ${batch.sequence} was already released; ask for its tensors before release()`, {
+    throw new BatchReleasedError(`${door}: batch ${batch.sequence} was already released; ask for its tensors before release()`, {
       cause,
     });
   }

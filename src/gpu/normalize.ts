@@ -87,6 +87,16 @@ export class NormalizeKernel {
     encodePass(encoder, 'tandem normalize', this.#pipeline, this.#bindGroups.get(input, output, this.#makeBindGroup), this.#groups);
   }
 
+  /** Frees the kernel's uniform buffers (the pipeline itself needs no freeing). */
+  close(): void {
+    this.destroy();
+  }
+
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  /** The same as close(). */
   destroy(): void {
     this.#params.destroy();
   }

@@ -1,4 +1,5 @@
 import { FeedError } from './feed-error.ts';
+import { BatchReleasedError } from '../errors/index.ts';
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -176,7 +177,7 @@ export class BatchUploader {
   #handle(slot: Slot, batch: HostBatch, labels: Int32Array, keys: readonly string[], bytes: number): GpuBatch {
     let released = false;
     const release = () => {
-      if (released) throw new FeedError('batch-released', `GPU batch ${batch.sequence} was already released`);
+      if (released) throw new BatchReleasedError(`GPU batch ${batch.sequence} was already released`);
       released = true;
       this.#giveBack(slot);
     };
@@ -188,7 +189,7 @@ export class BatchUploader {
       layout: 'NHWC',
       byteLength: bytes,
       get buffer() {
-        if (released) throw new FeedError('batch-released', `GPU batch ${batch.sequence} was used after release()`);
+        if (released) throw new BatchReleasedError(`GPU batch ${batch.sequence} was used after release()`);
         return slot.device;
       },
       labels,

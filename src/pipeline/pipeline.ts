@@ -200,6 +200,11 @@ export class Pipeline<T> implements AsyncIterableIterator<T>, AsyncDisposable {
     return this.stop();
   }
 
+  /** The same as stop(): every Tandem resource ends with close(). */
+  close(): Promise<void> {
+    return this.stop();
+  }
+
   /** Every failed item so far (this pipeline and the pipelines merged into it). */
   failures(): readonly FailureRecord[] {
     // The first `keepFailures` of each pipeline; failureCount() counts them all.

@@ -210,6 +210,16 @@ export class ViTTrainer {
     }
   }
 
+  /** Frees the trainer's GPU buffers (parameters, activations, optimizer state). */
+  close(): void {
+    this.destroy();
+  }
+
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  /** The same as close(). */
   destroy(): void {
     for (const b of [...this.#g.buffers, this.#stats, this.#evalStats, ...this.#staging]) b.destroy();
     this.#kernels.destroy();

@@ -4,6 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { acquireGpu, FeedError, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { BatchReleasedError } from '../../src/errors/index.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks } from './readbacks.ts';
@@ -149,7 +150,7 @@ export async function misuseGivesTypedErrors(): Promise<void> {
     const feeder = await TfjsFeeder.create(tf, { ...SHAPE, gpu });
     const released = hostBatch(0, 4, 1);
     released.release();
-    await rejectsWith(feeder.tensors(released), (e) => e instanceof FeedError && e.code === 'batch-released', 'a released batch');
+    await rejectsWith(feeder.tensors(released), (e) => e instanceof BatchReleasedError && e.code === 'batch-released', 'a released batch');
     const wrong = hostBatch(1, 4, 1, { batchSize: 4, height: 7, width: 5, channels: 3 });
     await rejectsWith(
       feeder.tensors(wrong),

@@ -148,6 +148,7 @@ export async function failedOpenReleasesWhatItMade(): Promise<void> {
     owned: false,
     lost: new Promise(() => {}),
     close() {},
+    [Symbol.dispose]() {},
   };
   const options = { ...defaultTrainingOptions, epochs: 1, threads: 2, gpu };
   try {

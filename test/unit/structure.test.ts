@@ -13,6 +13,7 @@ const LAYERS: string[][] = [
   ['synthetic'],
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx'],
+  ['loader'],
   ['train'],
   ['cli', 'vite', 'index'],
 ];

@@ -1,0 +1,343 @@
+// loader(), the front door, as a user calls it: every source kind, every target, the lifecycle, the
+// position it can resume from, and options refused with the field named. The references are
+// independent of the loader: the decode pool called directly for pixels, the sampler's arithmetic
+// for order, normalizeReference on those pixels for the GPU's floats.
+import { DecodeError, DecodePool } from '../../src/decode/index.ts';
+import { BatchReleasedError, OptionError } from '../../src/errors/index.ts';
+import { acquireGpu, normalizeReference, readBuffer } from '../../src/gpu/index.ts';
+import { loader, LoaderError, type LoaderState } from '../../src/loader/index.ts';
+import { shuffledEpoch, type DirectoryHandleLike } from '../../src/sources/index.ts';
+import { assertEqual, check, rejectsWith } from './assert.ts';
+import { sampleImages } from './transfer-scenarios.ts';
+
+const SIZE = 24;
+
+function items(count: number) {
+  return sampleImages(count, 64).map((s) => ({ bytes: s.bytes, label: s.label ?? -1, key: s.key! }));
+}
+
+/** A FileSystemDirectoryHandle's shape over in-memory files: root/<class>/<name>. */
+function directoryHandle(files: Record<string, Record<string, Uint8Array>>): DirectoryHandleLike {
+  const dir = (name: string, entries: (DirectoryHandleLike | { kind: 'file'; name: string; getFile(): Promise<Blob> })[]) => ({
+    kind: 'directory' as const,
+    name,
+    async *values() {
+      yield* entries;
+    },
+  });
+  return dir(
+    'root',
+    Object.entries(files).map(([cls, names]) =>
+      dir(
+        cls,
+        Object.entries(names).map(([name, bytes]) => ({
+          kind: 'file' as const,
+          name,
+          getFile: async () => new Blob([bytes as Uint8Array<ArrayBuffer>]),
+        })),
+      ),
+    ),
+  );
+}
+
+async function keysOf(data: AsyncIterable<{ keys: readonly string[]; release(): void }>, limit = Infinity): Promise<string[]> {
+  const keys: string[] = [];
+  let batches = 0;
+  for await (const batch of data) {
+    keys.push(...batch.keys);
+    batch.release();
+    if (++batches >= limit) break;
+  }
+  return keys;
+}
+
+export const frontDoorCpuScenarios: Record<string, () => Promise<void>> = {
+  async 'loader(): CPU batches hold the pixels the decode pool gives, every item once, bad ones reported'() {
+    const list = items(11);
+    list[3] = { ...list[3]!, bytes: list[3]!.bytes.subarray(0, 120), key: 'cut-3' };
+    await using pool = await DecodePool.create({ threads: 2 });
+    await using data = loader(list, { batchSize: 4, size: SIZE, pool });
+    const seen: string[] = [];
+    for await (const batch of data) {
+      check(batch.shape[1] === SIZE && batch.shape[2] === SIZE && batch.shape[3] === 3, `batch shape ${batch.shape}`);
+      for (let row = 0; row < batch.count; row++) {
+        const key = batch.keys[row]!;
+        const item = list.find((i) => i.key === key)!;
+        const want = await pool.decode(item.bytes, { width: SIZE, height: SIZE, fit: 'cover' });
+        const got = batch.data.subarray(row * SIZE * SIZE * 3, (row + 1) * SIZE * SIZE * 3);
+        check(
+          got.every((v, i) => v === want.pixels[i]),
+          `row ${row} (${key}) differs from the pool's own decode`,
+        );
+        check(batch.labels[row] === item.label, `label of ${key}`);
+        seen.push(key);
+      }
+      batch.release();
+    }
+    assertEqual(
+      seen,
+      list.filter((i) => i.key !== 'cut-3').map((i) => i.key),
+      'every good item once, in source order',
+    );
+    const failures = data.failures();
+    check(
+      failures.length === 1 && failures[0]!.key === 'cut-3' && failures[0]!.stage === 'decode',
+      `failures: ${JSON.stringify(failures)}`,
+    );
+    check(failures[0]!.error instanceof DecodeError && (failures[0]!.error as DecodeError).code === 'truncated', 'a typed decode error');
+    check(data.stats()?.stages.some((s) => s.name === 'decode') === true, 'stats name the decode stage');
+    check(data.summary().includes('decode'), 'the summary names the stages');
+  },
+
+  async 'loader(): a seeded shuffle gives the sampler order, epoch after epoch, and each for-await continues'() {
+    const list = items(10);
+    await using data = loader(list, { batchSize: 3, size: 16, shuffle: true, seed: 5, epochs: 2, threads: 1 });
+    const keys = list.map((i) => i.key);
+    const first = await keysOf(data);
+    assertEqual(
+      first,
+      [...shuffledEpoch(keys, 5, 0), ...shuffledEpoch(keys, 5, 1)],
+      'two epochs in the seeded order, across batch boundaries',
+    );
+    const again = await keysOf(data);
+    assertEqual(again, [...shuffledEpoch(keys, 5, 2), ...shuffledEpoch(keys, 5, 3)], 'the next for-await runs the next two epochs');
+    data.setEpoch(7);
+    const seventh = await keysOf(data);
+    assertEqual(seventh.slice(0, 10), shuffledEpoch(keys, 5, 7), 'setEpoch(7) starts epoch 7');
+  },
+
+  async 'loader(): state() after any batch resumes with exactly the batches a run that never stopped gives'() {
+    const list = items(13);
+    list[6] = { ...list[6]!, bytes: new TextEncoder().encode('not an image'), key: 'text-6' };
+    const options = { batchSize: 4, size: 16, shuffle: true, seed: 3, epochs: 2, threads: 1 } as const;
+    await using whole = loader(list, options);
+    const everything: string[][] = [];
+    for await (const batch of whole) {
+      everything.push([...batch.keys]);
+      batch.release();
+    }
+    for (const stopAfter of [1, 3, 4]) {
+      let state: LoaderState | undefined;
+      const before: string[][] = [];
+      {
+        await using first = loader(list, options);
+        for await (const batch of first) {
+          before.push([...batch.keys]);
+          batch.release();
+          if (before.length === stopAfter) {
+            state = JSON.parse(JSON.stringify(first.state())) as LoaderState; // as a checkpoint holds it
+            break;
+          }
+        }
+      }
+      await using resumed = loader(list, { ...options, resumeFrom: state! });
+      const after: string[][] = [];
+      for await (const batch of resumed) {
+        after.push([...batch.keys]);
+        batch.release();
+      }
+      assertEqual([...before, ...after], everything, `stopped after ${stopAfter} batches and resumed: the same batches`);
+    }
+    await rejectsWith(
+      (async () => {
+        await using other = loader(list, { ...options, seed: 4, resumeFrom: whole.state() });
+        for await (const batch of other) batch.release();
+      })(),
+      (e) => e instanceof OptionError && e.field === 'resumeFrom' && e.message.includes('seed'),
+      'a state of another seed is refused, naming the seed',
+    );
+  },
+
+  async 'loader(): a directory handle and an async iterable are sources too'() {
+    const list = items(6);
+    const handle = directoryHandle({
+      cats: { 'a.jpg': list[0]!.bytes, 'b.jpg': list[1]!.bytes, 'notes.txt': new Uint8Array(3) },
+      dogs: { 'c.jpg': list[2]!.bytes },
+    });
+    await using fromHandle = loader(handle, { batchSize: 8, size: 16, threads: 1 });
+    assertEqual(await fromHandle.classes(), ['cats', 'dogs'], 'classes from the folder names');
+    const labels: number[] = [];
+    for await (const batch of fromHandle) {
+      labels.push(...batch.labels);
+      batch.release();
+    }
+    assertEqual(labels, [0, 0, 1], 'labels by folder, non-images left out');
+    async function* stream() {
+      for (const item of list) yield item;
+    }
+    await using fromStream = loader(stream(), { batchSize: 4, size: 16, threads: 1 });
+    assertEqual(
+      await keysOf(fromStream),
+      list.map((i) => i.key),
+      'an async iterable in its own order',
+    );
+    await rejectsWith(keysOf(fromStream), (e) => e instanceof OptionError && e.field === 'source', 'an iterable is read once');
+  },
+
+  async 'loader(): a released batch is a BatchReleasedError; two for-awaits at once, or after close, a LoaderError'() {
+    const data = loader(items(8), { batchSize: 4, size: 16, threads: 1 });
+    const iterator = data[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    check(!first.done, 'a first batch');
+    const batch = first.value;
+    batch.release();
+    let error: unknown;
+    try {
+      void batch.data;
+    } catch (e) {
+      error = e;
+    }
+    check(error instanceof BatchReleasedError && error.code === 'batch-released', `data after release: ${String(error)}`);
+    await rejectsWith(
+      data[Symbol.asyncIterator]().next(),
+      (e) => e instanceof LoaderError && e.code === 'busy',
+      'a second for-await at once',
+    );
+    await iterator.return(undefined);
+    await data.close();
+    await rejectsWith(data[Symbol.asyncIterator]().next(), (e) => e instanceof LoaderError && e.code === 'closed', 'after close()');
+  },
+};
+
+export const frontDoorGpuScenarios: Record<string, () => Promise<void>> = {
+  async 'loader(to: gpu): normalised f32 batches equal the CPU reference of the decoded pixels, labels padded with −1'() {
+    const list = items(6);
+    using gpu = await acquireGpu();
+    await using pool = await DecodePool.create({ threads: 2 });
+    for (const layout of ['NCHW', 'NHWC'] as const) {
+      await using data = loader(list, { batchSize: 4, size: SIZE, to: gpu, layout, pool, mean: [0.5, 0.4, 0.3], std: [0.2, 0.25, 0.3] });
+      let rows = 0;
+      for await (const batch of data) {
+        const images = new Float32Array(await readBuffer(gpu.device, batch.images));
+        const labels = new Int32Array(await readBuffer(gpu.device, batch.labelBuffer));
+        const pixels = new Uint8Array(batch.count * SIZE * SIZE * 3);
+        for (let row = 0; row < batch.count; row++) {
+          const item = list.find((i) => i.key === batch.keys[row])!;
+          pixels.set((await pool.decode(item.bytes, { width: SIZE, height: SIZE, fit: 'cover' })).pixels, row * SIZE * SIZE * 3);
+          check(labels[row] === item.label, `label ${row}`);
+        }
+        const want = normalizeReference(
+          pixels,
+          { images: batch.count, height: SIZE, width: SIZE, channels: 3 },
+          {
+            layout,
+            mean: [0.5, 0.4, 0.3],
+            std: [0.2, 0.25, 0.3],
+          },
+        );
+        let worst = 0;
+        for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(images[i]! - want[i]!));
+        check(worst < 1e-5, `${layout}: GPU floats differ from the CPU reference by ${worst}`);
+        check(
+          [...labels.subarray(batch.count)].every((l) => l === -1),
+          'labels past count are −1',
+        );
+        check(batch.layout === layout && batch.shape[0] === batch.count, `shape ${batch.shape} in ${batch.layout}`);
+        rows += batch.count;
+        batch.release();
+        let error: unknown;
+        try {
+          void batch.images;
+        } catch (e) {
+          error = e;
+        }
+        check(error instanceof BatchReleasedError, 'images after release is a BatchReleasedError');
+      }
+      check(rows === list.length, `${rows} rows`);
+    }
+  },
+
+  async 'loader(to: gpu, normalize: false): the u8 batches as uploaded, and close() with batches in flight frees everything'() {
+    const list = items(12);
+    using gpu = await acquireGpu();
+    await using pool = await DecodePool.create({ threads: 2 });
+    const data = loader(list, { batchSize: 2, size: 16, to: gpu.device, normalize: false, pool });
+    for await (const batch of data) {
+      check(batch.dtype === 'uint8' && batch.byteLength === 2 * 16 * 16 * 3, `a u8 batch of ${batch.byteLength} bytes`);
+      const want = await pool.decode(list.find((i) => i.key === batch.keys[0])!.bytes, { width: 16, height: 16, fit: 'cover' });
+      const got = new Uint8Array(await readBuffer(gpu.device, batch.buffer)).subarray(0, 16 * 16 * 3);
+      check(
+        got.every((v, i) => v === want.pixels[i]),
+        'the uploaded bytes are the decoded pixels',
+      );
+      batch.release();
+      break; // the other batches are in flight: close() must end them
+    }
+    await data.close();
+    const stats = pool.stats();
+    check(stats.liveWorkers >= 0, 'the shared pool still answers after the loader closed');
+    // The pool is the caller's: it keeps working for the next user.
+    const again = await pool.decode(list[0]!.bytes, { width: 8, height: 8 });
+    check(again.pixels.length === 8 * 8 * 3, 'the shared pool decodes after the loader closed');
+  },
+};
+
+/** Each bad option with the field the error must name. */
+const BAD_OPTIONS: [Record<string, unknown>, string][] = [
+  [{ batchSize: Number.NaN }, 'batchSize'],
+  [{ batchSize: 0 }, 'batchSize'],
+  [{ batchSize: -4 }, 'batchSize'],
+  [{ batchSize: '32' }, 'batchSize'],
+  [{ batchSize: 2.5 }, 'batchSize'],
+  [{ size: 0 }, 'size'],
+  [{ size: [32] }, 'size'],
+  [{ size: [32, Number.NaN] }, 'size'],
+  [{ transform: 'crop' }, 'transform'],
+  [{ channels: 2 }, 'channels'],
+  [{ shuffle: 'yes' }, 'shuffle'],
+  [{ seed: 1.5 }, 'seed'],
+  [{ epochs: 0 }, 'epochs'],
+  [{ threads: Number.NaN }, 'threads'],
+  [{ threads: 0 }, 'threads'],
+  [{ worldSize: 2, rank: 2 }, 'rank'],
+  [{ worldSize: 0 }, 'worldSize'],
+  [{ readConcurrency: -1 }, 'readConcurrency'],
+  [{ to: 'gpu' }, 'to'],
+  [{ to: {} }, 'to'],
+  [{ layout: 'CHW' }, 'layout'],
+  [{ mean: [0.5] }, 'mean'],
+  [{ std: [1, 1, 0] }, 'std'],
+  [{ normalize: 1 }, 'normalize'],
+  [{ labels: 'onehot' }, 'labels'],
+  [{ pool: {} }, 'pool'],
+  [{ failureBudget: { maxFailureRate: 2 } }, 'maxFailureRate'],
+  [{ failureBudget: { maxFailures: -1 } }, 'maxFailures'],
+  [{ failureBudget: { tolerance: 1 } }, 'tolerance'],
+  [{ decode: { maxPixels: 0 } }, 'maxPixels'],
+  [{ decode: { filter: 'cubic' } }, 'filter'],
+  [{ resumeFrom: { position: 3 } }, 'resumeFrom'],
+  [{ signal: 'stop' }, 'signal'],
+  [{ batchsize: 32 }, 'batchsize'],
+];
+
+export const frontDoorOptionScenarios: Record<string, () => Promise<void>> = {
+  async 'loader(): every bad option is an OptionError naming the field and the value, before anything starts'() {
+    for (const [options, field] of BAD_OPTIONS) {
+      let error: unknown;
+      try {
+        loader([], options as never);
+      } catch (e) {
+        error = e;
+      }
+      check(
+        error instanceof OptionError && error.code === 'invalid-option' && error.field.endsWith(field) && error.message.includes(field),
+        `${JSON.stringify(options)}: expected an OptionError naming ${field}, got ${String(error)}`,
+      );
+      check(error.message.includes('got '), `the message shows the value: ${error.message}`);
+    }
+    let bad: unknown;
+    try {
+      loader([], 'options' as never);
+    } catch (e) {
+      bad = e;
+    }
+    check(bad instanceof OptionError, 'options that are not an object');
+    let source: unknown;
+    try {
+      await loader(42 as never, { threads: 1 }).classes();
+    } catch (e) {
+      source = e;
+    }
+    check(source instanceof OptionError && source.field === 'source', `a source that is none: ${String(source)}`);
+  },
+};
