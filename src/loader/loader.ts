@@ -128,7 +128,8 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     let finished = false;
     try {
       const r = await this.#open();
-      if (this.#o.resumeFrom && this.#startStep === 0 && this.#epoch === 0 && this.#offset === 0) this.#resume(r.order);
+      const resumeFrom = this.#o.resumeFrom;
+      if (resumeFrom && this.#startStep === 0 && this.#epoch === 0 && this.#offset === 0) this.#resume(resumeFrom, r.order);
       if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
       const pipeline = this.#build(r, this.#passEnd);
       this.#pipeline = pipeline;
@@ -223,8 +224,8 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     return this.#startStep + this.#position.position;
   }
 
-  #resume(order: PassOrder): void {
-    const { epoch, offset, until } = startOf(this.#o.resumeFrom!, order);
+  #resume(state: LoaderState, order: PassOrder): void {
+    const { epoch, offset, until } = startOf(state, order);
     this.#epoch = epoch;
     this.#offset = offset;
     this.#passEnd = until;
@@ -279,7 +280,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
   async #openResources(): Promise<Opened> {
     const o = this.#o;
     const resolved = await resolveSource(this.#source, o.fetch);
-    const order = resolved.list ? listOrder(resolved.list, o) : streamOrder(resolved.stream!);
+    const order = resolved.list ? listOrder(resolved.list, o) : streamOrder(resolved.stream ?? []);
     this.#openedOrder = order;
     this.#perEpoch = order.perEpoch;
     const ownPool = o.pool === undefined;

@@ -52,7 +52,7 @@ export class SourcePosition {
     for (const key of keys) want.set(key, (want.get(key) ?? 0) + 1);
     let left = keys.length;
     for (let i = this.#head; i < this.#pending.length; i++) {
-      const key = this.#pending[i]!;
+      const key = this.#pending[i] ?? '';
       const n = want.get(key);
       if (n === undefined || n === 0) continue;
       want.set(key, n - 1);

@@ -1,7 +1,7 @@
 // Where a loader stands, as plain JSON a checkpoint can hold: for a list source, the sampler's
 // state (seeded order, this rank's share, epoch and offset) at the consumer's position; for a
 // stream, how many of its items were done with. A loader made with `resumeFrom` continues there.
-import { OptionError } from '../errors/index.ts';
+import { InternalError, OptionError } from '../errors/index.ts';
 import { DistributedSampler, type SamplerState } from '../sources/index.ts';
 import type { LabelledSource } from './sources.ts';
 
@@ -48,7 +48,8 @@ export function listOrder(
       const end = epoch + epochs;
       for (let e = epoch; e < end; e++) {
         for (let k = e === epoch ? offset : 0; k < sampler.perEpoch; k++) {
-          const item = list[sampler.indexAt(e, k)]!;
+          const item = list[sampler.indexAt(e, k)];
+          if (item === undefined) throw new InternalError(`the sampler gave an index past the list (${list.length} items)`);
           yielded(item.key);
           yield { key: item.key, label: item.label, read: item.read, epoch: e };
         }
@@ -96,14 +97,14 @@ export function startOf(state: LoaderState, order: PassOrder): { epoch: number; 
   }
   const s = state.sampler;
   if (s === undefined) throw new OptionError('loader options', 'resumeFrom', state, "a list source's state");
-  const fresh = order.state(0, undefined).sampler!;
-  const differs = (['size', 'seed', 'shuffle', 'consumer', 'consumers'] as const).filter((k) => s[k] !== fresh[k]);
+  const fresh = order.state(0, undefined).sampler;
+  const differs = (['size', 'seed', 'shuffle', 'consumer', 'consumers'] as const).filter((k) => s[k] !== fresh?.[k]);
   if (differs.length > 0)
     throw new OptionError(
       'loader options',
       'resumeFrom',
       state,
-      `the state of a loader over the same source and settings (differs in ${differs.map((k) => `${k}: ${s[k]} → ${fresh[k]}`).join(', ')})`,
+      `the state of a loader over the same source and settings (differs in ${differs.map((k) => `${k}: ${s[k]} → ${fresh?.[k]}`).join(', ')})`,
     );
   const until = typeof state.until === 'number' && state.until > s.epoch ? state.until : undefined;
   return { epoch: s.epoch, offset: s.offset, until };
