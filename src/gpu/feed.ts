@@ -80,7 +80,12 @@ export function feedDims(shape: FeedShape, count: number): [number, number, numb
 /** The CPU path: `count` images normalised into a new array (the framework's tensor owns it). */
 export function normalizeOnCpu(data: Uint8Array, count: number, shape: FeedShape, options: NormalizeOptions): Float32Array {
   const { height, width, channels } = shape;
-  return normalizeReference(data.subarray(0, count * height * width * channels), { images: count, height, width, channels }, options);
+  // The layout is the feed's: the tensor is shaped by it, so the values must be laid out by it too.
+  return normalizeReference(
+    data.subarray(0, count * height * width * channels),
+    { images: count, height, width, channels },
+    { ...options, layout: shape.layout },
+  );
 }
 
 /**

@@ -4,7 +4,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { acquireGpu, FeedError, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { DecodePool } from '../../src/decode/index.ts';
 import { BatchReleasedError } from '../../src/errors/index.ts';
+import { loader } from '../../src/loader/index.ts';
+import { sampleImages } from './transfer-scenarios.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks } from './readbacks.ts';
@@ -128,20 +131,22 @@ export async function keptTensorsSurviveReuseAndMemoryStaysFlat(): Promise<void>
   });
 }
 
-/** On TensorFlow.js's CPU backend the same batch gives the same values (no GPU involved). */
+/** On TensorFlow.js's CPU backend the same batch gives the same values (no GPU involved), in either layout. */
 export async function cpuBackendTensorsMatch(): Promise<void> {
   await tf.setBackend('cpu');
-  const feeder = await TfjsFeeder.create(tf, { ...SHAPE, layout: 'NCHW' });
-  check(feeder.path === 'cpu', `feeder path ${feeder.path}`);
-  const batch = hostBatch(1, 2, 5);
-  const want = normalizeReference(batch.data.subarray(0, 180), { images: 2, height: 6, width: 5, channels: 3 });
-  const { xs, ys } = await feeder.tensors(batch);
-  check(batch.releases === 1, 'released');
-  check(xs.shape.join() === '2,3,6,5', `xs shape ${xs.shape}`);
-  check(maxAbsDiff(await xs.data(), want) < 1e-6, 'cpu values');
-  check(ys.dtype === 'int32' && ys.shape.join() === '2', `ys ${ys.dtype} ${ys.shape}`);
-  tf.dispose([xs, ys]);
-  await feeder.close();
+  for (const layout of ['NCHW', 'NHWC'] as const) {
+    const feeder = await TfjsFeeder.create(tf, { ...SHAPE, layout });
+    check(feeder.path === 'cpu', `feeder path ${feeder.path}`);
+    const batch = hostBatch(1, 2, 5);
+    const want = normalizeReference(batch.data.subarray(0, 180), { images: 2, height: 6, width: 5, channels: 3 }, { layout });
+    const { xs, ys } = await feeder.tensors(batch);
+    check(batch.releases === 1, 'released');
+    check(xs.shape.join() === (layout === 'NCHW' ? '2,3,6,5' : '2,6,5,3'), `xs shape ${xs.shape}`);
+    check(maxAbsDiff(await xs.data(), want) < 1e-6, `cpu values (${layout})`);
+    check(ys.dtype === 'int32' && ys.shape.join() === '2', `ys ${ys.dtype} ${ys.shape}`);
+    tf.dispose([xs, ys]);
+    await feeder.close();
+  }
 }
 
 /** Each misuse is a typed error that names what is wrong. */
@@ -200,10 +205,57 @@ export async function tandemAdoptsTfjsDevice(): Promise<void> {
   }
 }
 
+/**
+ * `loader(source, { to: tf })` on the WebGPU backend and on the CPU backend: tensors equal the
+ * CPU normalisation of the pixels the decode pool gives for the same files, one-hot labels from
+ * the items, no readback on the GPU path, and release() disposes both tensors.
+ */
+export async function loaderGivesTensors(): Promise<void> {
+  const files = sampleImages(5, 64);
+  await using pool = await DecodePool.create({ threads: 2 });
+  const size = 12;
+  const reference = async (keys: readonly string[]) => {
+    const pixels = new Uint8Array(keys.length * size * size * 3);
+    for (const [row, key] of keys.entries()) {
+      const file = files.find((f) => f.key === key)!;
+      pixels.set((await pool.decode(file.bytes, { width: size, height: size, fit: 'cover' })).pixels, row * size * size * 3);
+    }
+    return normalizeReference(pixels, { images: keys.length, height: size, width: size, channels: 3 }, { layout: 'NHWC' });
+  };
+  const run = async (path: string) => {
+    const before = tf.memory().numTensors;
+    await using data = loader(files, { batchSize: 3, size, to: tf, labels: 'one-hot', classes: 4, pool });
+    let rows = 0;
+    const iterate = async () => {
+      for await (const batch of data) {
+        check(batch.xs.shape.join() === `${batch.count},${size},${size},3`, `${path}: xs ${batch.xs.shape}`);
+        const err = maxAbsDiff(await batch.xs.data(), await reference(batch.keys));
+        check(err < 1e-5, `${path}: tensor differs from the CPU reference by ${err}`);
+        const hot = await batch.ys.data();
+        for (const [row, key] of batch.keys.entries()) check(hot[row * 4 + files.find((f) => f.key === key)!.label!] === 1, `one-hot ${key}`);
+        rows += batch.count;
+        batch.release();
+      }
+    };
+    const readbacks = path === 'cpu' ? (await iterate(), 0) : (await countReadbacks(iterate)).readbacks;
+    check(rows === files.length, `${path}: ${rows} rows`);
+    check(tf.memory().numTensors === before, `${path}: release() disposed the tensors (${tf.memory().numTensors - before} left)`);
+    return readbacks;
+  };
+  await tf.setBackend('cpu');
+  await run('cpu');
+  await withTfjsOnTandem(async () => {
+    const readbacks = await run('webgpu');
+    // The checks above read the tensors back on purpose; the loader itself may not: one xs.data() and one ys.data() per batch.
+    check(readbacks <= 4, `${readbacks} readbacks where the test's own reads of 2 batches make at most 4`);
+  });
+}
+
 export const tfjsScenarios = {
   'tfjs: WebGPU tensors on the shared device equal the CPU path, with no readback': webgpuTensorsMatchCpuWithoutReadback,
   'tfjs: kept tensors survive ring reuse; numTensors stays flat': keptTensorsSurviveReuseAndMemoryStaysFlat,
-  'tfjs: the CPU backend gets the same values': cpuBackendTensorsMatch,
+  'tfjs: the CPU backend gets the same values, NCHW and NHWC': cpuBackendTensorsMatch,
   'tfjs: misuse gives typed errors': misuseGivesTypedErrors,
   'tfjs: Tandem adopts TensorFlow.js device without owning it': tandemAdoptsTfjsDevice,
+  'tfjs: loader(to: tf) gives tensors equal to the CPU reference, disposed by release()': loaderGivesTensors,
 };
