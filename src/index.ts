@@ -114,6 +114,7 @@ export type {
   DeviceBatch,
   LoaderBatch,
   LoaderOptions,
+  LoaderOutput,
   LoaderSource,
   LoaderState,
   LoaderTarget,

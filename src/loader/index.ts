@@ -1,6 +1,6 @@
 // tandem's front door to loading: loader(source, options) gives batches from files to where they
 // are wanted (CPU bytes, a GPU device, tf.js tensors) as one async-iterable, disposable object.
-export { loader, Loader, LoaderError, type LoaderBatch, type LoaderErrorCode } from './loader.ts';
+export { loader, Loader, LoaderError, type LoaderBatch, type LoaderErrorCode, type LoaderOutput } from './loader.ts';
 export type { LoaderOptions, LoaderTarget, LoaderTransform, TfNamespaceLike } from './options.ts';
 export type { LoaderSource, LabelledSource, SourceItem } from './sources.ts';
 export type { LoaderState } from './state.ts';

@@ -32,6 +32,13 @@ import { openTfjsTarget, type TensorBatch } from './tfjs-target.ts';
 
 export type LoaderErrorCode = 'busy' | 'closed';
 
+/**
+ * What the batches are, once the loader has started: u8 NHWC in wasm memory ('cpu'), normalised
+ * floats in GPU buffers ('gpu'), u8 as uploaded ('gpu-u8'), or tf.js tensors made on tf.js's WebGPU
+ * device without a CPU pass ('tfjs-webgpu') or on the CPU for other backends ('tfjs-cpu').
+ */
+export type LoaderOutput = 'cpu' | 'gpu' | 'gpu-u8' | 'tfjs-webgpu' | 'tfjs-cpu';
+
 /** The loader was iterated twice at once, or used after close(). */
 export class LoaderError extends TandemError {
   override readonly name = 'LoaderError';
@@ -67,6 +74,7 @@ interface Opened {
   /** The stage after decode, or undefined for CPU batches. */
   convert: ((batch: ImageBatch, ctx: Parameters<NormalizedRing['convert']>[1]) => Promise<Releasable>) | undefined;
   targetName: string;
+  output: LoaderOutput;
   closeTarget: () => Promise<void>;
 }
 
@@ -108,6 +116,13 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       signal.addEventListener('abort', this.#onAbort, { once: true });
     }
   }
+
+  /** What the batches are (see LoaderOutput); undefined until the loader has started. */
+  get output(): LoaderOutput | undefined {
+    return this.#output;
+  }
+
+  #output: LoaderOutput | undefined;
 
   /** Batch size, output height and width, channels: the shape every batch has (the last may have fewer rows). */
   get shape(): { batchSize: number; height: number; width: number; channels: number } {
@@ -297,6 +312,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
         ...(o.transform === 'random-crop' ? { randomCrop: { seed: o.seed } } : {}),
       });
       const target = await this.#openTarget(batcher, resolved.classes);
+      this.#output = target.output;
       return { pool, ownPool, batcher, order, classes: resolved.classes, ...target };
     } catch (error) {
       batcher?.close();
@@ -305,13 +321,16 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     }
   }
 
-  async #openTarget(batcher: ImageBatcher, classes: readonly string[]): Promise<Pick<Opened, 'convert' | 'targetName' | 'closeTarget'>> {
+  async #openTarget(
+    batcher: ImageBatcher,
+    classes: readonly string[],
+  ): Promise<Pick<Opened, 'convert' | 'targetName' | 'output' | 'closeTarget'>> {
     const o = this.#o;
     const to = o.to;
-    if (to === 'cpu') return { convert: undefined, targetName: 'decode', closeTarget: async () => {} };
+    if (to === 'cpu') return { convert: undefined, targetName: 'decode', output: 'cpu', closeTarget: async () => {} };
     if ('tensor' in to) {
       const target = await openTfjsTarget(to, { ...o, classes: o.classes ?? classes.length });
-      return { convert: target.convert, targetName: 'to-tfjs', closeTarget: target.close };
+      return { convert: target.convert, targetName: 'to-tfjs', output: `tfjs-${target.path}`, closeTarget: target.close };
     }
     // A device given as it is is adopted, never destroyed: the caller made it and keeps it.
     const gpu: GpuContext = 'queue' in to ? await acquireGpu({ device: to }) : to;
@@ -320,6 +339,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       return {
         convert: (batch, ctx) => uploader.upload(batch, ctx.signal, ctx),
         targetName: 'to-gpu',
+        output: 'gpu-u8',
         closeTarget: () => uploader.close(),
       };
     }
@@ -329,6 +349,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     return {
       convert: (batch, ctx) => ring.convert(batch, ctx),
       targetName: 'to-gpu',
+      output: 'gpu',
       closeTarget: () => ring.close(),
     };
   }

@@ -30,7 +30,11 @@ export interface TfjsTargetOptions {
 export async function openTfjsTarget(
   to: TfNamespaceLike,
   o: TfjsTargetOptions,
-): Promise<{ convert: (batch: ImageBatch, ctx: StageContext) => Promise<TensorBatch>; close: () => Promise<void> }> {
+): Promise<{
+  convert: (batch: ImageBatch, ctx: StageContext) => Promise<TensorBatch>;
+  close: () => Promise<void>;
+  path: 'webgpu' | 'cpu';
+}> {
   const tf = to as unknown as Tf;
   const { TfjsFeeder } = await import('../tfjs/index.ts');
   const feeder = await TfjsFeeder.create(tf, {
@@ -64,5 +68,5 @@ export async function openTfjsTarget(
       },
     };
   };
-  return { convert, close: () => feeder.close() };
+  return { convert, close: () => feeder.close(), path: feeder.path };
 }

@@ -154,6 +154,11 @@ async function expectPageDecodesAndTrains(dir: string, page: string): Promise<vo
   }
 }
 
+/** photos/<class>/<image>.jpg, as the README's snippet reads: the project's images/a and images/b. */
+function copyPhotos(dir: string): void {
+  for (const cls of ['a', 'b']) cpSync(join(dir, 'images', cls), join(dir, 'photos', cls), { recursive: true });
+}
+
 describe('Tandem installed from its tarball', () => {
   it('the tarball holds the built library and wasm modules, not tests or TypeScript sources', async () => {
     const files = await packedFiles();
@@ -171,6 +176,24 @@ describe('Tandem installed from its tarball', () => {
     const { stdout } = await run('node', ['load-images.mjs'], dir);
     expect(stdout).toMatch(/photo\.jpg: jpeg 320x240 -> 150528 bytes of RGB/);
     expect(stdout).toMatch(/loaded 8 images of 2 classes; 0 failed/);
+  });
+
+  it("the README's snippet (examples/node/train-folder.mjs), in plain JavaScript on Node 20, trains the ViT from a folder of photos on the GPU", async () => {
+    const dir = await project('node-train', 'node', { packages: ['webgpu'] }); // Node's WebGPU is the user's install
+    copyPhotos(dir);
+    const { stdout } = await run('node', ['train-folder.mjs'], dir);
+    // 8 photos × 5 epochs, every row labelled: the loss report counts them all; the summary names the stages.
+    expect(stdout).toMatch(/samples: 40,/);
+    expect(stdout).toMatch(/loss: \d+\.\d+/);
+    expect(stdout).toMatch(/to-gpu/);
+  });
+
+  it("the same snippet in Deno (examples/deno/train-folder.ts, await using) trains on Deno's WebGPU", async () => {
+    const dir = await project('deno', 'deno');
+    copyPhotos(dir);
+    const { stdout } = await run(deno, ['run', '-A', '--node-modules-dir=manual', 'train-folder.ts'], dir);
+    expect(stdout).toMatch(/samples: 40,/);
+    expect(stdout).toMatch(/to-gpu/);
   });
 
   it('a Node 20 script resumes a sharded loader on 3 ranks from the positions 2 ranks saved (regroupShardStates)', async () => {
