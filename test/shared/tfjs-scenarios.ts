@@ -232,13 +232,15 @@ export async function loaderGivesTensors(): Promise<void> {
         const err = maxAbsDiff(await batch.xs.data(), await reference(batch.keys));
         check(err < 1e-5, `${path}: tensor differs from the CPU reference by ${err}`);
         const hot = await batch.ys.data();
-        for (const [row, key] of batch.keys.entries()) check(hot[row * 4 + files.find((f) => f.key === key)!.label!] === 1, `one-hot ${key}`);
+        for (const [row, key] of batch.keys.entries())
+          check(hot[row * 4 + files.find((f) => f.key === key)!.label!] === 1, `one-hot ${key}`);
         rows += batch.count;
         batch.release();
       }
     };
     const readbacks = path === 'cpu' ? (await iterate(), 0) : (await countReadbacks(iterate)).readbacks;
     check(rows === files.length, `${path}: ${rows} rows`);
+    check(data.output === `tfjs-${path}`, `${path}: loader output ${data.output}`);
     check(tf.memory().numTensors === before, `${path}: release() disposed the tensors (${tf.memory().numTensors - before} left)`);
     return readbacks;
   };
