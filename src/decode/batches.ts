@@ -1,4 +1,4 @@
-import { BatchReleasedError } from '../errors/index.ts';
+import { BatchReleasedError, OptionChecker } from '../errors/index.ts';
 import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
 import { hash3, mix32 } from '../random/index.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -116,10 +116,28 @@ export class ImageBatcher {
   #position = 0;
 
   constructor(pool: DecodePool, options: ImageBatcherOptions) {
-    const channels = options.channels ?? 3;
+    const o = new OptionChecker('ImageBatcher options', options, [
+      'batchSize',
+      'height',
+      'width',
+      'channels',
+      'buffers',
+      'decode',
+      'randomCrop',
+    ]);
+    o.integer('batchSize', 0, 1, 65536);
+    o.integer('height', 0, 1, 32768);
+    o.integer('width', 0, 1, 32768);
+    const channels = o.integer('channels', 3, 1, 4);
+    if (channels === 2) o.fail('channels', '1, 3 or 4');
+    o.optionalInteger('buffers', 2, 1024);
+    const decode = o.raw('decode');
+    if (decode !== undefined && (typeof decode !== 'object' || decode === null)) o.fail('decode', 'an object of decode options');
+    const crop = o.raw('randomCrop');
+    if (crop !== undefined && (typeof crop !== 'object' || crop === null)) o.fail('randomCrop', 'an object ({ seed, scale, ratio, flip })');
     this.#pool = pool;
     this.#options = options;
-    this.#request = { ...options.decode, width: options.width, height: options.height, channels };
+    this.#request = { ...options.decode, width: options.width, height: options.height, channels: channels as 1 | 3 | 4 };
     this.shape = [options.height, options.width, channels];
     this.slotBytes = options.height * options.width * channels;
     const count = Math.max(2, options.buffers ?? 4);

@@ -18,6 +18,7 @@ import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
 import { SlotPool } from '../sync/index.ts';
+import { OptionChecker } from '../errors/index.ts';
 
 export type { ImageDecodeOptions, RandomCropOptions, ResizeOptions } from './options.ts';
 export type { DecodeMode } from './backend.ts';
@@ -161,8 +162,13 @@ export class DecodePool {
   }
 
   static async create(options: DecodePoolOptions = {}): Promise<DecodePool> {
-    const threads = Math.max(1, Math.floor(options.threads ?? 2));
-    const requested = options.mode ?? 'auto';
+    const o = new OptionChecker('DecodePool.create options', options, ['threads', 'maxInFlight', 'mode', 'moduleBase', 'onWarning']);
+    const threads = o.integer('threads', 2, 1, 256);
+    o.optionalInteger('maxInFlight', 1, 65536);
+    const requested = o.oneOf('mode', 'auto', ['auto', 'pthreads', 'workers']);
+    const base0 = o.raw('moduleBase');
+    if (base0 !== undefined && typeof base0 !== 'string' && !(base0 instanceof URL)) o.fail('moduleBase', 'a URL or a string');
+    if (options.onWarning !== undefined && typeof options.onWarning !== 'function') o.fail('onWarning', 'a function');
     const mode = requested === 'auto' ? (canShareMemory() ? 'pthreads' : 'workers') : requested;
     const warn = options.onWarning ?? ((message: string) => console.warn(`[tandem decode] ${message}`));
     const base = options.moduleBase === undefined ? undefined : moduleFolder(options.moduleBase);

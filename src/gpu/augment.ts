@@ -1,3 +1,4 @@
+import { OptionChecker } from '../errors/index.ts';
 import { readText } from '../runtime/index.ts';
 import { streamFor } from '../random/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
@@ -132,6 +133,33 @@ export class AugmentKernel {
   }
 
   static async create(device: GPUDevice, shape: AugmentShape, options: AugmentOptions = {}): Promise<AugmentKernel> {
+    const s = new OptionChecker('AugmentKernel.create shape', shape, [
+      'images',
+      'srcHeight',
+      'srcWidth',
+      'channels',
+      'outHeight',
+      'outWidth',
+    ]);
+    for (const side of ['images', 'srcHeight', 'srcWidth', 'outHeight', 'outWidth']) s.integer(side, 0, 1, 32768);
+    s.integer('channels', 0, 1, 4);
+    const o = new OptionChecker('AugmentKernel.create options', options, [
+      'mean',
+      'std',
+      'layout',
+      'scale',
+      'ratio',
+      'flip',
+      'brightness',
+      'contrast',
+    ]);
+    o.numbers('mean', shape.channels);
+    o.numbers('std', shape.channels, 0);
+    o.numbers('scale', 2, 0);
+    o.numbers('ratio', 2, 0);
+    o.number('flip', 0.5, 0, 1);
+    o.number('brightness', 0.2, 0, 1);
+    o.number('contrast', 0.2, 0, 1);
     const code = await readText(new URL('./augment.wgsl', import.meta.url));
     const module = device.createShaderModule({ code, label: 'tandem augment' });
     const pipeline = await device.createComputePipelineAsync({

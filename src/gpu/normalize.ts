@@ -1,3 +1,4 @@
+import { OptionChecker } from '../errors/index.ts';
 import { readText } from '../runtime/index.ts';
 import { BindGroupPairs, encodePass, align4, dispatchGrid, meanAndInverseStd } from './dispatch.ts';
 import { UniformStruct, uniformBuffer } from './uniforms.ts';
@@ -28,6 +29,15 @@ export interface NormalizeOptions {
 }
 
 export type TensorLayout = 'NCHW' | 'NHWC';
+
+/** A batch shape's four whole numbers, checked before any buffer is sized from them. */
+export function checkBatchShape(where: string, shape: BatchShape): void {
+  const o = new OptionChecker(where, shape, ['images', 'height', 'width', 'channels']);
+  o.integer('images', 0, 1, 65536);
+  o.integer('height', 0, 1, 32768);
+  o.integer('width', 0, 1, 32768);
+  o.integer('channels', 0, 1, 4);
+}
 
 export const IMAGENET_MEAN = [0.485, 0.456, 0.406, 0] as const;
 export const IMAGENET_STD = [0.229, 0.224, 0.225, 1] as const;
@@ -61,7 +71,11 @@ export class NormalizeKernel {
   }
 
   static async create(device: GPUDevice, shape: BatchShape, options: NormalizeOptions = {}): Promise<NormalizeKernel> {
-    if (shape.channels < 1 || shape.channels > 4) throw new RangeError(`normalize: channels must be 1..4, got ${shape.channels}`);
+    checkBatchShape('NormalizeKernel.create shape', shape);
+    const o = new OptionChecker('NormalizeKernel.create options', options, ['mean', 'std', 'layout']);
+    o.numbers('mean', shape.channels);
+    o.numbers('std', shape.channels, 0);
+    if (o.raw('layout') !== undefined) o.oneOf('layout', 'NCHW', ['NCHW', 'NHWC']);
     const code = await readText(new URL('./normalize.wgsl', import.meta.url));
     const module = device.createShaderModule({ code, label: 'tandem normalize' });
     const pipeline = await device.createComputePipelineAsync({

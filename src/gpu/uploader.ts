@@ -1,5 +1,5 @@
 import { FeedError } from './feed-error.ts';
-import { BatchReleasedError } from '../errors/index.ts';
+import { BatchReleasedError, OptionChecker } from '../errors/index.ts';
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -77,9 +77,12 @@ export class BatchUploader {
   bytesUploaded = 0;
 
   constructor(device: GPUDevice, options: UploaderOptions) {
+    const o = new OptionChecker('BatchUploader options', options, ['maxBatchBytes', 'slots', 'method', 'usage']);
+    o.integer('maxBatchBytes', 0, 1, 2 ** 40);
     this.#device = device;
-    this.method = options.method ?? 'write-buffer';
-    this.slotCount = Math.max(2, options.slots ?? 2);
+    this.method = o.oneOf('method', 'write-buffer', ['write-buffer', 'staging']);
+    this.slotCount = o.integer('slots', 2, 2, 64);
+    o.optionalInteger('usage', 0, 0xffff);
     const size = align4(options.maxBatchBytes);
     this.writesSharedMemory = this.method === 'write-buffer' && writeBufferTakesSharedMemory;
     if (this.method === 'write-buffer' && !this.writesSharedMemory) this.#bounce = new Uint8Array(size);

@@ -1,4 +1,5 @@
 /** Fluent builder → plain PipelineConfig → Pipeline. */
+import { OptionChecker, OptionError } from '../errors/index.ts';
 import { PipelineBuildError } from './errors.ts';
 import { Pipeline } from './pipeline.ts';
 import type {
@@ -77,8 +78,10 @@ export class PipelineBuilder<T = never> {
   /** Worker and custom tasks: the output type cannot be inferred, so name it: `.pipe<Out>(task)`. */
   pipe<U>(task: WorkerTask | CustomTask, opts?: PipeOptions): PipelineBuilder<U>;
   pipe<U>(task: GenFn<T, U> | PlainFn<T, U> | WorkerTask | CustomTask, opts: PipeOptions = {}): PipelineBuilder<U> {
-    const concurrency = opts.concurrency ?? 1;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be ≥ 1, got ${concurrency}`);
+    const o = new OptionChecker('pipe options', opts, ['name', 'concurrency', 'ordered', 'failures', 'queueSize', 'batchName']);
+    const concurrency = o.integer('concurrency', 1, 1, 4096);
+    if (opts.ordered !== undefined) o.oneOf('ordered', 'input', ['input', 'completion']);
+    o.optionalInteger('queueSize', 1);
     const name = opts.name ?? this.#defaultName(typeof task === 'function' ? task.name : taskName(task));
     this.#stages.push({
       kind: 'pipe',
@@ -125,7 +128,8 @@ export class PipelineBuilder<T = never> {
 
   /** Capacity of the queue the consumer reads from (default 8). */
   addSink(bufferSize: number): this {
-    if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new RangeError('sink buffer size must be ≥ 1');
+    if (!Number.isInteger(bufferSize) || bufferSize < 1)
+      throw new OptionError('PipelineBuilder.addSink', 'bufferSize', bufferSize, 'a positive integer');
     this.#sinkSize = bufferSize;
     return this;
   }

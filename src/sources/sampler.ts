@@ -1,6 +1,7 @@
 // A resumable, rank-aware index sampler: DistributedSampler's order (seeded shuffle per epoch, then
 // this consumer's positions) with a cursor that fits in a checkpoint as plain JSON.
 import { DatasetError } from './errors.ts';
+import { OptionChecker } from '../errors/index.ts';
 import { streamFor } from '../random/index.ts';
 import { partitionLength, partitionPosition, resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
 
@@ -60,7 +61,21 @@ export class DistributedSampler implements IterableIterator<number> {
   private orderEpoch = -1;
 
   constructor(options: SamplerOptions) {
-    if (!Number.isInteger(options.size) || options.size < 0) throw new RangeError(`size ${options.size} is not a non-negative integer`);
+    const o = new OptionChecker('DistributedSampler options', options, [
+      'size',
+      'seed',
+      'shuffle',
+      'epochs',
+      'rank',
+      'worldSize',
+      'workerId',
+      'numWorkers',
+      'uneven',
+    ]);
+    o.integer('size', 0, 0);
+    o.integer('seed', 0, -0x80000000, 0xffffffff);
+    o.boolean('shuffle', true);
+    if (options.epochs !== Infinity) o.integer('epochs', 1, 0);
     this.size = options.size;
     this.seed = options.seed ?? 0;
     this.shuffle = options.shuffle ?? true;

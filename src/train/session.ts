@@ -3,6 +3,7 @@
 // normalisation → ViT steps in WGSL, with held-out evaluation after every epoch. It reports
 // through events (steps, stage occupancy, epochs, batch previews) and returns a report.
 import { TrainingError } from './errors.ts';
+import { OptionError } from '../errors/index.ts';
 import { bottleneck, type PipelineStats } from '../pipeline/index.ts';
 import { shuffledEpochs } from '../sources/index.ts';
 import { dims, presets, type ViTConfig } from '../vit/index.ts';
@@ -34,9 +35,10 @@ export async function runTraining(
   // Checked before anything is allocated: a bad option costs no threads and no GPU.
   for (const name of ['epochs', 'batchSize', 'threads'] as const) {
     const value = o[name];
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`tandem train: ${name} must be a positive integer, got ${value}`);
+    if (!Number.isInteger(value) || value < 1) throw new OptionError('runTraining options', name, value, 'a positive integer');
   }
-  if (o.initialParams && !o.model) throw new RangeError('tandem train: initialParams need the model they belong to (model)');
+  if (o.initialParams && !o.model)
+    throw new OptionError('runTraining options', 'initialParams', '(parameters)', 'given with the model they belong to (model)');
   const model: ViTConfig = o.model ?? { ...presets.tiny, classes: data.classes.length };
   dims(model);
   if (model.classes < data.classes.length)

@@ -1,6 +1,7 @@
 // ViTTrainer: a Vision Transformer trained entirely in WGSL. `step` records forward, backward and
 // AdamW into the caller's command encoder (one compute pass); the loss is accumulated on the GPU
 // and read back only when asked, through a staging buffer, so the queue never drains for it.
+import { OptionChecker } from '../errors/index.ts';
 import { readBuffer } from '../gpu/index.ts';
 import { WeightsError } from './safetensors.ts';
 import { defaultTrain, dims, initParams, layerNormEps, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
@@ -80,7 +81,18 @@ export class ViTTrainer {
 
   static async create(device: GPUDevice, options: TrainerOptions): Promise<ViTTrainer> {
     dims(options.config);
-    if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`vit: batch size ${options.batchSize}`);
+    const o = new OptionChecker('ViTTrainer.create options', options, [
+      'config',
+      'batchSize',
+      'train',
+      'seed',
+      'matmul',
+      'matmulTile',
+      'params',
+    ]);
+    o.integer('batchSize', 0, 1, 65536);
+    if (options.seed !== undefined) o.integer('seed', 0, -0x80000000, 0xffffffff);
+    if (options.matmul !== undefined) o.oneOf('matmul', 'auto', ['auto', 'direct', 'tiled']);
     const { matmul, matmulTile, config } = options;
     const kernels = await Kernels.create(device, {
       ...(matmul ? { matmul } : {}),

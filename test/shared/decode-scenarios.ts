@@ -387,9 +387,9 @@ export async function poolBufferHandle(pool: DecodePool): Promise<void> {
   try {
     void small.bytes;
   } catch (e) {
-    threw = e instanceof RangeError;
+    threw = e instanceof DecodeError && e.code === 'closed';
   }
-  check(threw, "a freed handle's bytes throw a RangeError");
+  check(threw, "a freed handle's bytes throw DecodeError('closed')");
   target.free();
   target.free(); // a second free is a no-op, never a double free of the block
 

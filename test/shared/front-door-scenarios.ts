@@ -2,11 +2,13 @@
 // position it can resume from, and options refused with the field named. The references are
 // independent of the loader: the decode pool called directly for pixels, the sampler's arithmetic
 // for order, normalizeReference on those pixels for the GPU's floats.
-import { DecodeError, DecodePool } from '../../src/decode/index.ts';
+import { DecodeError, DecodePool, ImageBatcher } from '../../src/decode/index.ts';
 import { BatchReleasedError, OptionError } from '../../src/errors/index.ts';
-import { acquireGpu, normalizeReference, readBuffer } from '../../src/gpu/index.ts';
+import { acquireGpu, AugmentKernel, BatchUploader, NormalizeKernel, normalizeReference, readBuffer } from '../../src/gpu/index.ts';
 import { loader, LoaderError, type LoaderState } from '../../src/loader/index.ts';
-import { shuffledEpoch, type DirectoryHandleLike } from '../../src/sources/index.ts';
+import { PipelineBuilder } from '../../src/pipeline/index.ts';
+import { DistributedSampler, shuffledEpoch, type DirectoryHandleLike } from '../../src/sources/index.ts';
+import { presets, ViTTrainer } from '../../src/vit/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 
@@ -310,7 +312,87 @@ const BAD_OPTIONS: [Record<string, unknown>, string][] = [
   [{ batchsize: 32 }, 'batchsize'],
 ];
 
+/** A public entry point, a valid options object for it, and its integer fields. */
+interface Entry {
+  name: string;
+  call: (options: Record<string, unknown>) => unknown;
+  valid: Record<string, unknown>;
+  integers: string[];
+}
+
+const fakeDevice = {} as GPUDevice;
+const ENTRIES: Entry[] = [
+  { name: 'DecodePool.create', call: (o) => DecodePool.create(o), valid: { threads: 1 }, integers: ['threads', 'maxInFlight'] },
+  {
+    name: 'ImageBatcher',
+    call: (o) => new ImageBatcher({} as DecodePool, o as never),
+    valid: { batchSize: 2, height: 8, width: 8 },
+    integers: ['batchSize', 'height', 'width', 'channels', 'buffers'],
+  },
+  {
+    name: 'BatchUploader',
+    call: (o) => new BatchUploader(fakeDevice, o as never),
+    valid: { maxBatchBytes: 64 },
+    integers: ['maxBatchBytes', 'slots'],
+  },
+  {
+    name: 'NormalizeKernel.create shape',
+    call: (o) => NormalizeKernel.create(fakeDevice, o as never),
+    valid: { images: 2, height: 4, width: 4, channels: 3 },
+    integers: ['images', 'height', 'width', 'channels'],
+  },
+  {
+    name: 'AugmentKernel.create shape',
+    call: (o) => AugmentKernel.create(fakeDevice, o as never),
+    valid: { images: 2, srcHeight: 8, srcWidth: 8, channels: 3, outHeight: 4, outWidth: 4 },
+    integers: ['images', 'srcHeight', 'srcWidth', 'channels', 'outHeight', 'outWidth'],
+  },
+  {
+    name: 'ViTTrainer.create',
+    call: (o) => ViTTrainer.create(fakeDevice, o as never),
+    valid: { config: presets.tiny, batchSize: 2 },
+    integers: ['batchSize'],
+  },
+  {
+    name: 'pipe options',
+    call: (o) => new PipelineBuilder().addSource([1]).pipe((x: number) => x, o as never),
+    valid: {},
+    integers: ['concurrency', 'queueSize'],
+  },
+  { name: 'DistributedSampler', call: (o) => new DistributedSampler(o as never), valid: { size: 4 }, integers: ['epochs'] },
+  { name: 'loader', call: (o) => loader([], o as never), valid: {}, integers: ['batchSize', 'threads', 'epochs', 'readConcurrency'] },
+];
+
+async function refusal(call: () => unknown): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 export const frontDoorOptionScenarios: Record<string, () => Promise<void>> = {
+  async 'every public constructor and create refuses NaN, 0, negative, wrong-type and unknown options, naming the field'() {
+    for (const entry of ENTRIES) {
+      for (const field of entry.integers) {
+        for (const bad of [Number.NaN, 0, -3, '4', 1.5]) {
+          if (bad === 0 && entry.name === 'DistributedSampler') continue; // zero epochs is a valid, empty sampler
+          const error = await refusal(() => entry.call({ ...entry.valid, [field]: bad }));
+          check(
+            error instanceof OptionError && error.field === field && error.message.includes(`${field} must be`),
+            `${entry.name} { ${field}: ${String(bad)} }: expected an OptionError naming ${field}, got ${String(error)}`,
+          );
+        }
+      }
+      const unknown = await refusal(() => entry.call({ ...entry.valid, bogusOption: 1 }));
+      check(
+        unknown instanceof OptionError && unknown.field === 'bogusOption',
+        `${entry.name}: an unknown option is refused by name, got ${String(unknown)}`,
+      );
+    }
+  },
+
   async 'loader(): every bad option is an OptionError naming the field and the value, before anything starts'() {
     for (const [options, field] of BAD_OPTIONS) {
       let error: unknown;

@@ -1,6 +1,7 @@
 // The main job, small, through the command (`tandem train` as the CLI and demo/deno-train.ts run
 // it): generate a dataset (cached like the CLI's), train through the whole loader, evaluate, and
 // check the JSON report, the HTML report next to it, the progress lines and the checkpoint.
+import { OptionError } from '../../src/errors/index.ts';
 import { runCommand } from '../../src/cli/commands.ts';
 import { resolveDataFolder } from '../../src/cli/files.ts';
 import { UsageError } from '../../src/cli/args.ts';
@@ -154,7 +155,7 @@ export async function failedOpenReleasesWhatItMade(): Promise<void> {
   try {
     await rejectsWith(
       runTraining(data, { ...options, batchSize: 0 }),
-      (error) => error instanceof RangeError && /batchSize/.test(error.message),
+      (error) => error instanceof OptionError && error.field === 'batchSize' && /batchSize/.test(error.message),
       'a batch size of 0 is refused',
     );
     check(made.length === 0, `no pool for refused options, got ${made.length}`);
