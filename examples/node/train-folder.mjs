@@ -1,6 +1,5 @@
 import { acquireGpu, loader } from 'tandem';
 import { presets, ViTTrainer } from 'tandem/vit';
-
 const gpu = await acquireGpu();                                    // Node: npm install webgpu
 const data = loader('photos', { batchSize: 32, size: 32, transform: 'random-crop', shuffle: true, epochs: 5, to: gpu });
 const classes = await data.classes();                              // photos/<class>/<image>.jpg

@@ -142,8 +142,8 @@ describe('no plain Error', () => {
       const batch = token && batcher.aggregator().push(token);
       expect(batch).toBeDefined();
       batch!.release();
-      expect(codeOf(() => batch!.data)).toBe('DecodeError:released');
-      expect(codeOf(() => batch!.release())).toBe('DecodeError:released');
+      expect(codeOf(() => batch!.data)).toBe('BatchReleasedError:batch-released');
+      expect(codeOf(() => batch!.release())).toBe('BatchReleasedError:batch-released');
     } finally {
       batcher.close();
       await pool.close();
