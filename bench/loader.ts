@@ -11,6 +11,8 @@
 //   - Tandem in Deno (bench/loader/tandem-child.ts) and in Node (the same file, transpiled, on the
 //     built dist/): list the folder, read files (16 in flight), decode on --threads wasm pthreads
 //     into RGB 224×224 (fit 'cover'), u8 batches of --batch, consumed and released;
+//     each runtime twice, through the hand-wired pipeline and through loader() (--api loader), so
+//     the front door's cost is a ratio of the same run;
 //   - PyTorch (bench/loader/torch_loader.py, Debian's python3-torch/torchvision): ImageFolder +
 //     Resize(224) + CenterCrop(224) + PILToTensor, DataLoader(batch_size, num_workers, shuffle=False);
 //     and the same with each JPEG opened through PIL's draft() (DCT-domain downscale), a second peer.
@@ -265,31 +267,23 @@ function parseLast<T>(w: Watched, what: string): T {
 }
 
 const childArgs = ['--corpus', corpus, '--images', String(imageLimit), '--batch', String(batch), '--transform', transform];
-const loaders: { name: string; run(): Promise<LoaderSample> }[] = [
-  {
-    name: `Tandem, Deno (${threads} wasm threads)`,
-    async run() {
-      const proc = await runWatched(
-        process.execPath,
-        ['run', '-A', 'bench/loader/tandem-child.ts', ...childArgs, '--threads', String(threads)],
-        { cwd: root },
-      );
-      return { proc, report: parseLast<LoaderReport>(proc, 'tandem-child (deno)') };
-    },
+/** The Tandem rows: each runtime through the hand-wired pipeline and through loader(). */
+const tandemRuns = (runtime: 'Deno' | 'Node', api: 'wired' | 'loader') => ({
+  name: `Tandem${api === 'loader' ? ' via loader()' : ''}, ${runtime} (${threads} wasm threads)`,
+  who: `Tandem${api === 'loader' ? ' via loader()' : ''} (${runtime})`,
+  async run(): Promise<LoaderSample> {
+    const tail = [...childArgs, '--threads', String(threads), '--api', api];
+    const proc =
+      runtime === 'Deno'
+        ? await runWatched(process.execPath, ['run', '-A', 'bench/loader/tandem-child.ts', ...tail], { cwd: root })
+        : await runWatched('node', [nodeChild ?? '', '--lib', `${root}/dist`, ...tail], { cwd: root });
+    return { proc, report: parseLast<LoaderReport>(proc, `tandem-child (${runtime}, ${api})`) };
   },
-  ...(nodeChild
-    ? [
-        {
-          name: `Tandem, Node (${threads} wasm threads)`,
-          async run() {
-            const proc = await runWatched('node', [nodeChild!, '--lib', `${root}/dist`, ...childArgs, '--threads', String(threads)], {
-              cwd: root,
-            });
-            return { proc, report: parseLast<LoaderReport>(proc, 'tandem-child (node)') };
-          },
-        },
-      ]
-    : []),
+});
+const loaders: { name: string; who?: string; run(): Promise<LoaderSample> }[] = [
+  tandemRuns('Deno', 'wired'),
+  tandemRuns('Deno', 'loader'),
+  ...(nodeChild ? [tandemRuns('Node', 'wired'), tandemRuns('Node', 'loader')] : []),
   {
     name: `PyTorch DataLoader (${workers} workers)`,
     async run() {
@@ -311,7 +305,6 @@ const loaders: { name: string; run(): Promise<LoaderSample> }[] = [
         },
       ]),
 ];
-const TANDEM = 0;
 const TORCH = rrc ? loaders.length - 1 : loaders.length - 2;
 const TORCH_DRAFT = rrc ? -1 : loaders.length - 1;
 
@@ -536,7 +529,7 @@ loaders.forEach((l, i) => {
 const ratioRows: string[] = ['| ratio | median | range over repetitions | goal | |', '|---|---|---|---|---|'];
 const tandemIdx = loaders.map((_, i) => i).filter((i) => i !== TORCH && i !== TORCH_DRAFT);
 for (const i of tandemIdx) {
-  const who = i === TANDEM ? 'Tandem (Deno)' : 'Tandem (Node)';
+  const who = loaders[i]!.who ?? loaders[i]!.name;
   const r1 = pairedRatio(i, TORCH, (a, b) => a.rate / b.rate);
   const r2 = pairedRatio(i, TORCH, (a, b) => a.cpuMs / b.cpuMs);
   const r3 = pairedRatio(i, TORCH, (a, b) => a.rssMiB / b.rssMiB);
@@ -557,6 +550,13 @@ for (const i of tandemIdx) {
       `| ${who} ÷ DataLoader with PIL draft(), images/s | ${r5.median.toFixed(2)} | ${range(r5)} | ≥ 1.6 | ${goal(r5.median, 1.6, true)} |`,
     );
   }
+}
+// The front door's cost: loader() against the hand-wired pipeline it builds, same runtime, same repetition.
+for (const i of tandemIdx.filter((k) => loaders[k]!.name.includes('via loader()'))) {
+  const r = pairedRatio(i, i - 1, (a, b) => a.rate / b.rate);
+  ratioRows.push(
+    `| ${loaders[i]!.who} ÷ the hand-wired pipeline, images/s | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ≥ 0.97 | ${goal(r.median, 0.97, true)} |`,
+  );
 }
 if (refRatios.length) {
   const r = spread(refRatios);

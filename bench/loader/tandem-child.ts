@@ -8,6 +8,9 @@
 //     each batch and release it (--transform rrc: RandomResizedCrop + flip instead). Untimed setup: importing the library, creating the pool (its
 //     threads start and the wasm module compiles there), listing the folder. Timed: the pipeline,
 //     from its first pull to its last batch.
+//     --api loader: the same job through the front door, `loader(folder, { batchSize, size,
+//     transform, threads })`; its untimed setup is `await loader.classes()`, which lists the folder
+//     and starts the pool, so both APIs time the same part.
 //   ref: the native reference's wasm half — the files given by --ref (path:WxH,...) decoded at
 //     full size, no resize, on a 1-thread pool (2 requests in flight so the thread never waits
 //     for the event loop), each file for --seconds ÷ files; prints decodes/s per file.
@@ -28,7 +31,7 @@ type Runtime = typeof import('../../src/runtime/index.ts');
 
 // node:util's parseArgs, as bench/shared/args.ts uses it; that module is not imported here because
 // bench/loader.ts transpiles this one file alone for Node (into the cache, away from bench/).
-const names = ['lib', 'corpus', 'images', 'threads', 'batch', 'size', 'reads', 'ref', 'seconds', 'transform'];
+const names = ['lib', 'corpus', 'images', 'threads', 'batch', 'size', 'reads', 'ref', 'seconds', 'transform', 'api'];
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
@@ -73,12 +76,13 @@ async function loaderMode(): Promise<void> {
   const size = num('size', 224);
   const readConcurrency = num('reads', 16);
 
-  const pool = await lib.DecodePool.create({ threads });
-  const { files } = await lib.listImageFolder(corpus);
   const limit = num('images', 0);
-  const items = limit > 0 ? files.slice(0, limit) : files;
   // 'rrc': the training transform, RandomResizedCrop + flip drawn in the decoder.
   const transform = arg('transform') ?? 'cover';
+  if (arg('api') === 'loader') return frontDoorMode(corpus, limit, batchSize, size, readConcurrency, transform);
+  const pool = await lib.DecodePool.create({ threads });
+  const { files } = await lib.listImageFolder(corpus);
+  const items = limit > 0 ? files.slice(0, limit) : files;
   const batcher = new lib.ImageBatcher(pool, {
     batchSize,
     height: size,
@@ -128,6 +132,64 @@ async function loaderMode(): Promise<void> {
       mode,
       threads,
       listed: items.length,
+      images,
+      failures: failures.length,
+      batches,
+      checksum,
+      seconds,
+      firstBatchSeconds: (firstBatch ?? 0) / 1000,
+      cpuSeconds: cpu,
+      cpuTotalSeconds: cpuSeconds(),
+      peakRssKb: peakRssKb(),
+    }),
+  );
+}
+
+/** The loader job through `loader()`: the folder path itself (or the first `limit` files) as the source. */
+async function frontDoorMode(
+  corpus: string,
+  limit: number,
+  batchSize: number,
+  size: number,
+  reads: number,
+  transform: string,
+): Promise<void> {
+  const listed = limit > 0 ? (await lib.listImageFolder(corpus)).files.slice(0, limit) : undefined;
+  const data = lib.loader(listed ?? corpus, {
+    batchSize,
+    size,
+    threads,
+    readConcurrency: reads,
+    transform: transform === 'rrc' ? 'random-crop' : 'cover',
+  });
+  await data.classes(); // untimed: lists the folder, starts the pool's threads, compiles the module
+  const cpu0 = cpuSeconds();
+  const t0 = performance.now();
+  let firstBatch: number | undefined;
+  let images = 0;
+  let batches = 0;
+  let checksum = 0;
+  for await (const batch of data) {
+    firstBatch ??= performance.now() - t0;
+    const bytes = batch.data;
+    for (let i = 0; i < bytes.length; i += 4099) checksum += bytes[i]!;
+    images += batch.count;
+    batches++;
+    batch.release();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds() - cpu0;
+  const failures = data.failures();
+  for (const f of failures.slice(0, 5)) log(`failed: ${f.stage} ${f.key}: ${f.error.message}`);
+  const mode = data.output;
+  await data.close();
+  const total = listed?.length ?? images + failures.length;
+  console.log(
+    JSON.stringify({
+      runtime: runtimeName,
+      mode,
+      threads,
+      listed: total,
       images,
       failures: failures.length,
       batches,

@@ -294,12 +294,20 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
 
   async #openResources(): Promise<Opened> {
     const o = this.#o;
-    const resolved = await resolveSource(this.#source, o.fetch);
+    const ownPool = o.pool === undefined;
+    // The pool starts (threads, module compile) while the source is listed.
+    const starting = o.pool ? Promise.resolve(o.pool) : DecodePool.create({ threads: o.threads });
+    let resolved: Awaited<ReturnType<typeof resolveSource>>;
+    try {
+      resolved = await resolveSource(this.#source, o.fetch);
+    } catch (error) {
+      if (ownPool) await starting.then((p) => p.close()).catch(() => {});
+      throw error;
+    }
+    const pool = await starting;
     const order = resolved.list ? listOrder(resolved.list, o) : streamOrder(resolved.stream ?? []);
     this.#openedOrder = order;
     this.#perEpoch = order.perEpoch;
-    const ownPool = o.pool === undefined;
-    const pool = o.pool ?? (await DecodePool.create({ threads: o.threads }));
     let batcher: ImageBatcher | undefined;
     try {
       batcher = new ImageBatcher(pool, {
