@@ -9,7 +9,7 @@ import { folderData, resolveDataFolder } from '../src/cli/files.ts';
 import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu, NormalizeKernel } from '../src/gpu/index.ts';
 import { writeFileAtomic } from '../src/runtime/index.ts';
-import { createLoader } from '../src/train/index.ts';
+import { loader } from '../src/loader/index.ts';
 import { presets, ViTTrainer } from '../src/vit/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
 import { median } from './shared/stats.ts';
@@ -43,11 +43,11 @@ device.queue.writeBuffer(labels, 0, new Int32Array(B).fill(1));
 
 /** One epoch through the loader; `train` adds a ViT step per batch. Returns seconds and time waited for batches. */
 async function loaderEpoch(train: boolean): Promise<{ seconds: number; waited: number }> {
-  const loader = await createLoader({ source: data.train, device, pool, threads, batchSize: B, imageSize: S });
+  const loaded = loader(data.train, { to: device, normalize: false, pool, batchSize: B, size: S, failureBudget: {} });
   const fences: Promise<undefined>[] = [];
   const t0 = performance.now();
   let waited = 0;
-  const batches = loader.pipeline[Symbol.asyncIterator]();
+  const batches = loaded[Symbol.asyncIterator]();
   for (;;) {
     const w0 = performance.now();
     const next = await batches.next();
@@ -63,15 +63,15 @@ async function loaderEpoch(train: boolean): Promise<{ seconds: number; waited: n
   }
   await device.queue.onSubmittedWorkDone();
   const seconds = (performance.now() - t0) / 1000;
-  await loader.close();
+  await loaded.close();
   return { seconds, waited: waited / 1000 };
 }
 
 // Training alone: the epoch's batches decoded, uploaded and normalised once, kept on the GPU.
 const resident: GPUBuffer[] = [];
 {
-  const loader = await createLoader({ source: data.train, device, pool, threads, batchSize: B, imageSize: S });
-  for await (const batch of loader.pipeline) {
+  const loaded = loader(data.train, { to: device, normalize: false, pool, batchSize: B, size: S, failureBudget: {} });
+  for await (const batch of loaded) {
     const buffer = device.createBuffer({ size: normalize.outputBytes, usage: GPUBufferUsage.STORAGE });
     const encoder = device.createCommandEncoder();
     normalize.encode(encoder, batch.buffer, buffer);
@@ -80,7 +80,7 @@ const resident: GPUBuffer[] = [];
     resident.push(buffer);
   }
   await device.queue.onSubmittedWorkDone();
-  await loader.close();
+  await loaded.close();
 }
 async function trainingEpoch(): Promise<{ seconds: number; waited: number }> {
   const fences: Promise<undefined>[] = [];

@@ -6,7 +6,8 @@
 import { DecodeError, DecodePool } from '../src/decode/index.ts';
 import { NormalizeKernel, type GpuContext } from '../src/gpu/index.ts';
 import type { FailureRecord } from '../src/pipeline/index.ts';
-import { createLoader, memorySource, type LabelledSource } from '../src/train/index.ts';
+import { loader } from '../src/loader/index.ts';
+import { memorySource, type LabelledSource } from '../src/train/index.ts';
 import { ViTTrainer, type ViTConfig } from '../src/vit/index.ts';
 
 /** One image the model saw: its key, true label (−1: none) and the softmax of its logits. */
@@ -86,20 +87,17 @@ export class TrainedModel {
   async #run(sources: readonly LabelledSource[]): Promise<{ predictions: Prediction[]; failures: readonly FailureRecord[] }> {
     const device = this.gpu.device;
     const classes = this.config.classes;
-    const loader = await createLoader({
-      source: sources,
-      device,
+    const data = loader(sources, {
+      to: device,
+      normalize: false,
       pool: this.pool,
-      threads: this.threads,
       batchSize: this.trainer.batchSize,
-      imageSize: this.config.imageSize,
-      // One batch at a time: each is read back before the next is used, so more would sit idle.
-      batchBuffers: 2,
-      gpuSlots: 2,
+      size: this.config.imageSize,
+      failureBudget: {},
     });
     const predictions: Prediction[] = [];
     try {
-      for await (const batch of loader.pipeline) {
+      for await (const batch of data) {
         const encoder = device.createCommandEncoder();
         this.normalize.encode(encoder, batch.buffer, this.images);
         device.queue.submit([encoder.finish()]);
@@ -109,9 +107,9 @@ export class TrainedModel {
         for (const [i, row] of rows.entries())
           predictions.push({ ...row, probabilities: softmax(logits.subarray(i * classes, (i + 1) * classes)) });
       }
-      return { predictions, failures: loader.pipeline.failures() };
+      return { predictions, failures: data.failures() };
     } finally {
-      await loader.close();
+      await data.close();
     }
   }
 }

@@ -5,8 +5,9 @@
 // slots are freed only downstream, so holding them would stall the stage being measured.
 import { DecodePool, type ImageBatch, type SlotToken } from '../decode/index.ts';
 import { acquireGpu, type GpuBatch, type HostBatch } from '../gpu/index.ts';
-import { formatSplit, formatStats, PipelineBuilder, type StageContext, type TimeSplit } from '../pipeline/index.ts';
-import { createLoader, loaderStages, type LabelledSource } from '../train/index.ts';
+import { formatSplit, PipelineBuilder, type StageContext, type TimeSplit } from '../pipeline/index.ts';
+import { loader } from '../loader/index.ts';
+import { loaderStages, type LabelledSource } from '../train/index.ts';
 import { folderData, resolveDataFolder } from './files.ts';
 
 export interface ProfileOptions {
@@ -120,17 +121,10 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
       );
       for (const x of r.runs) if (x.time) o.log(`  ${''.padEnd(16)}   c=${x.concurrency}: ${formatSplit(x.time)}`);
     }
-    const loader = await createLoader({
-      source: sample,
-      device: gpu.device,
-      pool,
-      threads: o.threads,
-      batchSize: B,
-      imageSize: o.imageSize,
-    });
+    const data = loader(sample, { to: gpu.device, normalize: false, pool, batchSize: B, size: o.imageSize, failureBudget: {} });
     const t0 = performance.now();
     let images = 0;
-    for await (const batch of loader.pipeline) {
+    for await (const batch of data) {
       images += batch.count;
       batch.release();
     }
@@ -139,8 +133,8 @@ export async function runProfile(o: ProfileOptions): Promise<StageProfileResult[
     o.log(
       `  whole loader     ${whole.toFixed(0)} img/s (each stage: work, starved = waiting for input, blocked = on output, resource = waiting for a batch buffer or GPU slot)`,
     );
-    o.log(`  ${formatStats(loader.pipeline.stats())}`);
-    await loader.close();
+    o.log(`  ${data.summary()}`);
+    await data.close();
     results.push({ stage: 'whole loader', runs: [{ concurrency: 0, itemsPerSecond: whole, imagesPerSecond: whole }], recommended: 0 });
   } finally {
     await stages.close();

@@ -75,6 +75,8 @@ interface Opened {
   convert: ((batch: ImageBatch, ctx: Parameters<NormalizedRing['convert']>[1]) => Promise<Releasable>) | undefined;
   targetName: string;
   output: LoaderOutput;
+  /** GPU buffers lent to batches not yet released. */
+  heldOnGpu: () => number;
   closeTarget: () => Promise<void>;
 }
 
@@ -208,6 +210,41 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     return this.#failureCount + (this.#pipeline && this.#running ? this.#pipeline.failureCount() : 0);
   }
 
+  /**
+   * Calls `callback` with the statistics every `intervalMs` while a pass runs (a live view);
+   * returns the function that stops it.
+   */
+  onStats(callback: (stats: PipelineStats) => void, intervalMs = 1000): () => void {
+    const listener = { callback, intervalMs, stop: () => {} };
+    this.#statsListeners.add(listener);
+    if (this.#running && this.#pipeline) listener.stop = this.#pipeline.onStats(callback, intervalMs);
+    return () => {
+      listener.stop();
+      this.#statsListeners.delete(listener);
+    };
+  }
+
+  readonly #statsListeners = new Set<{ callback: (stats: PipelineStats) => void; intervalMs: number; stop: () => void }>();
+
+  /**
+   * Awaits `wait` (a GPU fence, say) as the consumer's wait for `resource`: the statistics count
+   * it as waiting, not working, so a loop held up by the GPU is not taken for the bottleneck.
+   */
+  async waitFor<T>(wait: Promise<T>, resource = 'GPU'): Promise<T> {
+    const pipeline = this.#pipeline;
+    return pipeline && this.#running ? pipeline.consumer.waitFor(wait, resource) : wait;
+  }
+
+  /** Batch buffers and GPU buffers not back in their rings (all 0 once every batch is released). */
+  held(): { batchBuffers: number; gpuSlots: number } {
+    const r = this.#openedNow;
+    if (!r) return { batchBuffers: 0, gpuSlots: 0 };
+    const buffers = r.batcher.stats();
+    return { batchBuffers: buffers.buffers - buffers.free, gpuSlots: r.heldOnGpu() };
+  }
+
+  #openedNow: Opened | undefined;
+
   /** Stops the pass in progress and frees threads, batch buffers and GPU buffers. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -258,11 +295,14 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       .pipe(read, { name: 'read', concurrency: o.readConcurrency })
       .batch(r.batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
     const last = r.convert ? decoded.pipe(r.convert, { name: r.targetName, concurrency: 1 }) : (decoded as PipelineBuilder<Releasable>);
-    return last.addSink(2).build({ failureBudget: o.failureBudget });
+    const pipeline = last.addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
+    for (const listener of this.#statsListeners) listener.stop = pipeline.onStats(listener.callback, listener.intervalMs);
+    return pipeline;
   }
 
   async #endPass(finished: boolean): Promise<void> {
     const pipeline = this.#pipeline;
+    for (const listener of this.#statsListeners) listener.stop();
     if (pipeline) {
       await pipeline.stop();
       this.#failures.push(...pipeline.failures());
@@ -321,7 +361,8 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       });
       const target = await this.#openTarget(batcher, resolved.classes);
       this.#output = target.output;
-      return { pool, ownPool, batcher, order, classes: resolved.classes, ...target };
+      this.#openedNow = { pool, ownPool, batcher, order, classes: resolved.classes, ...target };
+      return this.#openedNow;
     } catch (error) {
       batcher?.close();
       if (ownPool) await pool.close();
@@ -332,13 +373,19 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
   async #openTarget(
     batcher: ImageBatcher,
     classes: readonly string[],
-  ): Promise<Pick<Opened, 'convert' | 'targetName' | 'output' | 'closeTarget'>> {
+  ): Promise<Pick<Opened, 'convert' | 'targetName' | 'output' | 'closeTarget' | 'heldOnGpu'>> {
     const o = this.#o;
     const to = o.to;
-    if (to === 'cpu') return { convert: undefined, targetName: 'decode', output: 'cpu', closeTarget: async () => {} };
+    if (to === 'cpu') return { convert: undefined, targetName: 'decode', output: 'cpu', closeTarget: async () => {}, heldOnGpu: () => 0 };
     if ('tensor' in to) {
       const target = await openTfjsTarget(to, { ...o, classes: o.classes ?? classes.length });
-      return { convert: target.convert, targetName: 'to-tfjs', output: `tfjs-${target.path}`, closeTarget: target.close };
+      return {
+        convert: target.convert,
+        targetName: 'to-tfjs',
+        output: `tfjs-${target.path}`,
+        closeTarget: target.close,
+        heldOnGpu: () => 0,
+      };
     }
     // A device given as it is is adopted, never destroyed: the caller made it and keeps it.
     const gpu: GpuContext = 'queue' in to ? await acquireGpu({ device: to }) : to;
@@ -349,6 +396,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
         targetName: 'to-gpu',
         output: 'gpu-u8',
         closeTarget: () => uploader.close(),
+        heldOnGpu: () => uploader.slotCount - uploader.freeSlots,
       };
     }
     const shape = { batchSize: o.batchSize, height: o.height, width: o.width, channels: o.channels };
@@ -359,6 +407,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       targetName: 'to-gpu',
       output: 'gpu',
       closeTarget: () => ring.close(),
+      heldOnGpu: () => ring.held,
     };
   }
 }

@@ -72,6 +72,8 @@ export interface LoaderOptions {
   resumeFrom?: LoaderState;
   /** Stops the loader (as close() does). */
   signal?: AbortSignal;
+  /** How the statistics name the loop that takes the batches (default 'consumer'; e.g. 'training loop'). */
+  consumer?: string;
 }
 
 export interface LoaderSettings {
@@ -100,6 +102,7 @@ export interface LoaderSettings {
   fetch: FetchOptions;
   resumeFrom: LoaderState | undefined;
   signal: AbortSignal | undefined;
+  consumer: string;
 }
 
 const KNOWN = [
@@ -127,6 +130,7 @@ const KNOWN = [
   'fetch',
   'resumeFrom',
   'signal',
+  'consumer',
 ] as const;
 
 /** The largest side the loader makes (the decoder's own limit is larger; this keeps batches sane). */
@@ -168,7 +172,14 @@ export function checkLoaderOptions(options: LoaderOptions | undefined): LoaderSe
     fetch: plainObject(o, 'fetch') as FetchOptions,
     resumeFrom: checkState(o),
     signal: o.signal(),
+    consumer: checkName(o, 'consumer', 'consumer'),
   };
+}
+
+function checkName(o: OptionChecker, field: string, fallback: string): string {
+  const v = o.raw(field) ?? fallback;
+  if (typeof v !== 'string' || v === '') o.fail(field, 'a non-empty string');
+  return v;
 }
 
 function checkSize(o: OptionChecker): [number, number] {

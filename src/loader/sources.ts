@@ -21,12 +21,14 @@ export interface LabelledSource {
   read(): Promise<Uint8Array>;
 }
 
-/** An item given by the caller: where its bytes are (one of path, url, file, bytes) and its label. */
+/** An item given by the caller: where its bytes are (one of path, url, file, bytes, read) and its label. */
 export interface SourceItem {
   path?: string;
   url?: string | URL;
   file?: Blob;
   bytes?: Uint8Array;
+  /** Reads the bytes when the loader asks (a LabelledSource is a SourceItem). */
+  read?: () => Promise<Uint8Array>;
   /** Class index (default -1: unlabelled). */
   label?: number;
   key?: string;
@@ -108,7 +110,7 @@ function listItem(item: string | URL | SourceItem | File, index: number, options
 
 function fromSourceItem(item: SourceItem, index: number, options: FetchOptions, field: string): LabelledSource {
   if (typeof item !== 'object' || item === null)
-    throw new OptionError(WHERE, field, item, 'a path, a URL or { path | url | file | bytes, label }');
+    throw new OptionError(WHERE, field, item, 'a path, a URL or { path | url | file | bytes | read, label }');
   const label = item.label ?? -1;
   if (!Number.isInteger(label) || label < -1) throw new OptionError(WHERE, `${field}.label`, item.label, 'an integer ≥ -1');
   const { path, url, file, bytes } = item;
@@ -119,7 +121,8 @@ function fromSourceItem(item: SourceItem, index: number, options: FetchOptions, 
   if (typeof path === 'string') return pathItem(path, label, item.key ?? path);
   if (url !== undefined) return urlItem(String(url), label, item.key ?? String(url), options);
   if (file !== undefined && isFile(file)) return blobItem(file, label, item.key ?? ((file as File).name || `file/${index}`));
-  throw new OptionError(WHERE, field, item, 'an item with one of path, url, file or bytes');
+  if (typeof item.read === 'function') return { key: item.key ?? `item/${index}`, label, read: item.read };
+  throw new OptionError(WHERE, field, item, 'an item with one of path, url, file, bytes or read');
 }
 
 async function* streamItems(

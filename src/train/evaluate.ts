@@ -3,7 +3,7 @@
 import type { DecodePool } from '../decode/index.ts';
 import type { GpuBatch, NormalizeKernel } from '../gpu/index.ts';
 import type { ViTTrainer } from '../vit/index.ts';
-import { createLoader } from './loader.ts';
+import { loader } from '../loader/index.ts';
 import type { LabelledSource } from './sources.ts';
 
 export interface EvaluationContext {
@@ -24,18 +24,18 @@ export interface EvaluationContext {
 
 export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy: number; loss: number }> {
   if (c.held.length === 0) return { accuracy: NaN, loss: NaN };
-  const loader = await createLoader({
-    source: c.held,
-    device: c.device,
+  const data = loader(c.held, {
+    to: c.device,
+    normalize: false,
     pool: c.pool,
-    threads: c.threads,
     batchSize: c.batchSize,
-    imageSize: c.imageSize,
+    size: c.imageSize,
+    failureBudget: {},
     ...(c.signal ? { signal: c.signal } : {}),
   });
   try {
     async function* batches() {
-      for await (const batch of loader.pipeline) {
+      for await (const batch of data) {
         c.writeLabels(batch);
         const encoder = c.device.createCommandEncoder();
         c.normalize.encode(encoder, batch.buffer, c.images);
@@ -44,12 +44,14 @@ export async function evaluateHeldOut(c: EvaluationContext): Promise<{ accuracy:
         yield { images: c.images, labels: c.labels };
       }
     }
-    return await c.trainer.evaluate(batches());
+    const result = await c.trainer.evaluate(batches());
+    // A stop ends the loader's pass early: a partial pass is not an accuracy.
+    return c.signal?.aborted ? { accuracy: NaN, loss: NaN } : result;
   } catch (error) {
     // A stop during the pass ends it like a stop during training: the session reports cancelled.
     if (c.signal?.aborted) return { accuracy: NaN, loss: NaN };
     throw error;
   } finally {
-    await loader.close();
+    await data.close();
   }
 }

@@ -21,7 +21,7 @@ export type {
   TrainingEvent,
   TrainReport,
 } from './events.ts';
-export { createLoader, loaderStages, type Loader, type LoaderOptions, type LoaderStages } from './loader.ts';
+export { loaderStages, type LoaderStageOptions, type LoaderStages } from './loader.ts';
 export {
   blobSource,
   memorySource,

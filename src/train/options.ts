@@ -23,8 +23,8 @@ export interface TrainingOptions {
   warmupSteps?: number;
   /** With `augment`: the crop's share of the image area, and the brightness and contrast jitter (default [0.6, 1], 0.1, 0.1). */
   augmentation?: { scale: [number, number]; brightness: number; contrast: number };
-  /** The loader's queues (defaults: 4 batch buffers, 2 GPU slots, 16 reads in flight, 2 batches queued for the loop). */
-  loader?: { batchBuffers?: number; gpuSlots?: number; readConcurrency?: number; sinkDepth?: number };
+  /** Files read at once (default 16); the loader sizes its buffers and queues from the pool and the batch. */
+  loader?: { readConcurrency?: number };
   /** The model (default: the tiny preset with as many classes as the data has). */
   model?: ViTConfig;
   /**

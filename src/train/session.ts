@@ -13,12 +13,12 @@ import {
   decodeTrainingCheckpoint,
   encodeTrainingCheckpoint,
   keysHash,
-  SourcePosition,
   type RunIdentity,
 } from './checkpoint.ts';
 import { evaluateHeldOut } from './evaluate.ts';
 import type { StatsEvent, TrainingEvent, TrainReport } from './events.ts';
-import { createLoader, type Loader } from './loader.ts';
+import { loader, SourcePosition, type Loader } from '../loader/index.ts';
+import type { GpuBatch } from '../gpu/index.ts';
 import { OccupancyMeter } from './occupancy.ts';
 import { trainingSettingDefaults, type TrainingOptions } from './options.ts';
 import { TrainingProgress } from './progress.ts';
@@ -114,21 +114,31 @@ export async function runTraining(
     pool: pool.stats(),
   });
   const fences: Promise<undefined>[] = [];
-  let loader: Loader | undefined;
+  // The session keeps its own order and position (the checkpoint's), so the loader reads its
+  // sources as a stream; every failed item is reported and none stops the run.
+  const source = stream
+    ? untilAbortedAsync(position.trackAsync(stream), o.signal)
+    : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
+  let opened: Loader<GpuBatch> | undefined;
+  let batches: AsyncGenerator<GpuBatch, void, undefined> | undefined;
   let stopStats = () => {};
   try {
-    const source = stream
-      ? untilAbortedAsync(position.trackAsync(stream), o.signal)
-      : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
-    const opened = await createLoader({ source, device, pool, threads: o.threads, batchSize: B, imageSize: model.imageSize, ...o.loader });
-    loader = opened;
-    opened.pipeline.consumer.name = 'training loop'; // how stats and the bottleneck name this loop
-    stopStats = opened.pipeline.onStats((stats) => {
+    opened = loader(source, {
+      to: device,
+      normalize: false,
+      pool,
+      batchSize: B,
+      size: model.imageSize,
+      readConcurrency: o.loader?.readConcurrency ?? trainingSettingDefaults.loader.readConcurrency,
+      failureBudget: {},
+      consumer: 'training loop', // how stats and the bottleneck name this loop
+    });
+    batches = opened[Symbol.asyncIterator]();
+    stopStats = opened.onStats((stats) => {
       const event = statsEvent(stats);
       report.timeline.stats.push(event);
       emit(event);
     }, o.statsIntervalMs ?? 1000);
-    const batches = opened.pipeline[Symbol.asyncIterator]();
     for (;;) {
       const waitStart = performance.now();
       const next = await batches.next();
@@ -147,18 +157,17 @@ export async function runTraining(
       if (previewNow) preview.encode(encoder, res.images);
       device.queue.submit([encoder.finish()]);
       if (previewNow) preview.read(step, batch.labels, emit);
-      const lastKey = batch.keys[batch.count - 1] ?? '';
-      const keys = o.onStepKeys ? batch.keys.slice(0, batch.count) : undefined; // read before the release
+      const keys = batch.keys; // read before the release
       batch.release();
       progress.stepped(batch.count);
-      position.consumed(lastKey);
-      if (keys) o.onStepKeys?.(progress.step, keys);
+      position.consumed(keys);
+      o.onStepKeys?.(progress.step, keys);
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(device.queue.onSubmittedWorkDone());
       const oldest = fences.length > 2 ? fences.shift() : undefined;
       if (oldest !== undefined) {
         const fenceStart = performance.now();
-        await opened.pipeline.consumer.waitFor(oldest, 'GPU'); // counted as waiting for the GPU, not working
+        await opened.waitFor(oldest, 'GPU'); // counted as waiting for the GPU, not working
         report.waitedForGpuSeconds += (performance.now() - fenceStart) / 1000;
       }
       const epochEnded = progress.epochEnded;
@@ -184,22 +193,22 @@ export async function runTraining(
     }
     report.cancelled = progress.step < steps;
     stopStats();
-    const last = statsEvent(opened.pipeline.stats());
-    report.timeline.stats.push(last); // short runs end before the first interval: keep one sample
-    emit(last);
+    const stats = opened.stats();
+    if (stats) {
+      const last = statsEvent(stats);
+      report.timeline.stats.push(last); // short runs end before the first interval: keep one sample
+      emit(last);
+    }
     await o.onTrained?.(trainer);
   } finally {
     stopStats();
     await progress.settle();
     await Promise.allSettled(fences);
-    let held = { batchBuffers: 0, gpuSlots: 0 };
-    if (loader !== undefined) {
-      report.loaderStats = loader.pipeline.stats();
-      report.failures = loader.pipeline.failureCount();
-      await loader.pipeline.stop();
-      held = loader.held();
-      await loader.close();
-    }
+    await batches?.return(undefined); // ends the pass (a no-op after the last batch)
+    report.loaderStats = opened?.stats();
+    report.failures = opened?.failureCount() ?? 0;
+    const held = opened?.held() ?? { batchBuffers: 0, gpuSlots: 0 };
+    await opened?.close();
     await res.close();
     report.shutdown = { batchBuffersHeld: held.batchBuffers, gpuSlotsHeld: held.gpuSlots, workersAlive: pool.stats().liveWorkers };
   }

@@ -4,13 +4,9 @@
 import { holdOut } from '../sources/index.ts';
 import { encodeJpeg, renderSample, SHAPE_NAMES } from '../synthetic/index.ts';
 
-/** One labelled training item that reads its bytes on demand (not the decode room's ByteSource, which serves byte ranges of one file). */
-export interface LabelledSource {
-  /** A stable name for failure reports (a path, a picked file's relative path, `synthetic/17`). */
-  readonly key: string;
-  readonly label: number;
-  read(): Promise<Uint8Array>;
-}
+/** One labelled training item that reads its bytes on demand: the loader's own item (not the decode room's ByteSource, which serves byte ranges of one file). */
+export type { LabelledSource } from '../loader/index.ts';
+import type { LabelledSource } from '../loader/index.ts';
 
 export interface LabelledData {
   /** Training sources; shuffled per epoch by the session (unless `stream` is given). */

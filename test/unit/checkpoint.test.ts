@@ -1,3 +1,4 @@
+import { SourcePosition } from '../../src/loader/index.ts';
 import { expect, it } from 'vitest';
 import {
   checkSameRun,
@@ -5,7 +6,6 @@ import {
   decodeTrainingCheckpoint,
   encodeTrainingCheckpoint,
   keysHash,
-  SourcePosition,
   type TrainingState,
 } from '../../src/train/checkpoint.ts';
 import { presets } from '../../src/vit/index.ts';
@@ -68,14 +68,18 @@ it('a checkpoint of another run names every difference', () => {
 
 it('the data position counts the prefix the consumed batches cover, failed items included', () => {
   const position = new SourcePosition(10);
-  const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((key) => ({ key }));
+  const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'].map((key) => ({ key }));
   const yielded = [...position.track(items, 2)].map((i) => i.key);
-  expect(yielded).toEqual(['c', 'd', 'e', 'f', 'g']);
-  position.consumed('d'); // a batch of c, d
+  expect(yielded).toEqual(['c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k']);
+  position.consumed(['c', 'd']); // a batch of c, d
   expect(position.position).toBe(12);
-  position.consumed('g'); // e failed; a batch of f, g
+  position.consumed(['f', 'g']); // e failed; a batch of f, g
   expect(position.position).toBe(15);
-  expect(() => position.consumed('z')).toThrow(/never yielded/);
+  // h failed inside the next batch and the batcher moved its last row, j, into h's slot: the rows
+  // are i, j, ... in another order, and the position still covers all of h, i, j.
+  position.consumed(['j', 'i']);
+  expect(position.position).toBe(18);
+  expect(() => position.consumed(['z'])).toThrow(/never yielded/);
 });
 
 it('a streamed position of another rank, seed or shard list is refused, naming the difference; a regrouped one is accepted', () => {
