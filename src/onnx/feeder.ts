@@ -1,20 +1,15 @@
 import type { Tensor } from 'onnxruntime-common';
+import { acquireGpu, FeedError, type FeedOptions, type GpuContext, type HostBatch, type NormalizeOptions } from '../gpu/index.ts';
 import {
-  acquireGpu,
   assertSameDevice,
   checkFeedShape,
-  FeedError,
   feedDims,
   GpuNormalizer,
   liveBytes,
   normalizeOnCpu,
   resolveFeed,
-  type FeedOptions,
   type FeedShape,
-  type GpuContext,
-  type HostBatch,
-  type NormalizeOptions,
-} from '../gpu/index.ts';
+} from '../gpu/internal.ts';
 import { SlotPool } from '../sync/index.ts';
 
 const DOOR = 'tandem/onnx';

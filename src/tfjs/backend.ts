@@ -1,5 +1,6 @@
 import type * as tfc from '@tensorflow/tfjs-core';
-import { assertSameDevice, FeedError, gpuInstanceOf, type GpuContext } from '../gpu/index.ts';
+import { FeedError, type GpuContext } from '../gpu/index.ts';
+import { assertSameDevice, gpuInstanceOf } from '../gpu/internal.ts';
 import { withNavigatorGpu } from '../runtime/index.ts';
 
 /** TensorFlow.js's core namespace, as `import * as tf from '@tensorflow/tfjs-core'` (or '@tensorflow/tfjs') gives it. */

@@ -1,20 +1,15 @@
 import type * as tfc from '@tensorflow/tfjs-core';
+import { acquireGpu, FeedError, type FeedOptions, type GpuContext, type HostBatch, type NormalizeOptions } from '../gpu/index.ts';
 import {
-  acquireGpu,
   assertSameDevice,
   checkFeedShape,
-  FeedError,
   feedDims,
   liveBytes,
   GpuNormalizer,
   normalizeOnCpu,
   resolveFeed,
-  type FeedOptions,
   type FeedShape,
-  type GpuContext,
-  type HostBatch,
-  type NormalizeOptions,
-} from '../gpu/index.ts';
+} from '../gpu/internal.ts';
 import { tfjsDevice, type Tf } from './backend.ts';
 
 const DOOR = 'tandem/tfjs';

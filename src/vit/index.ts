@@ -1,5 +1,5 @@
-// The ViT room's door: the GPU trainer, its configuration and presets, the kernels, and the CPU
-// reference used to check them.
+// The ViT room's door: the GPU trainer, its configuration and presets, timm weights, and the CPU
+// reference used to check it (the kernels one by one are in internal.ts, for tests).
 export {
   defaultTrain,
   dims,
@@ -15,7 +15,6 @@ export {
   type ViTConfig,
 } from './config.ts';
 export { ViTTrainer, type Batch, type LossReport, type TrainerOptions } from './model.ts';
-export { Kernels, record, recordOne, type AttentionShape, type Dispatch, type LayerNormSpec, type MatmulSpec } from './kernels.ts';
 export { ReferenceViT, adamwStep, clipScale, patchify, type AdamState, type ForwardResult } from './reference.ts';
 export {
   readSafetensors,

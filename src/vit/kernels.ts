@@ -4,7 +4,7 @@
 // the uniforms, so tensors inside one flat buffer need no binding-offset alignment.
 import { invariant } from '../errors/index.ts';
 import { readText } from '../runtime/index.ts';
-import { onCpuAdapter, uniformBuffer } from '../gpu/index.ts';
+import { onCpuAdapter, uniformBuffer } from '../gpu/internal.ts';
 import {
   AttentionParams,
   ElementwiseParams,

@@ -1,6 +1,6 @@
 // The uniform structs of the ViT's WGSL kernels, field for field as the .wgsl files declare them
 // (test/unit/uniforms.test.ts compares the two).
-import { UniformStruct } from '../gpu/index.ts';
+import { UniformStruct } from '../gpu/internal.ts';
 import type { TrainConfig } from './config.ts';
 
 /** matmul-common.wgsl: C = alpha·op(A)·op(B) (+ bias, + residual, + C), batched by strides. */

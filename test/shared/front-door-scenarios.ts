@@ -4,7 +4,8 @@
 // for order, normalizeReference on those pixels for the GPU's floats.
 import { DecodeError, DecodePool, ImageBatcher } from '../../src/decode/index.ts';
 import { BatchReleasedError, OptionError } from '../../src/errors/index.ts';
-import { acquireGpu, AugmentKernel, BatchUploader, NormalizeKernel, normalizeReference, readBuffer } from '../../src/gpu/index.ts';
+import { acquireGpu, AugmentKernel, BatchUploader, NormalizeKernel, readBuffer } from '../../src/gpu/index.ts';
+import { normalizeReference } from '../../src/gpu/internal.ts';
 import { loader, LoaderError, type LoaderState } from '../../src/loader/index.ts';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { DistributedSampler, shuffledEpoch, type DirectoryHandleLike } from '../../src/sources/index.ts';

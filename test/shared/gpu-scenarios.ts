@@ -1,15 +1,7 @@
 // Runtime-neutral test bodies for the GPU path; each throws on failure. Called from the Node +
 // WebGPU, browser and Deno tiers so the same checks run everywhere.
-import {
-  acquireGpu,
-  AugmentKernel,
-  augmentReference,
-  NormalizeKernel,
-  normalizeReference,
-  readBuffer,
-  sampleAugmentations,
-  type BatchShape,
-} from '../../src/gpu/index.ts';
+import { acquireGpu, AugmentKernel, NormalizeKernel, readBuffer, type BatchShape } from '../../src/gpu/index.ts';
+import { augmentReference, normalizeReference, sampleAugmentations } from '../../src/gpu/internal.ts';
 // Internal layout helpers, imported from their files: the package's door does not export them.
 import { SAMPLE_FLOATS } from '../../src/gpu/augment.ts';
 import { align4 } from '../../src/gpu/dispatch.ts';

@@ -2,7 +2,8 @@
 // batch buffers → batches → GPU ring → WGSL normalisation. Every item must be delivered exactly
 // once or reported with its stage and reason.
 import { DecodeError, DecodePool, ImageBatcher, type ImageBatch } from '../../src/decode/index.ts';
-import { acquireGpu, BatchUploader, NormalizeKernel, normalizeReference, readBuffer } from '../../src/gpu/index.ts';
+import { acquireGpu, BatchUploader, NormalizeKernel, readBuffer } from '../../src/gpu/index.ts';
+import { normalizeReference } from '../../src/gpu/internal.ts';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { sampleImages } from './transfer-scenarios.ts';

@@ -1,7 +1,8 @@
 // ONNX Runtime Web fed by Tandem, against the same session run on tensors built by hand from the
 // same pixels. The model is written by test/shared/onnx-model.ts from a seed.
 import * as ort from 'onnxruntime-web';
-import { acquireGpu, FeedError, GpuError, normalizeReference } from '../../src/gpu/index.ts';
+import { acquireGpu, FeedError, GpuError } from '../../src/gpu/index.ts';
+import { normalizeReference } from '../../src/gpu/internal.ts';
 import { OnnxFeeder } from '../../src/onnx/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks } from './readbacks.ts';

@@ -3,7 +3,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { acquireGpu, FeedError, GpuError, normalizeReference, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { acquireGpu, FeedError, GpuError, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
+import { normalizeReference } from '../../src/gpu/internal.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { BatchReleasedError } from '../../src/errors/index.ts';
 import { loader, type TensorBatch } from '../../src/loader/index.ts';

@@ -65,8 +65,8 @@ describe('structure of src/', () => {
     const upward = imports.filter((i) => layerOf(roomOf(i.target)) >= layerOf(roomOf(i.file))).map((i) => `${i.file} -> ${i.target}`);
     expect(upward).toEqual([]);
   });
-  it('imports between rooms go through the door (index.ts)', () => {
-    const deep = imports.filter((i) => !/^[a-z-]+\/index\.ts$/.test(i.target)).map((i) => `${i.file} -> ${i.target}`);
+  it('imports between rooms go through a door: index.ts (the public one) or internal.ts (for sibling rooms only)', () => {
+    const deep = imports.filter((i) => !/^[a-z-]+\/(index|internal)\.ts$/.test(i.target)).map((i) => `${i.file} -> ${i.target}`);
     expect(deep).toEqual([]);
   });
   it('no file imports itself through others (no import cycles, type-only imports included)', () => {
@@ -100,6 +100,17 @@ describe('the package doors (package.json exports)', () => {
       actual[door] = Object.keys(await import(/* @vite-ignore */ new URL(`../../src/${door}.ts`, import.meta.url).href)).sort();
     if (process.env.TANDEM_UPDATE_DOORS === '1') writeFileSync(listPath, `${JSON.stringify(actual, null, 2)}\n`);
     expect(actual).toEqual(JSON.parse(readFileSync(listPath, 'utf8')));
+  });
+});
+
+describe('internal doors', () => {
+  it('no public door re-exports an internal one, and package.json exports none', () => {
+    const pkg = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    expect(pkg).not.toMatch(/internal/);
+    const leaks = files.filter(
+      (f) => f.endsWith('index.ts') && /from '\.{1,2}\/[a-z/-]*internal\.ts'/.test(readFileSync(join(src, f), 'utf8')),
+    );
+    expect(leaks).toEqual([]);
   });
 });
 
