@@ -22,8 +22,8 @@ export interface AudioDecodeOptions {
    * passing as a real stream.
    */
   maxDurationSeconds?: number;
-  /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
-  timeLimitSeconds?: number;
+  /** Wall-clock limit for the job in ms; past it the item fails as 'over-budget' (default 60 000, 0: none). Media time is in seconds, wall-clock limits in ms. */
+  timeLimitMs?: number;
 }
 
 export interface DecodedAudioInfo {
@@ -56,8 +56,8 @@ export interface VideoDecodeOptions extends ResizeOptions {
    * passing as a real stream.
    */
   maxDurationSeconds?: number;
-  /** Wall-clock limit for the job; past it the item fails as 'over-budget' (default 60 s, 0: none). */
-  timeLimitSeconds?: number;
+  /** Wall-clock limit for the job in ms; past it the item fails as 'over-budget' (default 60 000, 0: none). Media time is in seconds, wall-clock limits in ms. */
+  timeLimitMs?: number;
 }
 
 export interface DecodedVideoInfo {
@@ -89,12 +89,13 @@ function toMs(seconds: number, what: string): number {
 
 /** Declared durations past a day are refused unless the caller raises maxDurationSeconds. */
 const DEFAULT_MAX_DURATION_SECONDS = 24 * 3600;
-/** The default wall-clock limit of an audio or video job, in seconds. */
-export const DEFAULT_MEDIA_TIME_LIMIT_SECONDS = 60;
+/** The default wall-clock limit of an audio or video job, in ms. */
+export const DEFAULT_MEDIA_TIME_LIMIT_MS = 60_000;
 
-function timeLimitMs(seconds: number | undefined): number {
-  const s = seconds ?? DEFAULT_MEDIA_TIME_LIMIT_SECONDS;
-  return s === 0 ? 0 : Math.max(1, toMs(s, 'timeLimitSeconds'));
+function timeLimitMs(ms: number | undefined): number {
+  const limit = ms ?? DEFAULT_MEDIA_TIME_LIMIT_MS;
+  if (!Number.isFinite(limit) || limit < 0 || limit > MAX_MS) badRequest(`timeLimitMs must be between 0 and ${MAX_MS}`);
+  return limit === 0 ? 0 : Math.max(1, Math.round(limit));
 }
 
 function limitMs(seconds: number | undefined): number {
@@ -124,7 +125,7 @@ export function fillAudio(w: Int32Array, targetPtr: number, o: AudioDecodeOption
   w[Field.MaxFrames] = o.maxFrames;
   w[Field.StartMs] = toMs(o.offsetSeconds ?? 0, 'offsetSeconds');
   w[Field.MaxDurationMs] = limitMs(o.maxDurationSeconds);
-  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitSeconds);
+  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitMs);
 }
 
 /** @internal Writes a video request; `aux` (at `auxPtr`) holds 2 × frameCount i32: selection, then pts out. */
@@ -155,7 +156,7 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
   w[Field.Select] = auxPtr;
   w[Field.PtsOut] = auxPtr + 4 * n;
   w[Field.MaxDurationMs] = limitMs(o.maxDurationSeconds);
-  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitSeconds);
+  w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitMs);
 }
 
 function duration(w: Int32Array): number {

@@ -44,7 +44,7 @@ export async function hangingVideosEnd(pool: DecodePool, load: FixtureLoader): P
   const codes = await Promise.all(
     files.map((bytes, i) =>
       withBuffer(pool, CLIP_BYTES, (ptr) =>
-        outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds: 30 })),
+        outcome(HANGING_VIDEOS[i] ?? '', () => pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitMs: 30_000 })),
       ),
     ),
   );
@@ -64,12 +64,12 @@ export async function timeLimitFailsTheItem(pool: DecodePool, load: FixtureLoade
   const video = await load('long.h264.mp4');
   await withBuffer(pool, CLIP_BYTES * 8, async (ptr) => {
     const code = await outcome('time-limited video', () =>
-      pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { fps: 30, count: 32 }, timeLimitSeconds: 0.001 }),
+      pool.decodeVideo(video, ptr, { width: 48, height: 48, frames: { fps: 30, count: 32 }, timeLimitMs: 1 }),
     );
     check(code === 'over-budget', `a 1 ms limit gave ${code}, not over-budget`);
     const audio = sineWav({ sampleRate: 48000, seconds: 20, channels: 2 });
     const audioCode = await outcome('time-limited audio', () =>
-      pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: 0.001 }),
+      pool.decodeAudio(audio, ptr, { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitMs: 1 }),
     );
     // Either outcome is right here: the budget is checked between packets, and 4096 output frames
     // of a WAV may be written within the first millisecond on a fast machine. What must not
@@ -200,11 +200,11 @@ export async function mutationalFuzzPass(
 }
 
 function decodeCase(pool: DecodePool, kind: Kind, bytes: Uint8Array, ptr: number): Promise<unknown> {
-  const timeLimitSeconds = 20;
+  const timeLimitMs = 20_000;
   if (kind === 'image') return pool.decodeInto(bytes, ptr, { width: 32, height: 32, channels: 3, maxPixels: 1 << 24 });
   if (kind === 'audio')
-    return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitSeconds });
-  return pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitSeconds });
+    return pool.decodeAudio(bytes, ptr, { sampleRate: 8000, channels: 1, maxFrames: (CLIP_BYTES / 4) | 0, timeLimitMs });
+  return pool.decodeVideo(bytes, ptr, { ...CLIP, timeLimitMs });
 }
 
 /**

@@ -25,7 +25,7 @@ const MKV_EMPTY_TRACKS = 100_000;
 const MKV_TRACK_PLANES = 100_000;
 const MKV_CUES_FOR_A_MISSING_TRACK = 100_000;
 /** The flood must not be what ends a job: an unbounded decoder runs past this, a bounded one never. */
-const TIME_LIMIT_SECONDS = 20;
+const TIME_LIMIT_MS = 20_000;
 
 export const ascii = (text: string) => new TextEncoder().encode(text);
 const concat = (parts: Uint8Array[]) => {
@@ -275,7 +275,7 @@ export async function decodedCopy(
  */
 export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: FixtureLoader): Promise<void> {
   const flac = await load('sine440.flac');
-  const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitSeconds: TIME_LIMIT_SECONDS };
+  const audio = { sampleRate: 16000, channels: 1, maxFrames: 4096, timeLimitMs: TIME_LIMIT_MS };
   const audioOf = (bytes: Uint8Array) => decodedCopy(pool, audio.maxFrames * 4, (buffer) => pool.decodeAudio(bytes, buffer, audio));
   const plainAudio = await audioOf(flac);
   const floodedAudio = await audioOf(floodFlac(flac, FLAC_COMMENTS));
@@ -310,7 +310,7 @@ export async function metadataFloodsDecodeLikeTheMedia(pool: DecodePool, load: F
   );
 
   const webm = await load('testsrc.vp9.webm');
-  const video = { width: 32, height: 24, frames: { indices: [0, 1] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
+  const video = { width: 32, height: 24, frames: { indices: [0, 1] }, timeLimitMs: TIME_LIMIT_MS };
   const videoOf = (bytes: Uint8Array) => decodedCopy(pool, 2 * 32 * 24 * 3, (buffer) => pool.decodeVideo(bytes, buffer, video));
   const plainVideo = await videoOf(floodWebm(webm, 0));
   const floodedVideo = await videoOf(floodWebm(webm, MKV_TAGS));

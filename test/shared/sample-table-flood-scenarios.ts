@@ -16,7 +16,7 @@ const CHAPTER_REFERENCES = 20_000;
 const CLAIMED_SAMPLES = 1_000_000;
 const CHAPTER_TRACK_SAMPLES = 100_000;
 /** The flood must not be what ends a job: an unbounded demuxer runs past this, a bounded one never. */
-const TIME_LIMIT_SECONDS = 20;
+const TIME_LIMIT_MS = 20_000;
 
 type Box = { type: string; body: Uint8Array | Box[] };
 const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl', 'edts', 'tref']);
@@ -140,7 +140,7 @@ export function floodMp4(mp4: Uint8Array, flood: Mp4Flood): Uint8Array {
  */
 export async function sampleTableFloodsDecodeLikeTheMedia(pool: DecodePool, load: FixtureLoader): Promise<void> {
   const mp4 = await load('testsrc.h264.mp4');
-  const video = { width: 32, height: 24, frames: { indices: [0, 5, 19] }, timeLimitSeconds: TIME_LIMIT_SECONDS };
+  const video = { width: 32, height: 24, frames: { indices: [0, 5, 19] }, timeLimitMs: TIME_LIMIT_MS };
   const videoOf = (bytes: Uint8Array) => decodedCopy(pool, 3 * 32 * 24 * 3, (buffer) => pool.decodeVideo(bytes, buffer, video));
   const plain = await videoOf(mp4);
   check(plain.frames === 3 && plain.bytes.some((v) => v !== 0), `the MP4 fixture gave ${plain.frames} frames`);
