@@ -162,6 +162,11 @@ export class BatchUploader {
     return this.#slots.available;
   }
 
+  /** `await using`: close() at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Destroys the ring; waits for pending staging maps so nothing stays mapped. */
   async close(): Promise<void> {
     if (this.#closed) return;

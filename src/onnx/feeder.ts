@@ -117,6 +117,11 @@ export class OnnxFeeder {
     }
   }
 
+  /** `await using`: close() at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Frees the feeder's GPU buffers once every tensor it lent has been disposed (not the device). */
   async close(): Promise<void> {
     if (this.#closed) return;

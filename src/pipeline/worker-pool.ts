@@ -102,6 +102,11 @@ export class WorkerPoolExecutor implements Executor {
     });
   }
 
+  /** `await using`: close() at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -139,6 +139,11 @@ export class TfjsFeeder {
     return tf.tensor2d(oneHot, [labels.length, classes], 'float32');
   }
 
+  /** `await using`: close() at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Frees the feeder's GPU buffers (not the device, and not tensors already handed out). */
   async close(): Promise<void> {
     if (this.#closed) return;
