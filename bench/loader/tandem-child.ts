@@ -101,22 +101,7 @@ async function loaderMode(): Promise<void> {
     .addSink(2)
     .build();
 
-  const cpu0 = cpuSeconds();
-  const t0 = performance.now();
-  let firstBatch: number | undefined;
-  let images = 0;
-  let batches = 0;
-  let checksum = 0;
-  for await (const batch of pipeline) {
-    firstBatch ??= performance.now() - t0;
-    const data = batch.data;
-    for (let i = 0; i < data.length; i += 4099) checksum += data[i]!;
-    images += batch.count;
-    batches++;
-    batch.release();
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuSeconds() - cpu0;
+  const timed = await consume(pipeline);
   const failures = pipeline.failures();
   for (const f of failures.slice(0, 5))
     log(`failed: ${f.stage} ${f.input}: ${f.error instanceof Error ? f.error.message : String(f.error)}`);
@@ -124,28 +109,42 @@ async function loaderMode(): Promise<void> {
   batcher.close();
   const mode = pool.stats().mode;
   await pool.close();
-  if (images + failures.length !== items.length)
-    log(`unaccounted items: ${items.length} listed, ${images} delivered, ${failures.length} failed`);
-  console.log(
-    JSON.stringify({
-      runtime: runtimeName,
-      mode,
-      threads,
-      listed: items.length,
-      images,
-      failures: failures.length,
-      batches,
-      checksum,
-      seconds,
-      firstBatchSeconds: (firstBatch ?? 0) / 1000,
-      cpuSeconds: cpu,
-      cpuTotalSeconds: cpuSeconds(),
-      peakRssKb: peakRssKb(),
-    }),
-  );
+  if (timed.images + failures.length !== items.length)
+    log(`unaccounted items: ${items.length} listed, ${timed.images} delivered, ${failures.length} failed`);
+  printReport({ mode, listed: items.length, failures: failures.length, ...timed });
 }
 
-/** The loader job through `loader()`: the folder path itself (or the first `limit` files) as the source. */
+/** The timed part, the same for both APIs: every batch touched (a few bytes summed) and released. */
+async function consume(batches: AsyncIterable<{ data: Uint8Array; count: number; release(): void }>) {
+  const cpu0 = cpuSeconds();
+  const t0 = performance.now();
+  let firstBatch: number | undefined;
+  let images = 0;
+  let count = 0;
+  let checksum = 0;
+  for await (const batch of batches) {
+    firstBatch ??= performance.now() - t0;
+    const data = batch.data;
+    for (let i = 0; i < data.length; i += 4099) checksum += data[i]!;
+    images += batch.count;
+    count++;
+    batch.release();
+  }
+  return {
+    images,
+    batches: count,
+    checksum,
+    seconds: (performance.now() - t0) / 1000,
+    firstBatchSeconds: (firstBatch ?? 0) / 1000,
+    cpuSeconds: cpuSeconds() - cpu0,
+  };
+}
+
+/** The one JSON line bench/loader.ts reads. */
+function printReport(r: { mode: string | undefined; listed: number; failures: number } & Awaited<ReturnType<typeof consume>>): void {
+  console.log(JSON.stringify({ runtime: runtimeName, threads, ...r, cpuTotalSeconds: cpuSeconds(), peakRssKb: peakRssKb() }));
+}
+
 async function frontDoorMode(
   corpus: string,
   limit: number,
@@ -163,44 +162,12 @@ async function frontDoorMode(
     transform: transform === 'rrc' ? 'random-crop' : 'cover',
   });
   await data.classes(); // untimed: lists the folder, starts the pool's threads, compiles the module
-  const cpu0 = cpuSeconds();
-  const t0 = performance.now();
-  let firstBatch: number | undefined;
-  let images = 0;
-  let batches = 0;
-  let checksum = 0;
-  for await (const batch of data) {
-    firstBatch ??= performance.now() - t0;
-    const bytes = batch.data;
-    for (let i = 0; i < bytes.length; i += 4099) checksum += bytes[i]!;
-    images += batch.count;
-    batches++;
-    batch.release();
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuSeconds() - cpu0;
+  const timed = await consume(data);
   const failures = data.failures();
   for (const f of failures.slice(0, 5)) log(`failed: ${f.stage} ${f.key}: ${f.error.message}`);
   const mode = data.output;
   await data.close();
-  const total = listed?.length ?? images + failures.length;
-  console.log(
-    JSON.stringify({
-      runtime: runtimeName,
-      mode,
-      threads,
-      listed: total,
-      images,
-      failures: failures.length,
-      batches,
-      checksum,
-      seconds,
-      firstBatchSeconds: (firstBatch ?? 0) / 1000,
-      cpuSeconds: cpu,
-      cpuTotalSeconds: cpuSeconds(),
-      peakRssKb: peakRssKb(),
-    }),
-  );
+  printReport({ mode, listed: listed?.length ?? timed.images + failures.length, failures: failures.length, ...timed });
 }
 
 async function referenceMode(list: string, seconds: number): Promise<void> {
