@@ -103,6 +103,8 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
   #startStep = 0;
   /** The epoch the pass in progress (or interrupted) ends before; undefined between passes. */
   #passEnd: number | undefined;
+  /** Whether `resumeFrom` has been applied (once, at the first pass). */
+  #resumed = false;
   #position = new SourcePosition();
   #perEpoch: number | undefined;
   readonly #failures: FailureRecord[] = [];
@@ -146,7 +148,11 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     try {
       const r = await this.#open();
       const resumeFrom = this.#o.resumeFrom;
-      if (resumeFrom && this.#startStep === 0 && this.#epoch === 0 && this.#offset === 0) this.#resume(resumeFrom, r.order);
+      if (resumeFrom && !this.#resumed) this.#resume(resumeFrom, r.order);
+      this.#resumed = true;
+      const perEpoch = r.order.perEpoch;
+      this.#startStep = perEpoch === undefined ? this.#offset : this.#epoch * perEpoch + this.#offset;
+      this.#position = new SourcePosition();
       if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
       const pipeline = this.#build(r, this.#passEnd);
       this.#pipeline = pipeline;
@@ -168,8 +174,9 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     this.#epoch = epoch;
     this.#offset = 0;
     this.#position = new SourcePosition();
-    this.#startStep = 0;
+    this.#startStep = this.#perEpoch === undefined ? 0 : epoch * this.#perEpoch;
     this.#passEnd = undefined;
+    this.#resumed = true; // an explicit epoch wins over resumeFrom
   }
 
   /** Where the consumer stands, as JSON: pass it as `resumeFrom` to continue exactly there. */
@@ -281,12 +288,10 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     this.#epoch = epoch;
     this.#offset = offset;
     this.#passEnd = until;
-    this.#startStep = order.perEpoch === undefined ? offset : epoch * order.perEpoch + offset;
   }
 
   #build(r: Opened, passEnd: number): Pipeline<Releasable> {
     const o = this.#o;
-    this.#position = new SourcePosition();
     const position = this.#position;
     const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, (key) => position.yielded(key));
     const read = async (item: PassItem) => ({ bytes: await item.read(), label: item.label, key: item.key, epoch: item.epoch });
@@ -345,6 +350,19 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       throw error;
     }
     const pool = await starting;
+    if (!resolved.list) {
+      // An iterable is read once, in its own order, as it is on every rank.
+      const listOnly = (['shuffle', 'epochs', 'worldSize'] as const).find((k) => (k === 'shuffle' ? o.shuffle : (o[k] ?? 1) > 1));
+      if (listOnly) {
+        if (ownPool) await pool.close();
+        throw new OptionError(
+          'loader options',
+          listOnly,
+          o[listOnly],
+          'left out for an iterable source (it is read once, in its own order): pass a list to shuffle, repeat or shard',
+        );
+      }
+    }
     const order = resolved.list ? listOrder(resolved.list, o) : streamOrder(resolved.stream ?? []);
     this.#openedOrder = order;
     this.#perEpoch = order.perEpoch;

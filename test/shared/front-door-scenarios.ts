@@ -105,6 +105,7 @@ export const frontDoorCpuScenarios: Record<string, () => Promise<void>> = {
     const again = await keysOf(data);
     assertEqual(again, [...shuffledEpoch(keys, 5, 2), ...shuffledEpoch(keys, 5, 3)], 'the next for-await runs the next two epochs');
     data.setEpoch(7);
+    assertEqual([data.state().sampler?.epoch, data.state().sampler?.offset], [7, 0], 'the state after setEpoch(7)');
     const seventh = await keysOf(data);
     assertEqual(seventh.slice(0, 10), shuffledEpoch(keys, 5, 7), 'setEpoch(7) starts epoch 7');
   },
@@ -175,6 +176,14 @@ export const frontDoorCpuScenarios: Record<string, () => Promise<void>> = {
       'an async iterable in its own order',
     );
     await rejectsWith(keysOf(fromStream), (e) => e instanceof OptionError && e.field === 'source', 'an iterable is read once');
+    for (const listOnly of [{ shuffle: true }, { epochs: 2 }, { worldSize: 2, rank: 0 }]) {
+      await using wrong = loader(stream(), { ...listOnly, threads: 1 });
+      await rejectsWith(
+        wrong.classes(),
+        (e) => e instanceof OptionError && e.field === Object.keys(listOnly)[0] && e.message.includes('iterable'),
+        `${JSON.stringify(listOnly)} with an iterable source`,
+      );
+    }
   },
 
   async 'loader(): a released batch is a BatchReleasedError; two for-awaits at once, or after close, a LoaderError'() {
