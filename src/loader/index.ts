@@ -2,7 +2,8 @@
 // are wanted (CPU bytes, a GPU device, tf.js tensors) as one async-iterable, disposable object.
 export { loader, Loader, LoaderError, type LoaderBatch, type LoaderErrorCode, type LoaderOutput } from './loader.ts';
 export type { LoaderOptions, LoaderTarget, LoaderTransform, TfNamespaceLike } from './options.ts';
-export type { LoaderSource, LabelledSource, SourceItem } from './sources.ts';
+export type { LoaderSource, LabelledSource, ShardSource, SourceItem } from './sources.ts';
+export { shardSamples } from './shards.ts';
 export type { LoaderState } from './state.ts';
 export type { DeviceBatch } from './gpu-ring.ts';
 export type { TensorBatch } from './tfjs-target.ts';

@@ -29,6 +29,7 @@ import { SourcePosition } from './position.ts';
 import { resolveSource, type LoaderSource } from './sources.ts';
 import { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 import { openTfjsTarget, type TensorBatch } from './tfjs-target.ts';
+import { shardOrder } from './shards.ts';
 
 export type LoaderErrorCode = 'busy' | 'closed';
 
@@ -350,7 +351,7 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
       throw error;
     }
     const pool = await starting;
-    if (!resolved.list) {
+    if (!resolved.list && !resolved.shards) {
       // An iterable is read once, in its own order, as it is on every rank.
       const listOnly = (['shuffle', 'epochs', 'worldSize'] as const).find((k) => (k === 'shuffle' ? o.shuffle : (o[k] ?? 1) > 1));
       if (listOnly) {
@@ -363,7 +364,11 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
         );
       }
     }
-    const order = resolved.list ? listOrder(resolved.list, o) : streamOrder(resolved.stream ?? []);
+    const order = resolved.shards
+      ? shardOrder(resolved.shards, o)
+      : resolved.list
+        ? listOrder(resolved.list, o)
+        : streamOrder(resolved.stream ?? []);
     this.#openedOrder = order;
     this.#perEpoch = order.perEpoch;
     let batcher: ImageBatcher | undefined;

@@ -34,16 +34,30 @@ export interface SourceItem {
   key?: string;
 }
 
+/** WebDataset shards as a loader source. */
+export interface ShardSource {
+  /** Shard paths (Node, Deno) or URLs, in a fixed order: every rank must give the same list. */
+  shards: readonly string[];
+  /** Samples held for the seeded shuffle when `shuffle` is on (default 256). */
+  shuffleBuffer?: number;
+}
+
+export function isShardSource(x: unknown): x is ShardSource {
+  return typeof x === 'object' && x !== null && Array.isArray((x as { shards?: unknown }).shards);
+}
+
 /**
  * Where the images come from:
  * - a folder path (Node, Deno): ImageNet layout, `root/<class>/<image>`, classes sorted → labels;
  * - a list of paths, URLs or `{ path | url | file | bytes, label }` items;
  * - in browsers, a `FileList` or `File[]` from `<input webkitdirectory>` (labelled by folder), a
  *   `FileSystemDirectoryHandle` (`showDirectoryPicker()`), or a drop's `DataTransferItemList`;
- * - any iterable or async iterable of `{ bytes, label?, key? }`, read in its own order.
+ * - any iterable or async iterable of `{ bytes, label?, key? }`, read in its own order;
+ * - `{ shards: [...] }`: WebDataset tar shards (paths or URLs), streamed, shuffled and sharded.
  */
 export type LoaderSource =
   | string
+  | ShardSource
   | readonly (string | URL | SourceItem)[]
   | ArrayLike<File>
   | DirectoryHandleLike
@@ -55,6 +69,8 @@ export interface ResolvedSource {
   /** Random-access items (shuffled, sharded, resumable), or undefined for a stream. */
   list: readonly LabelledSource[] | undefined;
   stream: AsyncIterable<LabelledSource> | Iterable<LabelledSource> | undefined;
+  /** WebDataset shards, streamed with their own order and state. */
+  shards?: ShardSource;
   /** Class names by label, where the source names them (folders). */
   classes: readonly string[];
 }
@@ -66,6 +82,7 @@ export async function resolveSource(source: LoaderSource, fetchOptions: FetchOpt
     const { files, classes } = await listImageFolder(source);
     return { list: files.map((f) => pathItem(f.path, f.label, f.path)), stream: undefined, classes };
   }
+  if (isShardSource(source)) return { list: undefined, stream: undefined, shards: source, classes: [] };
   if (isDirectoryHandle(source)) return picked(await listPickedDirectory(source));
   if (isArrayLike(source)) {
     const first = source.length > 0 ? source[0] : undefined;

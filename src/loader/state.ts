@@ -2,7 +2,7 @@
 // state (seeded order, this rank's share, epoch and offset) at the consumer's position; for a
 // stream, how many of its items were done with. A loader made with `resumeFrom` continues there.
 import { InternalError, OptionError } from '../errors/index.ts';
-import { DistributedSampler, type SamplerState } from '../sources/index.ts';
+import { DistributedSampler, type SamplerState, type ShardStreamState } from '../sources/index.ts';
 import type { LabelledSource } from './sources.ts';
 
 export interface LoaderState {
@@ -14,6 +14,8 @@ export interface LoaderState {
   until?: number;
   /** Stream sources: items of the stream done with. */
   streamed?: number;
+  /** Shard sources: the shard stream's own state at the consumer's position. */
+  shards?: ShardStreamState;
 }
 
 /** One item of a pass, with the epoch it belongs to (for its random crop). */
@@ -28,6 +30,8 @@ export interface PassOrder {
   state(step: number, until: number | undefined): LoaderState;
   /** Items per epoch of this rank (undefined for a stream). */
   readonly perEpoch: number | undefined;
+  /** Shard sources: continue from the stream's saved state (checked against this source). */
+  resume?(state: ShardStreamState): void;
 }
 
 export function listOrder(
@@ -91,6 +95,12 @@ export function streamOrder(stream: AsyncIterable<LabelledSource> | Iterable<Lab
 /** The epoch and offset a state names, checked against this loader's order. */
 export function startOf(state: LoaderState, order: PassOrder): { epoch: number; offset: number; until: number | undefined } {
   if (state.version !== 1) throw new OptionError('loader options', 'resumeFrom', state, 'a state from loader.state() of this version');
+  if (order.resume) {
+    if (typeof state.shards !== 'object' || state.shards === null)
+      throw new OptionError('loader options', 'resumeFrom', state, "a shard source's state");
+    order.resume(state.shards);
+    return { epoch: 0, offset: 0, until: undefined };
+  }
   if (order.perEpoch === undefined) {
     if (typeof state.streamed !== 'number') throw new OptionError('loader options', 'resumeFrom', state, "a stream source's state");
     return { epoch: 0, offset: state.streamed, until: undefined };

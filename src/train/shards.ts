@@ -2,19 +2,10 @@
 // ext>` + `<key>.cls`, and a shards.json manifest), local or over HTTP, split across ranks by
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
 import { CheckpointError, keysHash } from './checkpoint.ts';
+import { shardSamples } from '../loader/index.ts';
 import { TrainingError } from './errors.ts';
-import {
-  isFailure,
-  resolvePartition,
-  ShardStream,
-  SourceError,
-  type ShardManifest,
-  type ShardStreamOptions,
-  type ShardStreamState,
-} from '../sources/index.ts';
-import type { LabelledSource, LabelledData, PositionedStream, StreamSource } from './sources.ts';
-
-const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'bmp', 'gif'];
+import { resolvePartition, ShardStream, type ShardManifest, type ShardStreamOptions, type ShardStreamState } from '../sources/index.ts';
+import type { LabelledSource, LabelledData, PositionedStream } from './sources.ts';
 
 export interface ShardDataOptions extends Omit<ShardStreamOptions, 'seed' | 'epochs'> {
   /** Held-out sources, evaluated after every epoch (default none). */
@@ -38,7 +29,7 @@ export function shardData(manifest: ShardManifest, base: string, options: ShardD
   const open = (seed: number, epochs: number, from?: unknown): PositionedStream => {
     const defaults = { bufferSize: 256, ...streamOptions, epochs };
     const stream = from === undefined ? new ShardStream(shards, { ...defaults, seed }) : resumeStream(shards, from, seed, defaults);
-    return Object.assign(samples(stream), { stateAfter: (n: number) => stream.stateAt(n) });
+    return Object.assign(shardSamples(stream), { stateAfter: (n: number) => stream.stateAt(n) });
   };
   return { train: [], held, classes: manifest.classes, stream: { count, dataKey, open } };
 }
@@ -57,30 +48,4 @@ function resumeStream(shards: readonly string[], from: unknown, seed: number, op
   ].filter(Boolean);
   if (differences.length > 0) throw new CheckpointError('mismatch', `the data position is another stream's: ${differences.join('; ')}`);
   return ShardStream.fromState(shards, state as ShardStreamState, options);
-}
-
-async function* samples(stream: ShardStream): AsyncGenerator<StreamSource> {
-  for await (const item of stream) {
-    const key = `${item.shard}#${item.key}`;
-    if (isFailure(item)) {
-      // Lost samples travel on as sources that fail when read: the loader reports them by key.
-      const error = item.error;
-      yield { key, label: -1, epoch: item.epoch, read: () => Promise.reject(error) };
-      continue;
-    }
-    const ext = IMAGE_EXTENSIONS.find((e) => item.files[e] !== undefined);
-    const cls = item.files.cls;
-    const label = cls ? Number(new TextDecoder().decode(cls).trim()) : Number.NaN;
-    if (ext === undefined || !Number.isInteger(label) || label < 0) {
-      const why = new SourceError(
-        'unsupported-type',
-        key,
-        `${key}: a sample needs an image member (${IMAGE_EXTENSIONS.join('/')}) and a numeric .cls`,
-      );
-      yield { key, label: -1, epoch: item.epoch, read: () => Promise.reject(why) };
-      continue;
-    }
-    const bytes = item.files[ext]!;
-    yield { key, label, epoch: item.epoch, read: () => Promise.resolve(bytes) };
-  }
 }

@@ -1,5 +1,15 @@
 import './limits.ts';
-import { frontDoorCpuScenarios, frontDoorGpuScenarios, frontDoorOptionScenarios } from '../shared/front-door-scenarios.ts';
+import {
+  frontDoorCpuScenarios,
+  frontDoorFileScenarios,
+  frontDoorGpuScenarios,
+  frontDoorOptionScenarios,
+} from '../shared/front-door-scenarios.ts';
 
-for (const [title, body] of Object.entries({ ...frontDoorCpuScenarios, ...frontDoorGpuScenarios, ...frontDoorOptionScenarios }))
+for (const [title, body] of Object.entries({
+  ...frontDoorCpuScenarios,
+  ...frontDoorFileScenarios,
+  ...frontDoorGpuScenarios,
+  ...frontDoorOptionScenarios,
+}))
   Deno.test(title, body);
