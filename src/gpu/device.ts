@@ -1,4 +1,4 @@
-import { CodedError } from '../errors/index.ts';
+import { CodedError, OptionChecker } from '../errors/index.ts';
 import { adapterHint, getGpu, runtimeName } from '../runtime/index.ts';
 
 export type GpuErrorCode = 'no-adapter' | 'device-limits' | 'device-mismatch' | 'device-lost';
@@ -65,6 +65,12 @@ const NEEDED_LIMITS: Partial<Record<(typeof RAISED_LIMITS)[number], number>> = {
 
 /** Gets a WebGPU device in the browser, Deno or Node with the adapter's full buffer limits, or adopts `options.device`. */
 export async function acquireGpu(options: AcquireOptions = {}): Promise<GpuContext> {
+  const o = new OptionChecker('acquireGpu options', options, ['powerPreference', 'features', 'device']);
+  if (o.raw('powerPreference') !== undefined) o.oneOf('powerPreference', 'high-performance', ['high-performance', 'low-power']);
+  if (o.raw('features') !== undefined && !Array.isArray(o.raw('features'))) o.fail('features', 'an array of feature names');
+  const given = o.raw('device');
+  if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as GPUDevice).createBuffer !== 'function'))
+    o.fail('device', 'a GPUDevice');
   if (options.device) return adoptDevice(options.device);
   const gpu = await getGpu();
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });

@@ -1,5 +1,5 @@
 import { FeedError } from './feed-error.ts';
-import { BatchReleasedError } from '../errors/index.ts';
+import { BatchReleasedError, OptionChecker } from '../errors/index.ts';
 import { GpuError, type GpuContext } from './device.ts';
 import { NormalizeKernel, normalizeReference, type NormalizeOptions, type TensorLayout } from './normalize.ts';
 import { BatchUploader, type HostBatch } from './uploader.ts';
@@ -29,8 +29,25 @@ export interface FeedOptions {
   std?: readonly number[];
 }
 
-/** The feed's shape and normalisation, resolved once from its options. */
-export function resolveFeed(options: FeedOptions, defaultLayout: TensorLayout): { shape: FeedShape; normalize: NormalizeOptions } {
+/** The options every feeder takes; a door names its own (`labels`, `location` …) in `more`. */
+const FEED_OPTIONS = ['batchSize', 'height', 'width', 'channels', 'layout', 'mean', 'std'] as const;
+
+/** The feed's shape and normalisation, checked (OptionError names a bad field) and resolved once. */
+export function resolveFeed(
+  options: FeedOptions,
+  defaultLayout: TensorLayout,
+  where = 'feeder options',
+  more: readonly string[] = [],
+): { shape: FeedShape; normalize: NormalizeOptions } {
+  const o = new OptionChecker(where, options, [...FEED_OPTIONS, ...more]);
+  o.integer('batchSize', 0, 1, 65536);
+  o.integer('height', 0, 1, 32768);
+  o.integer('width', 0, 1, 32768);
+  const channels = o.integer('channels', 3, 1, 4);
+  if (channels === 2) o.fail('channels', '1, 3 or 4');
+  if (o.raw('layout') !== undefined) o.oneOf('layout', defaultLayout, ['NCHW', 'NHWC']);
+  o.numbers('mean', channels);
+  o.numbers('std', channels, 0);
   return {
     shape: {
       batchSize: options.batchSize,

@@ -72,7 +72,7 @@ export class OnnxFeeder {
   }
 
   static async create(ort: Ort, options: OnnxFeedOptions): Promise<OnnxFeeder> {
-    const { shape, normalize } = resolveFeed(options, 'NCHW');
+    const { shape, normalize } = resolveFeed(options, 'NCHW', 'OnnxFeeder.create options', ['location', 'gpu', 'slots']);
     if (options.location !== 'webgpu') return new OnnxFeeder(ort, shape, normalize, undefined, 0);
     const device = await ort.env.webgpu.device;
     if (options.gpu) assertSameDevice(options.gpu.device, device, "ONNX Runtime's WebGPU device (ort.env.webgpu.device)");

@@ -67,7 +67,7 @@ export class TfjsFeeder {
   }
 
   static async create(tf: Tf, options: TfjsFeedOptions): Promise<TfjsFeeder> {
-    const { shape, normalize } = resolveFeed(options, 'NHWC');
+    const { shape, normalize } = resolveFeed(options, 'NHWC', 'TfjsFeeder.create options', ['labels', 'classes', 'gpu']);
     if (options.labels === 'one-hot' && !(options.classes && options.classes > 1)) {
       throw new FeedError('shape-mismatch', `${DOOR}: one-hot labels need \`classes\` (the number of classes, at least 2)`);
     }

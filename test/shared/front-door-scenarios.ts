@@ -10,6 +10,8 @@ import { loader, LoaderError, type LoaderState } from '../../src/loader/index.ts
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { DistributedSampler, shuffledEpoch, SourceError, type DirectoryHandleLike } from '../../src/sources/index.ts';
 import { presets, ViTTrainer } from '../../src/vit/index.ts';
+import { TfjsFeeder } from '../../src/tfjs/index.ts';
+import { OnnxFeeder } from '../../src/onnx/index.ts';
 import { cacheDir, makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { writeTar } from './tar-helpers.ts';
@@ -457,6 +459,19 @@ const ENTRIES: Entry[] = [
   },
   { name: 'DistributedSampler', call: (o) => new DistributedSampler(o as never), valid: { size: 4 }, integers: ['epochs'] },
   { name: 'loader', call: (o) => loader([], o as never), valid: {}, integers: ['batchSize', 'threads', 'epochs', 'readConcurrency'] },
+  {
+    name: 'TfjsFeeder.create',
+    call: (o) => TfjsFeeder.create({} as never, o as never),
+    valid: { batchSize: 2, height: 4, width: 4 },
+    integers: ['batchSize', 'height', 'width', 'channels'],
+  },
+  {
+    name: 'OnnxFeeder.create',
+    call: (o) => OnnxFeeder.create({} as never, o as never),
+    valid: { batchSize: 2, height: 4, width: 4 },
+    integers: ['batchSize', 'height', 'width', 'channels'],
+  },
+  { name: 'acquireGpu', call: (o) => acquireGpu(o as never), valid: {}, integers: [] },
 ];
 
 async function refusal(call: () => unknown): Promise<unknown> {
