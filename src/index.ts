@@ -119,6 +119,7 @@ export type {
   LoaderState,
   LoaderTarget,
   LoaderTransform,
+  ShardSource,
   SourceItem,
   TensorBatch,
 } from './loader/index.ts';
