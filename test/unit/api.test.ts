@@ -24,7 +24,12 @@ function report(): string {
     config.options,
   );
   const checker = program.getTypeChecker();
-  const clean = (text: string) => text.replace(/import\("[^"]*\/src\/([^"]+)"\)\./g, '').replace(/\s+/g, ' ');
+  const clean = (text: string) =>
+    text
+      .replace(/import\("[^"]*\/src\/([^"]+)"\)\./g, '')
+      // A dependency's type is named by its package path, so the report does not depend on where the repository sits.
+      .replace(/import\("[^"]*\/node_modules\/([^"]+)"\)/g, 'import("$1")')
+      .replace(/\s+/g, ' ');
   const typeText = (type: ts.Type) => clean(checker.typeToString(type, undefined, flags));
   const members = (type: ts.Type, at: ts.Node) =>
     checker
