@@ -1,19 +1,24 @@
 // Elastic resumption of shard streams: consumers stopped at random points (each reading ahead of
 // what it consumed, as a pipeline does) are regrouped into a different number of consumers, which
-// finish the epochs. Across the cut, every sample of every epoch is delivered exactly once.
-// Runtime-neutral; shards are served from memory.
+// finish the epochs. Across the cut, every sample of every epoch is delivered exactly once: with
+// equal and with uneven shards (dealt by `shardSamples`), and around a shard that breaks while it
+// is read. Runtime-neutral; shards are served from memory.
 import { hash3 } from '../../src/random/index.ts';
 import {
   DatasetError,
   isFailure,
   regroupShardStates,
+  ShardError,
   ShardStream,
+  type ShardFailure,
   type ShardItem,
+  type ShardOpener,
   type ShardStreamOptions,
   type ShardStreamState,
 } from '../../src/sources/index.ts';
 import { check } from './assert.ts';
-import { memoryShards } from './sources-sampling-scenarios.ts';
+import { memoryShards, shardEntries } from './sources-sampling-scenarios.ts';
+import { streamOf, writeTar } from './tar-helpers.ts';
 
 const tag = (item: ShardItem) => `${item.epoch}:${isFailure(item) ? `!${item.key}` : item.key}`;
 
@@ -31,6 +36,119 @@ async function consume(stream: ShardStream, consumed: number, ahead: number): Pr
   }
   const kept = Math.min(consumed, tags.length);
   return { tags: tags.slice(0, kept), state: JSON.parse(JSON.stringify(stream.stateAt(kept))) as ShardStreamState };
+}
+
+const sampleKey = (shard: number, i: number) => `s${String(shard).padStart(3, '0')}-${String(i).padStart(4, '0')}`;
+
+/**
+ * How a shard breaks while it is read: its bytes end inside member `after`'s data (a truncated
+ * tar), or the connection errors there (an HTTP body cut, the same on every reopen).
+ */
+interface ShardFault {
+  shard: number;
+  after: number;
+  how: 'truncated' | 'cut';
+}
+const CUT_REASON = 'connection reset by the test';
+
+/** Shards of the given sample counts in memory, one of them broken by `fault`. */
+function unevenShards(sizes: readonly number[], fault?: ShardFault): { names: string[]; open: ShardOpener } {
+  const bytes = sizes.map((n, s) => {
+    const whole = writeTar(shardEntries(s, n));
+    if (fault?.shard !== s) return whole;
+    // The break lands past the header of sample `after`'s first member, inside its data: the
+    // samples before it are whole, that one is not.
+    const before = writeTar(shardEntries(s, fault.after), { endBlocks: false }).length;
+    return whole.subarray(0, before + 512 + 20);
+  });
+  const names = sizes.map((_, s) => `mem://uneven-${s}.tar`);
+  const open: ShardOpener = async (name) => {
+    const s = names.indexOf(name);
+    check(s >= 0, `no shard ${name}`);
+    if (fault?.shard !== s || fault.how === 'truncated') return streamOf(bytes[s]!, 700);
+    const cut = bytes[s]!;
+    let offset = 0;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (offset >= cut.length) return controller.error(new Error(CUT_REASON));
+        controller.enqueue(cut.slice(offset, offset + 700));
+        offset += 700;
+      },
+    });
+  };
+  return { names, open };
+}
+
+/** Seeded shard sizes of 1 to 50 samples. */
+const unevenSizes = (seed: number, count: number) => Array.from({ length: count }, (_, s) => 1 + (hash3(seed, s, 5) % 50));
+
+interface Generations {
+  /** Every item delivered (consumed) across all generations, tagged. */
+  delivered: string[];
+  /** The failures among them, with the generation that delivered each (0: before any regroup). */
+  failures: Array<{ failure: ShardFailure; generation: number }>;
+  /** In the last generation, each new consumer's deliveries of the epoch it resumed in. */
+  catchUp: number[];
+}
+
+/**
+ * Three generations of consumers over `names`: fresh streams (`worlds[0]` of them) stopped at
+ * seeded random positions with items read ahead, regrouped into `worlds[1]` stopped again, and
+ * regrouped into `worlds[2]`, which finish the epochs.
+ */
+async function threeGenerations(
+  names: string[],
+  open: ShardOpener,
+  sizes: readonly number[],
+  seed: number,
+  epochs: number,
+  worlds: readonly [number, number, number],
+  bufferSize: number,
+): Promise<Generations> {
+  const base: ShardStreamOptions = { open, seed, epochs, bufferSize, reopenRetries: 1 };
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const out: Generations = { delivered: [], failures: [], catchUp: [] };
+  const run = async (stream: ShardStream, generation: number, stop: number, ahead: number) => {
+    const items: ShardItem[] = [];
+    if (stop + ahead > 0) {
+      for await (const item of stream) {
+        items.push(item);
+        if (items.length >= stop + ahead) break;
+      }
+    }
+    const kept = items.slice(0, Math.min(stop, items.length));
+    out.delivered.push(...kept.map(tag));
+    for (const item of kept) if (isFailure(item)) out.failures.push({ failure: item, generation });
+    return { kept, state: JSON.parse(JSON.stringify(stream.stateAt(kept.length))) as ShardStreamState };
+  };
+  let states: ShardStreamState[] = [];
+  for (let c = 0; c < worlds[0]; c++) {
+    const stream = new ShardStream(names, { ...base, rank: c, worldSize: worlds[0] });
+    const perEpoch = stream.shardsFor(0).reduce((n, name) => n + sizes[names.indexOf(name)]!, 0);
+    states.push((await run(stream, 0, hash3(seed, c, 7) % (perEpoch * epochs + 1), hash3(seed, c, 8) % 6)).state);
+  }
+  for (const [g, world] of [worlds[1], worlds[2]].entries()) {
+    const regrouped = regroupShardStates(states, world, { shardSamples: sizes });
+    check(regrouped.length === world, `${regrouped.length} states for ${world} consumers`);
+    states = [];
+    for (const [c, state] of regrouped.entries()) {
+      const stream = ShardStream.fromState(names, JSON.parse(JSON.stringify(state)) as ShardStreamState, {
+        open,
+        epochs,
+        reopenRetries: 1,
+      });
+      const last = g === 1;
+      const { kept, state: after } = await run(
+        stream,
+        g + 1,
+        last ? Infinity : hash3(seed, c, 9) % (total + 1),
+        last ? 0 : hash3(seed, c, 10) % 6,
+      );
+      states.push(after);
+      if (last) out.catchUp.push(kept.filter((item) => item.epoch === state.epoch).length);
+    }
+  }
+  return out;
 }
 
 /** Checks that `tags` hold every sample of each of `epochs` epochs exactly once. */
@@ -91,6 +209,70 @@ export const elasticScenarios: Record<string, () => Promise<void>> = {
       }
       checkExactlyOnce(delivered, everything, epochs, what);
     }
+  },
+
+  async 'uneven shards (1 to 50 samples, seeded) regrouped N → M → K at random positions: every sample once, dealt by shardSamples'() {
+    let unevenCatchUp = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const sizes = unevenSizes(seed, 3 + (hash3(seed, 4) % 14));
+      const { names, open } = unevenShards(sizes);
+      const everything = sizes.flatMap((n, s) => Array.from({ length: n }, (_, i) => sampleKey(s, i)));
+      const epochs = 1 + (seed % 3);
+      const worlds = [1 + (hash3(seed, 1) % 4), 1 + (hash3(seed, 2) % 5), 1 + (hash3(seed, 3) % 4)] as const;
+      const bufferSize = [0, 3, 9, 40][seed % 4]!;
+      const what = `seed ${seed}, shards [${sizes.join(' ')}], consumers ${worlds.join(' → ')}, buffer ${bufferSize}`;
+      const r = await threeGenerations(names, open, sizes, seed, epochs, worlds, bufferSize);
+      checkExactlyOnce(r.delivered, everything, epochs, what);
+      // Dealt greedily by true sample counts, no consumer of the catch-up epoch ends more than one
+      // piece (at most the largest shard) above another; dealt by shard count, a consumer given the
+      // 50-sample shards would.
+      const spread = Math.max(...r.catchUp) - Math.min(...r.catchUp);
+      check(spread <= Math.max(...sizes), `${what}: catch-up shares ${r.catchUp.join(', ')}`);
+      if (worlds[2] > 1 && new Set(r.catchUp).size > 1) unevenCatchUp++;
+    }
+    // Some regroups must have dealt unequal shares, or the balance check above checked nothing.
+    check(unevenCatchUp > 5, `only ${unevenCatchUp} regroups with shares of different sizes`);
+  },
+
+  async 'a shard that fails mid-read (truncated tar, cut connection): the samples before it once, the failure once with its shard and reason, regrouping around it'() {
+    const hitIn = [0, 0, 0];
+    for (let seed = 0; seed < 40; seed++) {
+      const sizes = unevenSizes(seed + 100, 3 + (hash3(seed, 4) % 10));
+      const broken = hash3(seed, 11) % sizes.length;
+      sizes[broken] = Math.max(2, sizes[broken]!);
+      const fault: ShardFault = { shard: broken, after: hash3(seed, 12) % sizes[broken]!, how: seed % 2 === 0 ? 'truncated' : 'cut' };
+      const { names, open } = unevenShards(sizes, fault);
+      const name = names[broken]!;
+      const epochs = 1 + (seed % 3);
+      const worlds = [1 + (hash3(seed, 1) % 4), 1 + (hash3(seed, 2) % 5), 1 + (hash3(seed, 3) % 4)] as const;
+      const bufferSize = [0, 3, 9, 40][seed % 4]!;
+      const what = `seed ${seed}, shard ${broken} of [${sizes.join(' ')}] ${fault.how} after ${fault.after}, consumers ${worlds.join(' → ')}`;
+      const r = await threeGenerations(names, open, sizes, seed, epochs, worlds, bufferSize);
+      check(r.failures.length === epochs, `${what}: ${r.failures.length} failures reported over ${epochs} epochs`);
+      // The reader cannot see a sample end until the next one's member is whole, so the sample just
+      // before the break may go down with the shard; samplesRead says which ones were delivered.
+      const read = (r.failures[0]?.failure.error as ShardError | undefined)?.samplesRead ?? -1;
+      check(read <= fault.after && read >= fault.after - 1, `${what}: ${read} samples delivered before the break`);
+      for (const { failure, generation } of r.failures) {
+        hitIn[generation]!++;
+        const error = failure.error;
+        const reason = fault.how === 'truncated' ? 'tar truncated' : CUT_REASON;
+        check(
+          failure.key === name && failure.shard === name && failure.stage === 'read' && error instanceof ShardError && error.shard === name,
+          `${what}: failure ${failure.key} in stage ${failure.stage}: ${String(error)}`,
+        );
+        check(error.samplesRead === read, `${what}: one failure says ${error.samplesRead} samples read, another ${read}`);
+        check(error.message.includes(reason), `${what}: the failure does not name its reason (${reason}): ${error.message}`);
+      }
+      // Everything but the broken shard's tail, and one failure per epoch in its place.
+      const readable = sizes.flatMap((n, s) => Array.from({ length: s === broken ? read : n }, (_, i) => sampleKey(s, i)));
+      checkExactlyOnce(r.delivered, [...readable, `!${name}`], epochs, what);
+    }
+    // Read by a fresh consumer, and by regrouped ones in both later generations.
+    check(
+      hitIn.every((n) => n > 0),
+      `the broken shard failed in generations ${hitIn.join(', ')} (fresh, first regroup, second)`,
+    );
   },
 
   async 'a regrouped stream reads only the shards that hold what it was given'() {
