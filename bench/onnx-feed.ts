@@ -3,7 +3,7 @@
 // medians (bench/onnx-feed/page.ts has both paths):
 //   - images/s into inference (a small seeded conv net, test/shared/onnx-model.ts) on ONNX
 //     Runtime's WebGPU execution provider, and on its wasm one (Tandem's CPU tensors there);
-//   - GPU→CPU readbacks (buffers mapped for reading) per batch;
+//   - GPU→CPU readbacks of every kind (test/shared/readbacks.ts: maps, copies into readable buffers or canvases, canvas and framework reads) per batch;
 //   - before the timings, both paths' outputs on the first batch compared (a wrong feed fails the run).
 // Corpora: the generated 500×375 shapes (bench/decode's images) and, with --corpus DIR, any
 // folder of JPEGs (ImageNet-style or flat), e.g. the photo corpus of bench/loader.ts.
@@ -221,13 +221,15 @@ float32, batches of ${batch}.
 On WebGPU the outputs stay on the GPU (\`preferredOutputLocation: 'gpu-buffer'\`, disposed, not
 read), so each pass measures the input path and the model; reading the outputs back would add
 the same readbacks to both paths. ORT's path reads its pixels from a canvas made with
-\`willReadFrequently\` (kept on the CPU); a GPU-backed canvas would add a copy per image that
-\`mapAsync\` does not count. A pass ends when the GPU has finished
+\`willReadFrequently\` (kept on the CPU), and its \`getImageData\` per image is counted as a
+canvas read. A pass ends when the GPU has finished
 (\`onSubmittedWorkDone\`, not a readback). "The model alone" runs the same session as often on one
 input made beforehand (on WebGPU a GPU buffer written once): the most either path could reach
 here. A warm-up pass of each, then ${reps} interleaved
-repetitions; medians, and the range of each repetition's ratio. Readbacks are \`mapAsync(READ)\`
-calls during the pass. ONNX Runtime's wasm provider ran with ${env.wasmThreads || 'its default number of'} thread(s).
+repetitions; medians, and the range of each repetition's ratio. Readbacks are counted by
+test/shared/readbacks.ts during the pass, every kind: \`mapAsync(READ)\`, copies into \`MAP_READ\`
+buffers or into a canvas's texture, canvas and WebGL reads, and ONNX Runtime's \`getData\` of GPU
+tensors. ONNX Runtime's wasm provider ran with ${env.wasmThreads || 'its default number of'} thread(s).
 
 **Same outputs.** Before the timings, the first batch goes through both paths and the run stops
 unless (1) ONNX Runtime's own loop and tensor, given exactly Tandem's decoded pixels, give Tandem's

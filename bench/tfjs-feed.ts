@@ -3,7 +3,7 @@
 // medians (bench/tfjs-feed/page.ts has both paths):
 //   - images/s into a training step (one SGD step of a small conv net per batch), and into
 //     tensors alone ("input": each batch only summed on the device);
-//   - GPU→CPU readbacks (buffers mapped for reading) per batch.
+//   - GPU→CPU readbacks of every kind (test/shared/readbacks.ts: maps, copies into readable buffers or canvases, canvas and framework reads) per batch.
 // Corpora: the generated 500×375 shapes (bench/decode's images) and, with --corpus DIR, any
 // folder of JPEGs (ImageNet-style or flat), e.g. the photo corpus of bench/loader.ts.
 //
@@ -140,7 +140,9 @@ backend built on Tandem's device), same JPEGs held in memory, each resized to ${
 Each pass either runs one training step per batch or only makes each batch a tensor (summed on
 the device, not read), and ends when the GPU has finished (\`onSubmittedWorkDone\`, not a
 readback). A warm-up pass of each, then ${reps} interleaved repetitions; medians. Readbacks are
-\`mapAsync(READ)\` calls during the pass.
+counted by test/shared/readbacks.ts during the pass, every kind: \`mapAsync(READ)\`, copies into
+\`MAP_READ\` buffers or into a canvas's texture, canvas and WebGL reads, and tf.js's own reads of
+GPU tensors.
 
 Chromium ${chromeVersion}, WebGPU on SwiftShader (a CPU adapter): the training step runs on the
 same ${hardwareConcurrency()} cores as the decoding, so the absolute numbers say little about a real

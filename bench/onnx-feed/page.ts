@@ -216,8 +216,9 @@ const api: FeedPageApi = {
 
   async pass(path, provider) {
     const started = performance.now();
-    const { result: batches, readbacks } = await countReadbacks(() =>
-      path === 'ort' ? ortPass(provider) : path === 'tandem' ? tandemPass(provider) : modelPass(provider),
+    const { result: batches, readbacks } = await countReadbacks(
+      () => (path === 'ort' ? ortPass(provider) : path === 'tandem' ? tandemPass(provider) : modelPass(provider)),
+      { ort },
     );
     // Ends when the GPU has run everything (onSubmittedWorkDone, not a readback).
     await device.queue.onSubmittedWorkDone();

@@ -145,7 +145,7 @@ const api: FeedPageApi = {
 
   async pass(path, mode) {
     const started = performance.now();
-    const { result: batches, readbacks } = await countReadbacks(() => (path === 'tfjs' ? tfjsPass(mode) : tandemPass(mode)));
+    const { result: batches, readbacks } = await countReadbacks(() => (path === 'tfjs' ? tfjsPass(mode) : tandemPass(mode)), { tf });
     // Ends when the GPU has run everything: tf.js's pending commands submitted, then
     // onSubmittedWorkDone (not a readback).
     const backend = tf.backend() as WebGPUBackend;

@@ -1,5 +1,5 @@
 import { it } from 'vitest';
-import { tfjsModelLearnsShapes } from '../shared/tfjs-training-scenarios.ts';
+import { aLossReadEachStepIsCounted, tfjsModelLearnsShapes } from '../shared/tfjs-training-scenarios.ts';
 
 it('tfjs: a convolutional net trains from Tandem batches on the shared device, no readback, ≥ 45% held-out on 4 shapes', {
   timeout: 600_000,
@@ -8,4 +8,7 @@ it('tfjs: a convolutional net trains from Tandem batches on the shared device, n
   console.log(
     `tfjs training: ${r.steps} steps in ${r.seconds.toFixed(1)} s, held-out ${(100 * r.heldAccuracy).toFixed(1)}%, ${r.readbacksWhileTraining} readbacks`,
   );
+});
+it('tfjs: the same loop reading its loss each step is counted', { timeout: 120_000 }, async () => {
+  await aLossReadEachStepIsCounted();
 });

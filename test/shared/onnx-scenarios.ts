@@ -5,7 +5,7 @@ import { acquireGpu, FeedError, GpuError } from '../../src/gpu/index.ts';
 import { normalizeReference } from '../../src/gpu/internal.ts';
 import { OnnxFeeder } from '../../src/onnx/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
-import { countReadbacks } from './readbacks.ts';
+import { countReadbacks, describeReadbacks } from './readbacks.ts';
 import { embeddingModel } from './onnx-model.ts';
 import { hostBatch } from './tfjs-scenarios.ts';
 
@@ -66,11 +66,9 @@ export async function webgpuSessionMatchesHandBuiltTensors(ortModule: typeof ort
   const batches = [hostBatch(0, 4, 3), hostBatch(1, 4, 4), hostBatch(2, 3, 5)];
   const wants = [];
   for (const b of batches) wants.push(await outputs(session, handBuilt(b, ort)));
-  const { result: first, readbacks } = await countReadbacks(async () => [
-    await feeder.tensors(batches[0]!),
-    await feeder.tensors(batches[1]!),
-  ]);
-  check(readbacks === 0, `${readbacks} readbacks while making GPU inputs`);
+  const counted = await countReadbacks(async () => [await feeder.tensors(batches[0]!), await feeder.tensors(batches[1]!)], { ort });
+  const first = counted.result;
+  check(counted.readbacks === 0, `${describeReadbacks(counted)} readbacks while making GPU inputs`);
   check(first[0]!.input.location === 'gpu-buffer', `input location ${first[0]!.input.location}`);
   // Both buffers are lent: the third batch waits until a tensor is disposed.
   let third: Awaited<ReturnType<OnnxFeeder['tensors']>> | undefined;
@@ -103,6 +101,21 @@ export async function webgpuSessionMatchesHandBuiltTensors(ortModule: typeof ort
   }
   await feeder.close();
   await rejectsWith(feeder.tensors(hostBatch(3, 4, 1)), (e) => e instanceof FeedError && e.code === 'closed', 'closed');
+  // The counter's control for ONNX Runtime: an output kept on the GPU and downloaded with getData.
+  const onGpu = await ort.InferenceSession.create(embeddingModel(1, 6, 5), {
+    executionProviders: ['webgpu'],
+    preferredOutputLocation: 'gpu-buffer',
+  });
+  const result = await onGpu.run({ pixels: handBuilt(hostBatch(0, 4, 3), ort) });
+  const download = await countReadbacks(() => result.logits!.getData(), { ort });
+  check(
+    download.kinds['ort-read'] === 1 && download.kinds['map-read'] >= 1,
+    `getData of a GPU output counted ${describeReadbacks(download)}`,
+  );
+  const e = maxAbsDiff(download.result as Float32Array, wants[0]!.logits);
+  check(e < 1e-4, `the downloaded logits differ from the CPU tensors' by ${e}`);
+  for (const t of Object.values(result)) t.dispose();
+  await onGpu.release();
   await session.release();
   check(device === (await ort.env.webgpu.device), 'one device throughout');
 }

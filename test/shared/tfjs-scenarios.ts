@@ -11,7 +11,7 @@ import { loader, type TensorBatch } from '../../src/loader/index.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
-import { countReadbacks } from './readbacks.ts';
+import { countReadbacks, describeReadbacks } from './readbacks.ts';
 
 const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
 
@@ -87,8 +87,9 @@ export async function webgpuTensorsMatchCpuWithoutReadback(): Promise<void> {
           { images: count, height: 6, width: 5, channels: 3 },
           { layout, mean: [0.5, 0.4, 0.3], std: [0.2, 0.25, 0.3] },
         );
-        const { result, readbacks } = await countReadbacks(() => feeder.tensors(batch));
-        check(readbacks === 0, `${readbacks} GPU→CPU readbacks while making tensors`);
+        const counted = await countReadbacks(() => feeder.tensors(batch), { tf });
+        const { result, readbacks } = counted;
+        check(readbacks === 0, `${describeReadbacks(counted)} GPU→CPU readbacks while making tensors`);
         check(batch.releases === 1, 'the batch was released once');
         const { xs, ys, keys } = result;
         const expectShape = layout === 'NHWC' ? [count, 6, 5, 3] : [count, 3, 6, 5];
@@ -231,7 +232,7 @@ export async function loaderGivesTensors(): Promise<void> {
     const take = async () => {
       for await (const batch of data) taken.push(batch);
     };
-    const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take)).readbacks;
+    const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take, { tf })).readbacks;
     let rows = 0;
     for (const batch of taken) {
       check(batch.xs.shape.join() === `${batch.count},${size},${size},3`, `${path}: xs ${batch.xs.shape}`);
@@ -255,7 +256,53 @@ export async function loaderGivesTensors(): Promise<void> {
   });
 }
 
+/**
+ * The readback counter's control for tf.js: reads of a tensor on the WebGPU backend (data, array,
+ * and dataSync where it cannot work for want of a canvas) are counted, as tfjs-read and as the
+ * buffer map underneath; a tensor of the CPU backend read the same way counts nothing. dataSync is
+ * not called in a page: there it copies into a canvas texture, which destroys the device in
+ * headless Chromium on lavapipe (readback-scenarios.ts).
+ */
+export async function tfjsReadsAreCounted(): Promise<void> {
+  await withTfjsOnTandem(async () => {
+    const r = await countReadbacks(
+      async () => {
+        // Large enough that the backend runs the op on the GPU rather than forwarding it to the CPU.
+        const y = tf.tidy(() => tf.add(tf.range(0, 4096), 1));
+        const values = await y.data();
+        check(values[0] === 1 && values[4095] === 4096, `values ${values[0]}…${values[4095]}`);
+        await y.array();
+        if (typeof OffscreenCanvas === 'undefined') {
+          const z = tf.tidy(() => tf.mul(y, 2));
+          try {
+            z.dataSync();
+          } catch {
+            // No canvas to read through in this runtime: the attempt is what is counted.
+          }
+          z.dispose();
+        }
+        y.dispose();
+      },
+      { tf },
+    );
+    const syncReads = typeof OffscreenCanvas === 'undefined' ? 1 : 0;
+    check(r.kinds['tfjs-read'] === 2 + syncReads, `tfjs-read counted ${describeReadbacks(r)}, ${2 + syncReads} expected`);
+    check(r.kinds['map-read'] >= 1 && r.kinds['copy-to-map-read'] >= 1, `the map underneath: ${describeReadbacks(r)}`);
+  });
+  const onCpu = await countReadbacks(
+    async () => {
+      const y = tf.tidy(() => tf.add(tf.tensor1d([1, 2, 3]), 1));
+      await y.data();
+      y.dataSync();
+      y.dispose();
+    },
+    { tf },
+  );
+  check(tf.getBackend() === 'cpu' && onCpu.readbacks === 0, `CPU-backend reads counted: ${describeReadbacks(onCpu)}`);
+}
+
 export const tfjsScenarios = {
+  'tfjs: the readback counter sees reads of WebGPU tensors (data, array, dataSync) and not of CPU tensors': tfjsReadsAreCounted,
   'tfjs: WebGPU tensors on the shared device equal the CPU path, with no readback': webgpuTensorsMatchCpuWithoutReadback,
   'tfjs: kept tensors survive ring reuse; numTensors stays flat': keptTensorsSurviveReuseAndMemoryStaysFlat,
   'tfjs: the CPU backend gets the same values, NCHW and NHWC': cpuBackendTensorsMatch,
