@@ -2,7 +2,7 @@
 // a terminal (plain lines otherwise), one line per epoch, the loader's per-stage summary, and the
 // reports (JSON and a self-contained HTML page) written by main.ts.
 import { formatStats } from '../pipeline/index.ts';
-import { readFile, writeFileAtomic } from '../runtime/index.ts';
+import { env, readFile, writeFileAtomic } from '../runtime/index.ts';
 import {
   decodeTrainingCheckpoint,
   defaultTrainingOptions,
@@ -95,7 +95,8 @@ export async function runTrain(o: TrainOptions): Promise<TrainReport> {
             // Written to a temporary file, then renamed: a kill mid-write leaves the previous one.
             checkpointEvery: o.checkpointEvery ?? Math.ceil((data.stream?.count ?? data.train.length) / o.batchSize),
             onCheckpoint: async (bytes: Uint8Array, step: number) => {
-              await writeFileAtomic(checkpointPath, bytes);
+              // The kill tests set TANDEM_TEST_SLOW_CHECKPOINT_MS to kill `tandem train` mid-write.
+              await writeFileAtomic(checkpointPath, bytes, Number(env('TANDEM_TEST_SLOW_CHECKPOINT_MS') ?? 0));
               if (step === lastStep) o.log(`checkpoint: ${checkpointPath} (step ${step})`);
             },
           }

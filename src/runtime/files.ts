@@ -56,17 +56,19 @@ export async function readFile(path: string): Promise<Uint8Array> {
   return new Promise((resolve, reject) => callbacks.readFile(path, (error, data) => (error ? reject(error) : resolve(data))));
 }
 
-/** Writes through a temporary name and renames, so readers never see half a file. */
-export async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+/**
+ * Writes through a temporary name and renames, so readers never see half a file. `pauseMs` is for
+ * the kill tests: the temporary file holds the first half that long, so a kill can land mid-write.
+ */
+export async function writeFileAtomic(path: string, data: Uint8Array, pauseMs = 0): Promise<void> {
   const temp = `${path}.partial`;
-  if (deno) {
-    await deno.writeFile(temp, data);
-    await deno.rename(temp, path);
-  } else {
-    const f = await fs();
-    await f.writeFile(temp, data);
-    await f.rename(temp, path);
+  const f = deno ?? (await fs());
+  if (pauseMs > 0) {
+    await f.writeFile(temp, data.subarray(0, data.length >> 1));
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
+  await f.writeFile(temp, data);
+  await f.rename(temp, path);
 }
 
 export async function makeDir(path: string): Promise<void> {

@@ -1,16 +1,27 @@
-// Kill tests with real processes: a short training run (test/shared/resume-child.mjs, on the built
-// package) is killed with SIGKILL at seeded random moments (loading, decoding, uploading, a step,
-// a checkpoint write) and resumed from its last checkpoint. Each time, across the kill:
-//   - the steps the resumed model carries (those up to the checkpoint, then the resumed run's)
-//     trained on exactly the keys, in exactly the order, of a run that never stopped, so every
-//     sample is consumed once per epoch;
-//   - the final parameters equal the uninterrupted run's, bit for bit;
-//   - a checkpoint cut off mid-write (a leftover temporary file) is never read.
+// Kill tests with real processes: a short `tandem train` run (test/shared/resume-child.mjs, through
+// the CLI's own runTrain: its atomic checkpoint writer and its --resume) is killed with SIGKILL and
+// resumed by Tandem from its last checkpoint. Per kill, asserted:
+//   - the kill landed before the run finished: the child was ended by the SIGKILL and its own log
+//     has no "done" line;
+//   - the resume started strictly inside the run (0 < step < last), at the last checkpoint the
+//     killed run completed; a share of at most a sixth of the kills may land at an end instead,
+//     counted apart (a kill delayed past the final checkpoint by a busy machine);
+//   - every other kill checkpoints every 3 steps, so the resume replays steps the killed run had
+//     already trained;
+//   - every third kill is made during a checkpoint write (TANDEM_TEST_SLOW_CHECKPOINT_MS holds the
+//     temporary file half-written): the resume then starts from the previous checkpoint, and once
+//     per test Tandem's resume is handed that half-written file as the checkpoint and must refuse it
+//     with a CheckpointError;
+//   - the steps the resumed model carries (the killed run's up to its checkpoint, then the resumed
+//     run's) trained on exactly the keys, in exactly the order, of a run that never stopped, and so
+//     did every step the killed run logged; the final weights equal the uninterrupted run's, bit for bit.
+// Node's child runs dist/, rebuilt here when src/ has changed; Deno's runs src/ itself.
 // Runtime-neutral through node:child_process and node:fs, which Deno provides.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import process from 'node:process';
 import { Rng } from '../../src/random/index.ts';
 import { writeFolderShards } from '../../src/sources/index.ts';
 import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
@@ -23,76 +34,119 @@ export interface ChildRuntime {
 }
 
 const CHILD = new URL('./resume-child.mjs', import.meta.url).pathname;
+const REPO = new URL('../../', import.meta.url).pathname;
+/** How long a slowed checkpoint write holds its temporary file half-written. */
+const SLOW_WRITE_MS = 150;
+
+/**
+ * The Node child imports dist/: rebuild it when its build key (scripts/source-key.sh, a hash of
+ * what tsc reads) is not src/'s, so the kills never test stale code. Deno's child runs src/.
+ */
+function ensureBuilt(): boolean {
+  if ((globalThis as { Deno?: unknown }).Deno) return false;
+  const key = execFileSync('bash', [join(REPO, 'scripts/source-key.sh')], { encoding: 'utf8' }).trim();
+  const builtKey = join(REPO, 'dist/.build-key');
+  if (existsSync(builtKey) && readFileSync(builtKey, 'utf8').trim() === key) return false;
+  try {
+    execFileSync('bash', [join(REPO, 'scripts/build.sh')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const e = error as { stdout?: Uint8Array; stderr?: Uint8Array };
+    throw new Error(`dist/ is older than src/ and rebuilding it failed: ${String(e.stdout ?? '')}${String(e.stderr ?? '')}`);
+  }
+  return true;
+}
 
 interface RunLog {
-  /** The step the run resumed at (0: from scratch). */
+  /** The step Tandem said it resumed at (0: from scratch). */
   resumedAt: number;
   /** Each step's keys, by step number. */
   steps: Map<number, string>;
   finished: boolean;
+  /** "NAME CODE message" when the run threw. */
+  error?: string;
 }
 
 function readLog(dir: string): RunLog[] {
   const runs: RunLog[] = [];
   for (const line of readFileSync(join(dir, 'keys.log'), 'utf8').split('\n').filter(Boolean)) {
     const [head, ...rest] = line.split(' ');
-    if (head === 'resume') runs.push({ resumedAt: Number(rest[0]), steps: new Map(), finished: false });
+    if (head === 'run') runs.push({ resumedAt: 0, steps: new Map(), finished: false });
+    else if (head === 'resume') runs.at(-1)!.resumedAt = Number(rest[0]);
     else if (head === 'done') runs.at(-1)!.finished = true;
+    else if (head === 'error') runs.at(-1)!.error = rest.join(' ');
     else runs.at(-1)!.steps.set(Number(head), rest.join(' '));
   }
   return runs;
 }
 
-/** When to kill a run: `extraMs` after it logs step `afterStep` (0: after it starts). */
-interface KillAt {
-  afterStep: number;
+/** When to kill a run: `extraMs` after `due()` first holds (polled every 5 ms). */
+interface Kill {
+  due: () => boolean;
   extraMs: number;
+}
+
+interface ChildExit {
+  code: number | null;
+  signal: string | null;
+  /** Whether the SIGKILL was sent before the child exited. */
+  killed: boolean;
+  stderr: string;
 }
 
 /** Runs the child to its end, or kills it at `kill`; resolves when it has exited. */
 function runChild(
   runtime: ChildRuntime,
   dir: string,
-  resume: boolean,
-  shards: string | undefined,
-  kill?: KillAt,
-): Promise<{ code: number | null; killed: boolean }> {
+  mode: 'fresh' | 'resume',
+  every: number,
+  data: { kind: 'files' | 'shards'; path: string },
+  kill?: Kill,
+  env: Record<string, string> = {},
+): Promise<ChildExit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(runtime.command, [...runtime.args, CHILD, dir, resume ? 'resume' : 'fresh', ...(shards ? [shards] : [])], {
+    const child = spawn(runtime.command, [...runtime.args, CHILD, dir, mode, String(every), data.kind, data.path], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
     });
     let stderr = '';
     child.stderr.on('data', (d: Uint8Array) => (stderr += new TextDecoder().decode(d)));
     let killed = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const killLater = (ms: number) => (timer = setTimeout(() => (killed = child.kill('SIGKILL')), ms));
-    // Polls the run's key log for the step to kill after (a synchronous append per step).
-    const poll =
-      kill && kill.afterStep > 0
-        ? setInterval(() => {
-            let log = '';
-            try {
-              log = readFileSync(join(dir, 'keys.log'), 'utf8');
-            } catch {
-              return;
-            }
-            if (log.split('\n').some((line) => line.startsWith(`${kill.afterStep} `))) {
-              clearInterval(poll);
-              killLater(kill.extraMs);
-            }
-          }, 5)
-        : undefined;
-    if (kill && kill.afterStep === 0) killLater(kill.extraMs);
+    const poll = kill
+      ? setInterval(() => {
+          if (!kill.due()) return;
+          clearInterval(poll);
+          timer = setTimeout(() => (killed = child.kill('SIGKILL')), kill.extraMs);
+        }, 5)
+      : undefined;
     const limit = setTimeout(() => child.kill('SIGKILL'), 240_000);
     child.on('error', reject);
-    child.on('exit', (code) => {
+    child.on('exit', (code, signal) => {
       clearTimeout(timer);
       clearInterval(poll);
       clearTimeout(limit);
-      if (!killed && code !== 0) reject(new Error(`training child exited with ${code}: ${stderr.slice(-2000)}`));
-      else resolve({ code, killed });
+      if (!kill && code !== 0 && !existsSync(join(dir, 'keys.log')))
+        reject(new Error(`training child exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
+      else resolve({ code, signal, killed, stderr });
     });
   });
+}
+
+/** Whether the log in `dir` already has step `step`. */
+function logged(dir: string, step: number): boolean {
+  try {
+    return readFileSync(join(dir, 'keys.log'), 'utf8').includes(`\n${step} `);
+  } catch {
+    return false;
+  }
+}
+
+function size(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return -1;
+  }
 }
 
 export interface KillReport {
@@ -102,83 +156,167 @@ export interface KillReport {
   uninterruptedSeconds: number;
 }
 
-/** 64 generated JPEGs written as 8 tar shards of 8 (`tandem shards`' format), for the streamed runs. */
-async function writeTestShards(root: string): Promise<string> {
+/** 64 generated JPEGs in class folders, and with `shards` also written as 8 tar shards of 8. */
+async function writeTestData(root: string, shards: boolean): Promise<string> {
   const images = join(root, 'images');
   for (let i = 0; i < 64; i++) {
     const s = renderSample(3, i, { width: 64, height: 48, classes: 4 });
     mkdirSync(join(images, s.className), { recursive: true });
     writeFileSync(join(images, s.className, `${String(i).padStart(3, '0')}.jpg`), encodeJpeg(s.rgb, s.width, s.height, { quality: 90 }));
   }
+  if (!shards) return images;
   const out = join(root, 'shards');
   await writeFolderShards(images, { out, perShard: 8, seed: 1 });
   return out;
 }
 
 /**
- * One uninterrupted run, then `kills` runs each killed once at a seeded random moment and resumed
- * to the end; every pair is checked as described above. `data` 'shards' trains on streamed tar
- * shards (the checkpoint then holds the shard stream's position and shuffle buffer).
+ * One uninterrupted run, then `kills` runs each killed once and resumed to the end; every kill is
+ * checked as described above. `data` 'shards' trains on streamed tar shards (the checkpoint then
+ * holds the shard stream's position and shuffle buffer).
  */
 export async function killedRunsResumeExactly(
   runtime: ChildRuntime,
   kills: number,
   seed = 1,
-  data: 'files' | 'shards' = 'files',
+  kind: 'files' | 'shards' = 'files',
 ): Promise<KillReport> {
+  const rebuilt = ensureBuilt();
   const root = mkdtempSync(join(tmpdir(), 'tandem-resume-'));
   try {
-    const shards = data === 'shards' ? await writeTestShards(root) : undefined;
+    const data = { kind, path: await writeTestData(root, kind === 'shards') };
     // Files: 52 training keys after the held-out split; shards: all 64, nothing held out.
-    const perEpoch = shards ? 64 : 52;
-    const totalSteps = Math.ceil((perEpoch * 2) / 8);
+    const perEpoch = kind === 'shards' ? 64 : 52;
+    const last = Math.ceil((perEpoch * 2) / 8);
     const reference = join(root, 'reference');
     const t0 = performance.now();
     mkdirSync(reference);
-    await runChild(runtime, reference, false, shards);
+    await runChild(runtime, reference, 'fresh', 3, data);
     const uninterruptedSeconds = (performance.now() - t0) / 1000;
     const [full] = readLog(reference);
     check(
-      full !== undefined && full.finished && full.steps.size === totalSteps,
-      `the uninterrupted run took ${totalSteps} steps: ${full?.steps.size}`,
+      full !== undefined && full.finished && full.steps.size === last,
+      `the uninterrupted run took ${last} steps: ${full?.steps.size} (${full?.error ?? 'no error'})`,
     );
-    const finalReference = readFileSync(join(reference, 'final.f32'));
+    const finalReference = readFileSync(join(reference, 'final.safetensors'));
     // Every epoch trains on each training key once (batches run across the boundary).
     const allKeys = [...full.steps.values()].join(' ').split(' ');
     check(allKeys.length === 2 * perEpoch, `2 epochs × ${perEpoch} keys, got ${allKeys.length}`);
     for (const epoch of [allKeys.slice(0, perEpoch), allKeys.slice(perEpoch)])
       check(new Set(epoch).size === perEpoch, `an epoch repeats a key: ${epoch.length - new Set(epoch).size} repeats`);
     const rng = new Rng(seed);
-    const random = () => rng.float();
+    const pick = <T>(options: readonly T[]): T => options[Math.floor(rng.float() * options.length)]!;
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
     const resumedAt: number[] = [];
+    const atEnds: number[] = [];
+    const replayed: number[] = [];
+    let midWrite = 0;
+    let refused = '';
     for (let k = 0; k < kills; k++) {
       const dir = join(root, `kill-${k}`);
       mkdirSync(dir);
-      // A random step (0: while loading), then a random moment within about one step's time: the
-      // kill lands in reading, decoding, uploading, a step or a checkpoint write.
-      const kill = { afterStep: Math.floor(random() * totalSteps), extraMs: Math.round(random() * 250) };
-      const delay = `step ${kill.afterStep} + ${kill.extraMs} ms`;
-      await runChild(runtime, dir, false, shards, kill.afterStep === 0 ? { afterStep: 0, extraMs: 800 + kill.extraMs * 4 } : kill);
-      // A kill in the middle of a checkpoint write leaves its temporary file; it must never be read.
-      if (k % 2 === 1) writeFileSync(join(dir, 'run.ckpt.partial'), new Uint8Array(123).fill(7));
-      await runChild(runtime, dir, true, shards);
+      const every = k % 2 === 0 ? 3 : 1;
+      const duringWrite = k % 3 === 2;
+      const partial = join(dir, 'run.ckpt.partial');
+      const checkpoint = join(dir, 'run.ckpt');
+      let kill: Kill;
+      let what: string;
+      let target = 0;
+      if (duringWrite) {
+        // A checkpoint with one before it; killed while its write holds the temporary file
+        // half-written (or, were the write not atomic, while run.ckpt itself is cut short).
+        target = pick(range(2, last - 1).filter((s) => s % every === 0 && s > every));
+        const extraMs = Math.round(rng.float() * (SLOW_WRITE_MS / 3));
+        let whole = 0;
+        kill = {
+          due: () => {
+            const now = size(checkpoint);
+            whole = Math.max(whole, now);
+            return logged(dir, target) && (existsSync(partial) || (now >= 0 && now < whole / 1.5));
+          },
+          extraMs,
+        };
+        what = `during the checkpoint write of step ${target} + ${extraMs} ms, every ${every}`;
+      } else {
+        // After a random step past the first checkpoint, not on a checkpoint step (so that with
+        // every 3 the resume replays steps), at least 3 steps before the end, plus a moment
+        // within a step: the kill lands in reading, decoding, uploading, a step or a checkpoint.
+        const afterStep = pick(range(every + 1, last - 3).filter((s) => every === 1 || s % every === 1));
+        const extraMs = Math.round(rng.float() * 40);
+        kill = { due: () => logged(dir, afterStep), extraMs };
+        what = `after step ${afterStep} + ${extraMs} ms, every ${every}`;
+      }
+      const env: Record<string, string> = duringWrite ? { TANDEM_TEST_SLOW_CHECKPOINT_MS: String(SLOW_WRITE_MS) } : {};
+      const exit = await runChild(runtime, dir, 'fresh', every, data, kill, env);
+      const [killedRun] = readLog(dir);
+      check(
+        killedRun !== undefined && exit.killed && exit.signal === 'SIGKILL' && !killedRun.finished,
+        `kill ${k} (${what}): the run was not killed before it finished (exit ${exit.code ?? exit.signal}, its log ${killedRun?.finished ? 'has' : 'lacks'} "done")`,
+      );
+      const lastLogged = Math.max(0, ...killedRun.steps.keys());
+      for (const [step, keys] of killedRun.steps)
+        check(keys === full.steps.get(step), `kill ${k} (${what}): the killed run's step ${step} trained on other keys`);
+      // What the kill left of the write (read before the resume writes checkpoints of its own).
+      const partialBytes = existsSync(partial) ? readFileSync(partial) : undefined;
+      const checkpointSize = size(checkpoint);
+      const resume = await runChild(runtime, dir, 'resume', every, data);
       const runs = readLog(dir);
       const resumed = runs.at(-1)!;
-      check(resumed.finished, `kill ${k} (after ${delay}): the resumed run did not finish`);
+      const at = `kill ${k} (${what}, last logged step ${lastLogged}, resumed at ${resumed.resumedAt})`;
+      check(runs.length === 2 && resumed.finished, `${at}: the resumed run did not finish: ${resumed.error ?? resume.stderr.slice(-1000)}`);
       resumedAt.push(resumed.resumedAt);
+      // The latest checkpoint the killed run can have completed: the one before its last logged
+      // step, or that step's own when it is a checkpoint step and its write may have finished.
+      const before = every * Math.floor((lastLogged - 1) / every);
+      const expected = duringWrite ? [target - every] : lastLogged % every === 0 ? [before, lastLogged] : [before];
+      check(
+        expected.includes(resumed.resumedAt),
+        `${at}: not resumed at the last checkpoint the killed run completed (${expected.join(' or ')})`,
+      );
+      if (resumed.resumedAt <= 0 || resumed.resumedAt >= last) atEnds.push(resumed.resumedAt);
+      if (every > 1) replayed.push(lastLogged - resumed.resumedAt);
+      if (duringWrite) {
+        check(
+          partialBytes !== undefined && checkpointSize > 0 && partialBytes.length < checkpointSize,
+          `${at}: the kill did not land mid-write: run.ckpt.partial ${partialBytes?.length ?? 'absent'}, run.ckpt ${checkpointSize} bytes`,
+        );
+        check(lastLogged - resumed.resumedAt === every, `${at}: the resume replayed ${lastLogged - resumed.resumedAt} steps, not ${every}`);
+        midWrite++;
+        if (!refused) {
+          // Had the write not been atomic, run.ckpt would hold these bytes: Tandem must refuse them.
+          const torn = join(root, `torn-${k}`);
+          mkdirSync(torn);
+          writeFileSync(join(torn, 'run.ckpt'), partialBytes);
+          await runChild(runtime, torn, 'resume', every, data);
+          const [tornRun] = readLog(torn);
+          const refusal = tornRun?.error ?? '';
+          check(
+            refusal.startsWith('CheckpointError ') && tornRun?.steps.size === 0,
+            `${at}: resuming from the half-written checkpoint (${partialBytes?.length} bytes) was not refused with a CheckpointError: ${refusal || (tornRun?.finished ? 'it trained' : 'no error')}`,
+          );
+          refused = refusal.split(' ').slice(0, 2).join(' ');
+        }
+      }
       // What the final model carries: the killed run's steps up to the checkpoint, then the resumed run's.
       const carried = new Map<number, string>();
-      for (const [step, keys] of runs[0]!.steps) if (step <= resumed.resumedAt) carried.set(step, keys);
+      for (const [step, keys] of killedRun.steps) if (step <= resumed.resumedAt) carried.set(step, keys);
       for (const [step, keys] of resumed.steps) carried.set(step, keys);
-      check(carried.size === full.steps.size, `kill ${k} (after ${delay}, resumed at ${resumed.resumedAt}): ${carried.size} steps carried`);
-      for (const [step, keys] of full.steps)
-        check(
-          carried.get(step) === keys,
-          `kill ${k} (after ${delay}, resumed at ${resumed.resumedAt}): step ${step} trained on other keys`,
-        );
-      const final = readFileSync(join(dir, 'final.f32'));
-      check(final.equals(finalReference), `kill ${k} (after ${delay}, resumed at ${resumed.resumedAt}): the final weights differ`);
+      check(carried.size === full.steps.size, `${at}: ${carried.size} steps carried`);
+      for (const [step, keys] of full.steps) check(carried.get(step) === keys, `${at}: step ${step} trained on other keys`);
+      const final = readFileSync(join(dir, 'final.safetensors'));
+      check(final.equals(finalReference), `${at}: the final weights differ`);
     }
+    const allowedAtEnds = Math.floor(kills / 6);
+    check(
+      atEnds.length <= allowedAtEnds,
+      `${atEnds.length} of ${kills} kills resumed at an end (steps ${atEnds.join(', ')}); at most ${allowedAtEnds} may`,
+    );
+    console.log(
+      `[resume] ${runtime.command.split('/').at(-1)} ${kind}${rebuilt ? ' (dist/ rebuilt first)' : ''}: ${kills} kills, ${kills} before the run finished; ` +
+        `resumed strictly inside ${kills - atEnds.length}, at an end ${atEnds.length} (at most ${allowedAtEnds}); ` +
+        `every 3 steps: ${replayed.length} kills, replayed ${replayed.join(', ')} steps; ` +
+        `${midWrite} killed mid-write, each resumed from the checkpoint before${refused ? `; the half-written file refused: ${refused}` : ''}`,
+    );
     return { kills, resumedAt, uninterruptedSeconds };
   } finally {
     rmSync(root, { recursive: true, force: true });
