@@ -1,11 +1,11 @@
 // loader(), the front door, as a user calls it: every source kind, every target, the lifecycle, the
 // position it can resume from, and options refused with the field named. The references are
 // independent of the loader: the decode pool called directly for pixels, the sampler's arithmetic
-// for order, normalizeReference on those pixels for the GPU's floats.
+// for order, normalizeByHand (the tests' own) on those pixels for the GPU's floats.
 import { DecodeError, DecodePool, ImageBatcher } from '../../src/decode/index.ts';
 import { BatchReleasedError, OptionError } from '../../src/errors/index.ts';
 import { acquireGpu, AugmentKernel, BatchUploader, NormalizeKernel, readBuffer } from '../../src/gpu/index.ts';
-import { normalizeReference } from '../../src/gpu/internal.ts';
+import { normalizeByHand } from './normalize-by-hand.ts';
 import { loader, LoaderError, type LoaderState } from '../../src/loader/index.ts';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { DistributedSampler, shuffledEpoch, SourceError, type DirectoryHandleLike } from '../../src/sources/index.ts';
@@ -232,7 +232,7 @@ export const frontDoorGpuScenarios: Record<string, () => Promise<void>> = {
           pixels.set((await pool.decode(item.bytes, { width: SIZE, height: SIZE, fit: 'cover' })).pixels, row * SIZE * SIZE * 3);
           check(labels[row] === item.label, `label ${row}`);
         }
-        const want = normalizeReference(
+        const want = normalizeByHand(
           pixels,
           { images: batch.count, height: SIZE, width: SIZE, channels: 3 },
           {

@@ -1,7 +1,8 @@
 // Runtime-neutral test bodies for the GPU path; each throws on failure. Called from the Node +
 // WebGPU, browser and Deno tiers so the same checks run everywhere.
 import { acquireGpu, AugmentKernel, NormalizeKernel, readBuffer, type BatchShape } from '../../src/gpu/index.ts';
-import { augmentReference, normalizeReference, sampleAugmentations } from '../../src/gpu/internal.ts';
+import { augmentReference, sampleAugmentations } from '../../src/gpu/internal.ts';
+import { FIXED_NORMALIZATION, normalizeByHand } from './normalize-by-hand.ts';
 // Internal layout helpers, imported from their files: the package's door does not export them.
 import { SAMPLE_FLOATS } from '../../src/gpu/augment.ts';
 import { align4 } from '../../src/gpu/dispatch.ts';
@@ -23,11 +24,27 @@ export async function normalizeMatchesCpu(shape: BatchShape = { images: 3, heigh
     kernel.encode(encoder, src, dst);
     device.queue.submit([encoder.finish()]);
     const got = new Float32Array(await readBuffer(device, dst));
-    const want = normalizeReference(input.subarray(0, bytes), shape);
+    const want = normalizeByHand(input.subarray(0, bytes), shape);
     const err = maxAbsDiff(got, want);
     check(got.length === want.length, `length ${got.length} != ${want.length}`);
     check(err < 1e-5, `GPU normalize differs from CPU by ${err}`);
     kernel.destroy();
+    // And against floats fixed in the test, bytes in and floats out.
+    const fixed = FIXED_NORMALIZATION;
+    const small = await NormalizeKernel.create(device, fixed.shape);
+    const fixedSrc = device.createBuffer({ size: align4(fixed.bytes.length), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const fixedDst = device.createBuffer({ size: small.outputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    const padded = new Uint8Array(align4(fixed.bytes.length));
+    padded.set(fixed.bytes);
+    device.queue.writeBuffer(fixedSrc, 0, padded);
+    const fixedEncoder = device.createCommandEncoder();
+    small.encode(fixedEncoder, fixedSrc, fixedDst);
+    device.queue.submit([fixedEncoder.finish()]);
+    const fixedGot = new Float32Array(await readBuffer(device, fixedDst));
+    const fixedErr = maxAbsDiff(fixedGot.subarray(0, fixed.imagenet.NCHW.length), fixed.imagenet.NCHW);
+    check(fixedErr < 1e-5, `GPU normalize differs from the fixed ImageNet NCHW vector by ${fixedErr}`);
+    small.destroy();
+    for (const b of [src, dst, fixedSrc, fixedDst]) b.destroy();
     return gpu.runtime;
   } finally {
     gpu.close();

@@ -3,7 +3,7 @@
 // once or reported with its stage and reason.
 import { DecodeError, DecodePool, ImageBatcher, type ImageBatch } from '../../src/decode/index.ts';
 import { acquireGpu, BatchUploader, NormalizeKernel, readBuffer } from '../../src/gpu/index.ts';
-import { normalizeReference } from '../../src/gpu/internal.ts';
+import { normalizeByHand } from './normalize-by-hand.ts';
 import { PipelineBuilder } from '../../src/pipeline/index.ts';
 import { check } from './assert.ts';
 import { sampleImages } from './transfer-scenarios.ts';
@@ -44,7 +44,7 @@ export async function loaderAccountsForEveryItem(): Promise<{ delivered: number;
     }
     // The last batch's normalised tensor against the CPU reference of the same bytes.
     const values = new Float32Array(await readBuffer(gpu.device, output));
-    const want = normalizeReference(lastHostBytes, { images: lastCount, height: 32, width: 32, channels: 3 });
+    const want = normalizeByHand(lastHostBytes, { images: lastCount, height: 32, width: 32, channels: 3 });
     let worst = 0;
     for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs((values[i] ?? Number.NaN) - (want[i] ?? 0)));
     check(lastCount > 0 && worst < 1e-5, `normalised batch on the GPU differs from the CPU reference by ${worst}`);

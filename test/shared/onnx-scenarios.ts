@@ -2,7 +2,7 @@
 // same pixels. The model is written by test/shared/onnx-model.ts from a seed.
 import * as ort from 'onnxruntime-web';
 import { acquireGpu, FeedError, GpuError } from '../../src/gpu/index.ts';
-import { normalizeReference } from '../../src/gpu/internal.ts';
+import { normalizeByHand } from './normalize-by-hand.ts';
 import { OnnxFeeder } from '../../src/onnx/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
@@ -15,11 +15,7 @@ const STD = [0.25, 0.25, 0.3];
 
 function handBuilt(batch: ReturnType<typeof hostBatch>, runtime: typeof ort = ort): ort.Tensor {
   const n = batch.count;
-  const values = normalizeReference(
-    batch.data.subarray(0, n * 90),
-    { images: n, height: 6, width: 5, channels: 3 },
-    { mean: MEAN, std: STD },
-  );
+  const values = normalizeByHand(batch.data.subarray(0, n * 90), { images: n, height: 6, width: 5, channels: 3 }, { mean: MEAN, std: STD });
   return new runtime.Tensor('float32', values, [n, 3, 6, 5]);
 }
 

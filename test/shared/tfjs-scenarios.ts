@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { acquireGpu, FeedError, GpuError, type GpuContext, type HostBatch } from '../../src/gpu/index.ts';
-import { normalizeReference } from '../../src/gpu/internal.ts';
+import { normalizeByHand } from './normalize-by-hand.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { BatchReleasedError } from '../../src/errors/index.ts';
 import { loader, type TensorBatch } from '../../src/loader/index.ts';
@@ -82,7 +82,7 @@ export async function webgpuTensorsMatchCpuWithoutReadback(): Promise<void> {
       check(feeder.path === 'webgpu', `feeder path ${feeder.path}`);
       for (const count of [4, 3]) {
         const batch = hostBatch(count, count, count);
-        const want = normalizeReference(
+        const want = normalizeByHand(
           batch.data.subarray(0, count * 90),
           { images: count, height: 6, width: 5, channels: 3 },
           { layout, mean: [0.5, 0.4, 0.3], std: [0.2, 0.25, 0.3] },
@@ -116,7 +116,7 @@ export async function keptTensorsSurviveReuseAndMemoryStaysFlat(): Promise<void>
   await withTfjsOnTandem(async (gpu) => {
     const feeder = await TfjsFeeder.create(tf, { ...SHAPE, gpu });
     const first = hostBatch(0, 4, 100);
-    const want = normalizeReference(first.data.subarray(0, 360), { images: 4, height: 6, width: 5, channels: 3 }, { layout: 'NHWC' });
+    const want = normalizeByHand(first.data.subarray(0, 360), { images: 4, height: 6, width: 5, channels: 3 }, { layout: 'NHWC' });
     const kept = await feeder.tensors(first);
     const before = tf.memory().numTensors;
     for (let i = 1; i <= 40; i++) {
@@ -140,7 +140,7 @@ export async function cpuBackendTensorsMatch(): Promise<void> {
     const feeder = await TfjsFeeder.create(tf, { ...SHAPE, layout });
     check(feeder.path === 'cpu', `feeder path ${feeder.path}`);
     const batch = hostBatch(1, 2, 5);
-    const want = normalizeReference(batch.data.subarray(0, 180), { images: 2, height: 6, width: 5, channels: 3 }, { layout });
+    const want = normalizeByHand(batch.data.subarray(0, 180), { images: 2, height: 6, width: 5, channels: 3 }, { layout });
     const { xs, ys } = await feeder.tensors(batch);
     check(batch.releases === 1, 'released');
     check(xs.shape.join() === (layout === 'NCHW' ? '2,3,6,5' : '2,6,5,3'), `xs shape ${xs.shape}`);
@@ -222,7 +222,7 @@ export async function loaderGivesTensors(): Promise<void> {
       const file = files.find((f) => f.key === key)!;
       pixels.set((await pool.decode(file.bytes, { width: size, height: size, fit: 'cover' })).pixels, row * size * size * 3);
     }
-    return normalizeReference(pixels, { images: keys.length, height: size, width: size, channels: 3 }, { layout: 'NHWC' });
+    return normalizeByHand(pixels, { images: keys.length, height: size, width: size, channels: 3 }, { layout: 'NHWC' });
   };
   const run = async (path: string) => {
     const before = tf.memory().numTensors;
