@@ -2,7 +2,7 @@
 // a resource outlives them.
 import './limits.ts';
 import { acquireGpu } from '../../src/gpu/index.ts';
-import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+import { denoWorkerThreads, loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
 
 Deno.test('200 stops of the loader at random points leave no job, batch buffer, GPU slot or thread held', async () => {
   const gpu = await acquireGpu();
@@ -14,14 +14,28 @@ Deno.test('200 stops of the loader at random points leave no job, batch buffer, 
   }
 });
 
-Deno.test('200 training sessions aborted at random points each report nothing left held', async () => {
+Deno.test('60 stops of the loader at random points with the workers-mode pool leave no job, batch buffer or worker held', async () => {
   const gpu = await acquireGpu();
   try {
-    // Deno's own thread count is no leak signal: its runtime's blocking pool grows and shrinks by
-    // itself (17 → 21 threads between two sessions in one run), so the OS count is not checked here.
-    const r = await trainingStopsAtRandomPoints(200, 22, gpu, 800, () => Promise.resolve(undefined));
-    console.log(`training stops: ${JSON.stringify(r)}`);
-    if (r.cancelled < 100 || r.unstopped < 10) throw new Error(JSON.stringify(r));
+    // The workers are counted from the OS too (their threads, by name), back to none after every closed pool.
+    if ((await denoWorkerThreads()) === undefined) throw new Error('/proc/self/task is not readable: cannot count the workers');
+    const r = await loaderStopsAtRandomPoints(60, 23, gpu.device, { mode: 'workers', countWorkers: denoWorkerThreads });
+    if (r.poolsClosed < 5 || Object.values(r.byKind).some((n) => n < 5)) throw new Error(JSON.stringify(r));
+  } finally {
+    gpu.close();
+  }
+});
+
+Deno.test('200 training sessions aborted at random points, in every phase, each report nothing left held', async () => {
+  const gpu = await acquireGpu();
+  try {
+    // Counted from the OS: Deno's worker threads by name (the whole process's count moves with its
+    // blocking pool), so every run must end with none alive.
+    const r = await trainingStopsAtRandomPoints(200, 22, gpu, 800, denoWorkerThreads, 0);
+    const { counts, ...summary } = r;
+    console.log(`training stops: ${JSON.stringify(summary)}; worker threads after each run: ${[...new Set(counts)].join(', ')}`);
+    const phasesHit = r.byPhase['before-first-step'] > 0 && r.byPhase['mid-epoch'] > 0 && r.byPhase['held-out'] > 0;
+    if (r.cancelled < 100 || r.unstopped < 10 || !phasesHit || r.osThreads !== 0) throw new Error(JSON.stringify(summary));
   } finally {
     gpu.close();
   }

@@ -29,11 +29,24 @@ it('200 stops of the loader at random points leave no job, batch buffer, GPU slo
   expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
 }, 300_000);
 
-it('200 training sessions aborted at random points each report nothing left held', async () => {
+it('60 stops of the loader at random points with the workers-mode pool leave no job, batch buffer or worker held', async () => {
+  const r = await loaderStopsAtRandomPoints(60, 13, gpu.device, { mode: 'workers' });
+  expect(r.stops).toBe(60);
+  expect(Object.values(r.byKind).every((n) => n > 5)).toBe(true);
+  expect(r.poolsClosed).toBeGreaterThan(5);
+  expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
+}, 300_000);
+
+it('200 training sessions aborted at random points, in every phase, each report nothing left held', async () => {
   const r = await trainingStopsAtRandomPoints(200, 12, gpu, 700);
-  console.log(`training stops: ${JSON.stringify(r)}`);
+  const { counts, ...summary } = r;
+  console.log(`training stops: ${JSON.stringify(summary)}; threads after each run: ${[...new Set(counts)].join(', ')}`);
   expect(r.cancelled).toBeGreaterThan(100);
   expect(r.unstopped).toBeGreaterThan(10);
-  expect(r.osThreads).toBeGreaterThan(0); // counted from /proc: every later run returned to the first two runs' threads (+2)
+  expect(r.byPhase['before-first-step']).toBeGreaterThan(0);
+  expect(r.byPhase['mid-epoch']).toBeGreaterThan(0);
+  expect(r.byPhase['held-out']).toBeGreaterThan(0);
+  // Counted from /proc: every later run came back to the first two runs' settled count, exactly.
+  expect(r.osThreads).toBeGreaterThan(0);
   expect(await settledLeftover(before)).toBeLessThanOrEqual(before);
 }, 600_000);
