@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """References for Tandem's random resized crop (wasm/src/crop.c), with Debian's torchvision and PIL:
 - crop-stats.torchvision.json: quantiles of torchvision's own RandomResizedCrop.get_params draws
-  (area share, log aspect ratio, box centre) for a few image sizes, to compare Tandem's sampler with;
+  (area share, log aspect ratio, box centre) for a few image sizes, and the shares of 20000 more
+  draws below fixed area and ratio thresholds, to compare Tandem's sampler with;
 - photo-landscape.jpg.rrc.json and .rrc<seed>.rgb: for a few seeds, the box Tandem's sampler must
   draw (the same arithmetic, ported below) and torchvision's resized_crop + hflip of it on PIL.
 Usage: make-crop-reference.py OUT_DIR (photo-landscape.jpg must be there). Skips what exists."""
@@ -18,6 +19,9 @@ SIZES = [(500, 375), (375, 500), (1000, 100), (224, 224)]
 DRAWS = 4000
 QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9]
 SEEDS = [1, 2, 3, 4, 5, 6]
+TAIL_DRAWS = 20000
+AREA_THRESHOLDS = [0.085, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5, 0.75, 0.9, 0.99]
+LOG_RATIO_THRESHOLDS = [-0.25, -0.15, -0.05, 0.05, 0.15, 0.25]
 
 
 def quantiles(values):
@@ -36,6 +40,10 @@ def describe(boxes, width, height):
     }
 
 
+def shares_below(values, thresholds):
+    return [sum(1 for v in values if v < t) / len(values) for t in thresholds]
+
+
 def torchvision_stats():
     torch.manual_seed(0)
     out = {"draws": DRAWS, "quantiles": QUANTILES, "sizes": []}
@@ -43,6 +51,16 @@ def torchvision_stats():
         image = torch.empty(3, height, width)
         boxes = [RandomResizedCrop.get_params(image, [0.08, 1.0], [3 / 4, 4 / 3]) for _ in range(DRAWS)]
         out["sizes"].append({"width": width, "height": height, **describe(boxes, width, height)})
+    # The distribution's shape, tails included: the share of draws below each threshold, from more
+    # draws, for a two-proportion test fine enough to tell a scale floor of 0.10 from 0.08.
+    torch.manual_seed(1)
+    out["tail"] = {"draws": TAIL_DRAWS, "areaThresholds": AREA_THRESHOLDS, "logRatioThresholds": LOG_RATIO_THRESHOLDS}
+    for entry in out["sizes"]:
+        width, height = entry["width"], entry["height"]
+        image = torch.empty(3, height, width)
+        boxes = [RandomResizedCrop.get_params(image, [0.08, 1.0], [3 / 4, 4 / 3]) for _ in range(TAIL_DRAWS)]
+        entry["areaBelow"] = shares_below([w * h / (width * height) for _, _, h, w in boxes], AREA_THRESHOLDS)
+        entry["logRatioBelow"] = shares_below([math.log(w / h) for _, _, h, w in boxes], LOG_RATIO_THRESHOLDS)
     return out
 
 

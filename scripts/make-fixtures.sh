@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Makes the compressed audio and video fixtures of the media tests with Debian's ffmpeg CLI, and
 # image fixtures in formats our own encoders do not write with Debian's PIL, into
-# test/fixtures/generated/ (git-ignored). Skips files already there; says what it made.
+# test/fixtures/generated/ (git-ignored). Skips files already there while the key below holds;
+# says what it made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=test/fixtures/generated
 mkdir -p "$out"
 command -v ffmpeg >/dev/null || { echo "[fixtures] ffmpeg missing: run scripts/apt-setup.sh" >&2; exit 1; }
+# The fixtures are keyed by what makes them: this script, the generators it runs and ffmpeg's
+# version. A changed generator remakes them all (about a minute), never leaves old files behind.
+key=$( { cat "$0" scripts/make-*.py; ffmpeg -version | head -1; } | sha256sum | cut -c1-16)
+if [ "$(cat "$out/.key" 2>/dev/null)" != "$key" ]; then
+  [ -z "$(ls -A "$out")" ] || echo "[fixtures] generators changed (key $key): remaking $out"
+  find "$out" -mindepth 1 -delete
+fi
 make() { # name, ffmpeg arguments...
   local name=$1; shift
   [ -s "$out/$name" ] && return 0
@@ -59,3 +67,4 @@ fi
 # its index (moov) at the end, so streaming must seek there first.
 make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 -pix_fmt yuv420p -g 50 -bf 0 -crf 28
 make long.vp9.webm -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libvpx-vp9 -pix_fmt yuv420p -g 50 -b:v 150k -deadline realtime -cpu-used 8
+echo "$key" > "$out/.key"

@@ -56,6 +56,8 @@ export async function randomCropMatchesTorchvision(pool: DecodePool, load: Fixtu
 interface SizeStats {
   width: number;
   height: number;
+  areaBelow: number[];
+  logRatioBelow: number[];
   area: number[];
   logRatio: number[];
   centreX: number[];
@@ -63,30 +65,83 @@ interface SizeStats {
   whole: number;
 }
 
+interface TailReference {
+  draws: number;
+  areaThresholds: number[];
+  logRatioThresholds: number[];
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+async function drawBoxes(pool: DecodePool, W: number, H: number, draws: number, scale?: readonly [number, number]): Promise<Box[]> {
+  const jpeg = encodeJpeg(new Uint8Array(W * H * 3).fill(128), W, H, { quality: 50 });
+  const boxes: Box[] = [];
+  for (let seed = 0; seed < draws; seed++) {
+    const { info } = await pool.decode(jpeg, { width: 8, height: 8, channels: 1, randomCrop: { seed: seed * 7919 + 13, flip: 0, scale } });
+    check(info.crop !== undefined, 'no crop reported');
+    boxes.push(info.crop);
+  }
+  return boxes;
+}
+
+/**
+ * The largest two-proportion z score between our boxes' shares below each area and log-ratio
+ * threshold and torchvision's (20000 draws), with where it was.
+ */
+function tailDeviation(
+  boxes: Box[],
+  W: number,
+  H: number,
+  size: SizeStats,
+  tail: TailReference,
+): { z: number; where: string; tests: number } {
+  const share = (values: number[], t: number) => values.filter((v) => v < t).length / values.length;
+  const areas = boxes.map((b) => (b.width * b.height) / (W * H));
+  const ratios = boxes.map((b) => Math.log(b.width / b.height));
+  let worst = { z: 0, where: 'nowhere', tests: 0 };
+  const compare = (values: number[], thresholds: number[], theirs: number[], name: string) => {
+    for (const [i, t] of thresholds.entries()) {
+      const p1 = share(values, t);
+      const p2 = theirs[i] ?? Number.NaN;
+      const pooled = (p1 * values.length + p2 * tail.draws) / (values.length + tail.draws);
+      const se = Math.sqrt(pooled * (1 - pooled) * (1 / values.length + 1 / tail.draws));
+      const z = se > 0 ? Math.abs(p1 - p2) / se : p1 === p2 ? 0 : Number.POSITIVE_INFINITY;
+      worst.tests++;
+      if (z > worst.z) worst = { z, where: `${name} < ${t}: ours ${p1.toFixed(4)}, torchvision ${p2.toFixed(4)}`, tests: worst.tests };
+    }
+  };
+  compare(areas, tail.areaThresholds, size.areaBelow, 'area share');
+  compare(ratios, tail.logRatioThresholds, size.logRatioBelow, 'log ratio');
+  return worst;
+}
+
+/** A two-proportion z score above this fails; seeded on both sides, so a run either passes or fails every time. */
+const TAIL_Z = 4.5;
+
 /**
  * Draws `draws` crops per image size (tiny gray JPEGs of each size, decoded to 8×8) and compares
- * their quantiles with those of 4000 torchvision draws. With n draws a quantile's standard error
- * is about sqrt(q(1−q)/n)/density; 0.05 of the range is over four of them at n = 1500 for every
- * quantity here, while a wrong rounding, a swapped axis or a uniform (not log-uniform) ratio
- * moves some quantile by more than that.
+ * them with torchvision's own RandomResizedCrop.get_params draws (Tandem's generator cannot be
+ * torch's, so the distributions are compared, not the boxes):
+ * - quantiles of area share, log ratio and box centre, against 4000 draws, within 0.05 of each
+ *   quantity's range (a wrong rounding, a swapped axis or a uniform ratio moves one by more);
+ * - the share of draws below 11 area and 6 log-ratio thresholds, against 20000 draws, by a
+ *   two-proportion z test at 4.5, fine enough for the tails: a scale floor of 0.10 instead of
+ *   0.08 fails it, and the scenario proves that on every run by drawing with that floor too.
+ * Returns how many comparisons passed.
  */
-export async function randomCropStatisticsMatchTorchvision(pool: DecodePool, load: FixtureLoader, draws = 1500): Promise<number> {
+export async function randomCropStatisticsMatchTorchvision(pool: DecodePool, load: FixtureLoader, draws = 3000): Promise<number> {
   const reference = JSON.parse(new TextDecoder().decode(await load('crop-stats.torchvision.json'))) as {
     quantiles: number[];
     sizes: SizeStats[];
+    tail: TailReference;
   };
+  check(reference.tail !== undefined, 'crop-stats.torchvision.json has no tail shares: remake the fixtures (scripts/make-fixtures.sh)');
   let compared = 0;
   for (const size of reference.sizes) {
-    const jpeg = encodeJpeg(new Uint8Array(size.width * size.height * 3).fill(128), size.width, size.height, { quality: 50 });
-    const boxes: { x: number; y: number; width: number; height: number }[] = [];
-    for (let seed = 0; seed < draws; seed++) {
-      const { info } = await pool.decode(jpeg, { width: 8, height: 8, channels: 1, randomCrop: { seed: seed * 7919 + 13, flip: 0 } });
-      check(info.crop !== undefined, 'no crop reported');
-      boxes.push(info.crop);
-    }
     const W = size.width;
     const H = size.height;
-    const ours: Omit<SizeStats, 'width' | 'height'> = {
+    const boxes = await drawBoxes(pool, W, H, draws);
+    const ours: Omit<SizeStats, 'width' | 'height' | 'areaBelow' | 'logRatioBelow'> = {
       area: quantiles(
         boxes.map((b) => (b.width * b.height) / (W * H)),
         reference.quantiles,
@@ -118,7 +173,22 @@ export async function randomCropStatisticsMatchTorchvision(pool: DecodePool, loa
       }
     }
     check(Math.abs(ours.whole - size.whole) <= 0.03, `${W}x${H}: whole-image crops ${ours.whole}, torchvision ${size.whole}`);
+    const tail = tailDeviation(boxes, W, H, size, reference.tail);
+    check(tail.z <= TAIL_Z, `${W}x${H}: ${tail.where} (z ${tail.z.toFixed(1)} > ${TAIL_Z})`);
+    console.log(`[random crop] ${W}x${H} tail: largest z ${tail.z.toFixed(1)} (${tail.where})`);
+    compared += tail.tests;
   }
+  // The test's power, shown each run: the same draws with a scale floor of 0.10 must fail it.
+  const size = reference.sizes[0]!;
+  const floored = tailDeviation(
+    await drawBoxes(pool, size.width, size.height, draws, [0.1, 1]),
+    size.width,
+    size.height,
+    size,
+    reference.tail,
+  );
+  console.log(`[random crop] tail z: floor 0.10 ${floored.z.toFixed(1)} at ${floored.where}`);
+  check(floored.z > TAIL_Z, `a scale floor of 0.10 passed the tail test (largest z ${floored.z.toFixed(1)} at ${floored.where})`);
   return compared;
 }
 
