@@ -4,9 +4,12 @@
 //   node scripts/tier-count.mjs deno <deno test log> <test folder>   ("running N tests from ./file")
 //   node scripts/tier-count.mjs bench <bench-smoke log> bench        (scripts/bench-smoke.sh: one
 //     test per benchmark, every bench/*.ts must have its PASS or FAIL line)
+// Then each file's count is held against its floor in test/tier-minimums.json (scripts/tier-minimums.mjs):
+// a file below it, or a listed file missing, fails the tier; a file without a floor is only noted.
 // Prints "passed failed"; every problem found is printed on stderr and counted as a failure.
 import { readdirSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
+import { checkMinimums, countsOf, MINIMUMS_FILE, readMinimums, stripColours } from './tier-minimums.mjs';
 
 const [kind, report, folder] = process.argv.slice(2);
 const files = readdirSync(folder, { recursive: kind !== 'bench' })
@@ -16,11 +19,15 @@ const files = readdirSync(folder, { recursive: kind !== 'bench' })
 const problems = [];
 let passed = 0;
 let failed = 0;
+/** Tests per file as the report has them; undefined when there is no report to read. */
+let counts;
 
 if (kind === 'vitest') {
   let r;
   try {
-    r = JSON.parse(readFileSync(report, 'utf8'));
+    const text = readFileSync(report, 'utf8');
+    r = JSON.parse(text);
+    counts = countsOf('vitest', text);
   } catch {
     problems.push(`no readable report at ${report}`);
   }
@@ -38,9 +45,14 @@ if (kind === 'vitest') {
     if (passed + failed !== registered) problems.push(`${registered} tests registered, ${passed + failed} reported`);
   }
 } else if (kind === 'deno') {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour escapes (ESC [ … m)
-  const log = readFileSync(report, 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
-  const registered = new Map([...log.matchAll(/^running (\d+) tests? from \.\/(\S+)$/gm)].map((m) => [m[2], Number(m[1])]));
+  let log = '';
+  try {
+    log = stripColours(readFileSync(report, 'utf8'));
+  } catch {
+    problems.push(`no readable log at ${report}`);
+  }
+  const registered = countsOf('deno', log);
+  counts = registered;
   for (const file of files) {
     if (!registered.has(file)) problems.push(`${file}: never started (no "running N tests from" line)`);
     else if (registered.get(file) === 0) problems.push(`${file}: registered no tests`);
@@ -63,6 +75,7 @@ if (kind === 'vitest') {
     problems.push(`no readable log at ${report}`);
   }
   const results = new Map([...log.matchAll(/^\[bench-smoke\] (PASS|FAIL) (\S+\.ts)/gm)].map((m) => [m[2], m[1]]));
+  counts = countsOf('bench', log);
   for (const file of files) {
     const result = results.get(file);
     if (result === 'PASS') passed++;
@@ -72,6 +85,19 @@ if (kind === 'vitest') {
 } else {
   console.error('usage: tier-count.mjs vitest|deno|bench <report> <test folder>');
   process.exit(2);
+}
+
+const tier = relative(process.cwd(), resolve(folder));
+let minimums;
+try {
+  minimums = readMinimums();
+} catch (e) {
+  problems.push(`no readable ${MINIMUMS_FILE}: ${e.message}`);
+}
+if (minimums && counts) {
+  const held = checkMinimums(tier, counts, minimums);
+  problems.push(...held.problems);
+  for (const n of held.notes) console.error(`[tier-count] note: ${n}`);
 }
 
 for (const p of problems) console.error(`[tier-count] ${p}`);

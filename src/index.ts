@@ -62,6 +62,7 @@ export type { GpuContext, GpuBatch, UploaderOptions, UploadMethod, NormalizeOpti
 export {
   BatchReleasedError,
   EnvironmentError,
+  FileError,
   InternalError,
   OptionError,
   TandemError,
@@ -69,6 +70,8 @@ export {
   WorkerError,
   isFailure,
   type EnvironmentErrorCode,
+  type FileErrorCode,
+  type FileOperation,
   type WorkerErrorCode,
 } from './errors/index.ts';
 export type { Failed } from './errors/index.ts';

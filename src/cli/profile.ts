@@ -5,7 +5,7 @@
 // slots are freed only downstream, so holding them would stall the stage being measured.
 import { DecodePool, type ImageBatch, type SlotToken } from '../decode/index.ts';
 import { acquireGpu, type GpuBatch, type HostBatch } from '../gpu/index.ts';
-import { formatSplit, PipelineBuilder, type StageContext, type TimeSplit } from '../pipeline/index.ts';
+import { formatSplit, PipelineBuilder, PipelineFailureBudgetError, type StageContext, type TimeSplit } from '../pipeline/index.ts';
 import { loader } from '../loader/index.ts';
 import { loaderStages, type LabelledSource } from '../train/index.ts';
 import { folderData, resolveDataFolder } from './files.ts';
@@ -48,14 +48,10 @@ async function timeStage<I, O>(
   const t0 = performance.now();
   for await (const out of p) sink(out);
   const seconds = (performance.now() - t0) / 1000;
-  // Each failure's own typed error (a DecodeError, a FetchError...), with the count.
   const failed = p.failures();
   if (failed.length) {
-    const first = failed[0]!.error;
-    throw new AggregateError(
-      failed.map((f) => f.error),
-      `profile ${name}: ${failed.length} items failed, first: ${first instanceof Error ? first.message : String(first)}`,
-    );
+    // A profile times whole runs: one lost item makes the run's figure wrong, so none is allowed.
+    throw new PipelineFailureBudgetError(`profile ${name}: none`, [{ stage: name, failures: failed.length, firstError: failed[0]!.error }]);
   }
   return { seconds, time: p.stats().stages[1]!.time };
 }

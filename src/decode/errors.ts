@@ -21,7 +21,8 @@ export class DecodeError extends TandemError {
   constructor(
     readonly code: DecodeErrorCode,
     readonly detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${code}: ${detail}`);
+    super(`${code}: ${detail}`, options);
   }
 }

@@ -129,12 +129,20 @@ export class WorkerBackend implements DecodeBackend {
   }
 
   async #startWorker(): Promise<void> {
-    const port = await startModuleWorker(new URL('./decode-worker.js', import.meta.url));
+    // A worker that cannot start (its script missing, moved by a bundler, or throwing as it loads)
+    // leaves the pool without its decoder, as a module that cannot load does: the same code.
+    const unavailable = (cause: unknown) =>
+      new DecodeError('module-unavailable', `decode worker could not start: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        cause,
+      });
+    const port = await startModuleWorker(new URL('./decode-worker.js', import.meta.url)).catch((e: unknown) =>
+      Promise.reject(unavailable(e)),
+    );
     const worker: DecodeWorker = { port, job: undefined };
     this.#all.add(worker);
     let ready = false;
     await new Promise<void>((resolve, reject) => {
-      port.onError((error) => (ready ? this.#workerDied(worker, error) : reject(error)));
+      port.onError((error) => (ready ? this.#workerDied(worker, error) : reject(unavailable(error))));
       port.onMessage((data) => {
         const reply = data as Reply;
         if (reply.type === 'loaded') {

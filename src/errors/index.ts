@@ -8,6 +8,7 @@ import { CodedError, TandemError } from './base.ts';
 
 export { CodedError, TandemError } from './base.ts';
 export { OptionChecker, OptionError } from './options.ts';
+export { asFileError, FileError, type FileErrorCode, type FileOperation } from './files.ts';
 
 /**
  * What the runtime lacks for the call: local files (a browser), WebGPU, a package Node needs, an

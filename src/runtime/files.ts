@@ -1,5 +1,5 @@
 // File access for Node and Deno (browsers read user-picked files through the File API instead).
-import { EnvironmentError } from '../errors/index.ts';
+import { asFileError, EnvironmentError, type FileOperation } from '../errors/index.ts';
 import { runtimeName } from './detect.ts';
 
 export interface DirEntry {
@@ -30,14 +30,53 @@ interface NodeFsCallbacks {
   readFile(path: string, done: (error: Error | null, data: Uint8Array) => void): void;
 }
 
-const deno = (globalThis as unknown as { Deno?: DenoFs }).Deno;
+/** A system call's rejection, typed: the path and what was being done with it travel with the cause. */
+const typed =
+  <T>(operation: FileOperation, path: string) =>
+  (promise: Promise<T>): Promise<T> =>
+    promise.catch((e: unknown) => Promise.reject(asFileError(e, operation, path)));
+
+// Every call below goes through these two, so no function of this file can let ENOENT or
+// Deno.errors.NotFound reach a caller untyped.
+function typedDeno(d: DenoFs): DenoFs {
+  return {
+    readFile: (path) => typed<Uint8Array>('read', path)(d.readFile(path)),
+    writeFile: (path, data) => typed<void>('write', path)(d.writeFile(path, data)),
+    mkdir: (path, options) => typed<void>('make-dir', path)(d.mkdir(path, options)),
+    readDir: (path) => ({
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* d.readDir(path);
+        } catch (e) {
+          throw asFileError(e, 'list', path);
+        }
+      },
+    }),
+    stat: (path) => typed<unknown>('open', path)(d.stat(path)),
+    rename: (from, to) => typed<void>('write', to)(d.rename(from, to)),
+    env: d.env,
+  };
+}
+function typedNode(f: NodeFs): NodeFs {
+  return {
+    readFile: (path) => typed<Uint8Array>('read', path)(f.readFile(path)),
+    writeFile: (path, data) => typed<void>('write', path)(f.writeFile(path, data)),
+    mkdir: (path, options) => typed<unknown>('make-dir', path)(f.mkdir(path, options)),
+    readdir: (path, options) => typed<Array<{ name: string; isDirectory(): boolean }>>('list', path)(f.readdir(path, options)),
+    stat: (path) => typed<unknown>('open', path)(f.stat(path)),
+    rename: (from, to) => typed<void>('write', to)(f.rename(from, to)),
+  };
+}
+
+const denoGlobal = (globalThis as unknown as { Deno?: DenoFs }).Deno;
+const deno = denoGlobal && typedDeno(denoGlobal);
 let nodeFs: Promise<NodeFs> | undefined;
 let nodeFsCallbacks: NodeFsCallbacks | undefined;
 
 function fs(): Promise<NodeFs> {
   if (runtimeName !== 'node')
     throw new EnvironmentError('no-local-files', `tandem: local files are not available in the ${runtimeName} runtime`);
-  nodeFs ??= import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeFs>;
+  nodeFs ??= (import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises' as string) as Promise<NodeFs>).then(typedNode);
   return nodeFs;
 }
 
@@ -53,7 +92,9 @@ export async function readFile(path: string): Promise<Uint8Array> {
     nodeFsCallbacks = (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs' as string)) as NodeFsCallbacks;
   }
   const callbacks = nodeFsCallbacks;
-  return new Promise((resolve, reject) => callbacks.readFile(path, (error, data) => (error ? reject(error) : resolve(data))));
+  return new Promise((resolve, reject) =>
+    callbacks.readFile(path, (error, data) => (error ? reject(asFileError(error, 'read', path)) : resolve(data))),
+  );
 }
 
 /**

@@ -76,7 +76,7 @@ function startWebWorker(url: URL): WorkerPort {
   w.addEventListener('error', (e) => {
     // Without preventDefault, Deno rethrows a worker's error in the parent and exits.
     e.preventDefault();
-    if (!terminated) errors.deliver(new WorkerError('worker-crashed', e.message || 'worker error'));
+    if (!terminated) errors.deliver(new WorkerError('worker-crashed', e.message || 'worker error', { cause: e.error }));
   });
   w.addEventListener('messageerror', () => {
     if (!terminated) errors.deliver(new WorkerError('bad-message', 'worker message could not be deserialized'));
@@ -110,7 +110,8 @@ async function startNodeWorker(url: URL): Promise<WorkerPort> {
   const errors = inbox<Error>();
   w.on('message', (data: unknown) => messages.deliver(data));
   w.on('error', (e: Error) => {
-    if (!terminated) errors.deliver(e);
+    // What the worker threw reaches Node as it was thrown; callers branch on WorkerError's codes.
+    if (!terminated) errors.deliver(new WorkerError('worker-crashed', e.message || String(e), { cause: e }));
   });
   w.on('exit', (code: number) => {
     if (!terminated) errors.deliver(new WorkerError('worker-exited', `worker exited with code ${code}`));

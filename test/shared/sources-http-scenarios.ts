@@ -298,7 +298,7 @@ export const httpSourceScenarios = (serve: Serve, tempDir: () => Promise<string>
     const files = await collect(loadFiles([`${dir}/data/ant/0.jpg`, `${dir}/data/ant/missing.jpg`]));
     const missing = files[1]!;
     check(
-      !isFailure(files[0]!) && isFailure(missing) && missing.stage === 'read' && /ENOENT|NotFound/.test(missing.reason),
+      !isFailure(files[0]!) && isFailure(missing) && missing.stage === 'read' && missing.reason === 'not-found',
       `local list: ${isFailure(missing) ? missing.reason : 'ok'}`,
     );
   },

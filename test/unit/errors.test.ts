@@ -1,5 +1,6 @@
 // One failure model: every error class Tandem exports is a TandemError with a `code`, and every
 // undelivered item is a Failed that isFailure picks out of a mixed stream.
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { DecodeError, PipelineBuilder, PipelineStallError, TandemError, ThrownValueError } from '../../src/index.ts';
 import { FetchError, fetchBytes, isFailure, readTar, SourceError, TarWriter, webDatasetSamples } from '../../src/sources/index.ts';
@@ -107,6 +108,10 @@ describe('no plain Error', () => {
     expect(plain).toEqual([]);
   });
 
+  it('src throws and rejects only TandemErrors or the documented built-ins: every `throw`, `Promise.reject(…)` and `reject(…)` checked by its type (TypeScript compiler API)', async () => {
+    expect(untypedRaises()).toEqual([]);
+  }, 120_000);
+
   it('what a caller meets carries a code: a pipeline without a source, a released batch, a folder without classes, a foreign state, a broken invariant', async () => {
     const { PipelineBuilder, PipelineBuildError } = await import('../../src/pipeline/index.ts');
     const { DatasetError, DistributedSampler, listImageFolder } = await import('../../src/sources/index.ts');
@@ -150,3 +155,73 @@ describe('no plain Error', () => {
     }
   });
 });
+
+/**
+ * Built-ins a caller may meet: RangeError and TypeError for the low-level helpers' wrong arguments
+ * (docs/errors.md), DOMException for an AbortSignal's reason. Anything else raised must be a
+ * TandemError. Internal classes that never leave their module are named here with why.
+ */
+const ALLOWED_BUILT_INS = new Set(['RangeError', 'TypeError', 'DOMException']);
+const INTERNAL_ONLY: Record<string, string> = {
+  // src/sources/urls.ts: one attempt's failure, caught by the retry loop and wrapped in a FetchError.
+  AttemptError: 'caught by the retry loop and wrapped in a FetchError',
+};
+
+/**
+ * Each raise in src/ whose error is not allowed, as "file:line: text (type)". What is raised is
+ * judged by its static type: a `new X(...)` must be an allowed class; any other expression is
+ * judged only when its type is a class declared in src/ (a plain `Error` passed on from a caller or
+ * a catch is the caller's own and is not Tandem's to retype).
+ */
+function untypedRaises(): string[] {
+  const root = new URL('../../', import.meta.url).pathname;
+  const config = ts.getParsedCommandLineOfConfigFile(
+    `${root}tsconfig.json`,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
+  if (!config) throw new TypeError('tsconfig.json could not be read');
+  const files = config.fileNames.filter((f) => f.startsWith(`${root}src/`));
+  const program = ts.createProgram(files, { ...config.options, allowJs: true, checkJs: false });
+  const checker = program.getTypeChecker();
+  const ancestry = (type: ts.Type): string[] => {
+    const names: string[] = [];
+    const visit = (t: ts.Type) => {
+      const symbol = t.getSymbol();
+      if (symbol) names.push(symbol.getName());
+      // A generic base (CodedError<Code>) is a reference to its class; the class has the bases.
+      const target =
+        t.flags & ts.TypeFlags.Object && (t as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference ? (t as ts.TypeReference).target : t;
+      if (target.isClassOrInterface()) for (const base of checker.getBaseTypes(target)) visit(base);
+    };
+    const symbol = type.getSymbol();
+    visit(symbol ? checker.getDeclaredTypeOfSymbol(symbol) : type);
+    return names;
+  };
+  const declaredInSrc = (type: ts.Type) =>
+    type.getSymbol()?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(`${root}src/`) && ts.isClassDeclaration(d)) ?? false;
+  const found: string[] = [];
+  const judge = (expression: ts.Expression, at: ts.SourceFile) => {
+    const type = checker.getTypeAtLocation(expression);
+    if (!ts.isNewExpression(expression) && !declaredInSrc(type)) return;
+    const names = ancestry(type);
+    if (names.includes('TandemError') || ALLOWED_BUILT_INS.has(names[0] ?? '') || (names[0] ?? '') in INTERNAL_ONLY) return;
+    const { line } = at.getLineAndCharacterOfPosition(expression.getStart(at));
+    found.push(
+      `${at.fileName.slice(root.length)}:${line + 1}: ${expression.getText(at).replace(/\s+/g, ' ').slice(0, 80)} (${names.join(' < ') || checker.typeToString(type)})`,
+    );
+  };
+  for (const file of program.getSourceFiles()) {
+    if (!file.fileName.startsWith(`${root}src/`)) continue;
+    const walk = (node: ts.Node): void => {
+      if (ts.isThrowStatement(node)) judge(node.expression, file);
+      else if (ts.isCallExpression(node) && node.arguments[0]) {
+        const callee = node.expression.getText(file);
+        if (callee === 'Promise.reject' || callee === 'reject' || /(^|\.)reject$/.test(callee)) judge(node.arguments[0], file);
+      }
+      ts.forEachChild(node, walk);
+    };
+    walk(file);
+  }
+  return found;
+}
