@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 49;
+export const JOB_WORDS = 53;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -72,6 +72,11 @@ export const enum Field {
   Flipped,
   // JPEG request: 1 decodes the whole image even where the output reads less
   WindowOff,
+  // image result: the pixels decoded (a JPEG's window) out of the whole frame at the decode's scale
+  DecodedW,
+  DecodedH,
+  FrameW,
+  FrameH,
 }
 
 export const enum JobKind {

@@ -33,6 +33,12 @@ export interface DecodedImageInfo {
    */
   reducedScale: number;
   orientation: number;
+  /**
+   * The pixels actually decoded, out of the whole frame at the decode's scale: for a JPEG only the
+   * window the output reads (crop, cover, random crop), rounded out to whole iMCUs; for other
+   * formats, and with `decodeWindow: false`, the whole frame.
+   */
+  decoded: { width: number; height: number; frameWidth: number; frameHeight: number };
   /** True when a pool pthread, not the caller's thread, did the work. */
   onPoolThread: boolean;
   /** With `randomCrop`: the box drawn, in oriented source pixels, and whether the output was mirrored. */
@@ -545,6 +551,12 @@ export class DecodePool {
       sourceHeight: w[Field.SrcH] ?? 0,
       reducedScale: 8 / Math.max(1, w[Field.ReducedEighths] || 8),
       orientation: w[Field.Orientation] ?? 1,
+      decoded: {
+        width: w[Field.DecodedW] ?? 0,
+        height: w[Field.DecodedH] ?? 0,
+        frameWidth: w[Field.FrameW] ?? 0,
+        frameHeight: w[Field.FrameH] ?? 0,
+      },
       onPoolThread: w[Field.OnPoolThread] === 1,
       ...(w[Field.RrcScaleHi]
         ? {

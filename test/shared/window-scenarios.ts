@@ -4,7 +4,8 @@
 // The requests cover what moves the window: fit (cover crops the long side, contain and stretch
 // read everything), crop boxes, random crops, reduced DCT scales, every EXIF orientation, 4:2:0
 // and 4:4:4, progressive, gray and CMYK files, 1/3/4 channels and the swscale filters. Crop boxes
-// fit the smallest file (97×61).
+// fit the smallest file (97×61). Each decode reports the pixels it decoded out of its frame: a
+// whole decode all of them, a windowed one no more, and less where the output reads a small part.
 import type { DecodePool, ImageDecodeOptions } from '../../src/decode/index.ts';
 import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
@@ -43,10 +44,14 @@ const REQUESTS: readonly ImageDecodeOptions[] = [
   { width: 200, height: 100, randomCrop: { seed: 4, ratio: [1.5, 3], flip: 1 } },
 ];
 
+/** Requests whose output reads a small part of any of the files: their window must be smaller than the frame. */
+const READS_LITTLE = new Set([REQUESTS[8], REQUESTS[9], REQUESTS[11]]);
+
 /** Returns how many decodes were compared. */
 export async function windowedDecodesEqualWholeDecodes(pool: DecodePool, load: FixtureLoader): Promise<number> {
   const inputs = [...(await Promise.all(FILES.map(async (name) => ({ name, bytes: await load(name) })))), ...generated()];
   let compared = 0;
+  let smaller = 0;
   for (const { name, bytes } of inputs) {
     for (const request of REQUESTS) {
       const windowed = await pool.decode(bytes, request);
@@ -57,8 +62,24 @@ export async function windowedDecodesEqualWholeDecodes(pool: DecodePool, load: F
         differ === 0 && windowed.pixels.length === whole.pixels.length,
         `${name} ${JSON.stringify(request)}: ${differ} of ${windowed.pixels.length} bytes differ between a windowed and a whole decode`,
       );
+      // The window is real: the whole decode decoded its whole frame, the windowed one no more, and
+      // strictly less where the output reads a small part of the image.
+      const w = windowed.info.decoded;
+      const f = whole.info.decoded;
+      check(f.width === f.frameWidth && f.height === f.frameHeight && f.width > 0, `${name}: a whole decode decoded ${JSON.stringify(f)}`);
+      check(
+        w.width <= w.frameWidth && w.height <= w.frameHeight && w.width > 0,
+        `${name} ${JSON.stringify(request)}: decoded ${JSON.stringify(w)}`,
+      );
+      if (READS_LITTLE.has(request))
+        check(
+          w.width * w.height < w.frameWidth * w.frameHeight,
+          `${name} ${JSON.stringify(request)}: the windowed decode decoded all ${w.frameWidth}×${w.frameHeight} pixels`,
+        );
+      if (w.width * w.height < w.frameWidth * w.frameHeight) smaller++;
       compared++;
     }
   }
+  check(smaller >= inputs.length * READS_LITTLE.size, `only ${smaller} windowed decodes decoded less than their frame`);
   return compared;
 }

@@ -425,6 +425,10 @@ int td_decode_image(td_worker *w, td_job *job) {
     st = td_jpeg_decode(&w->jpeg, job, eighths_for(scale), plan_window, &p, &w->pixels, &w->pixels_cap, &jr);
     if (st == TD_OK) {
       job->reduced_eighths = eighths_for(scale);
+      job->decoded_w = jr.width;
+      job->decoded_h = jr.height;
+      job->frame_w = jr.frame_w;
+      job->frame_h = jr.frame_h;
       if (jr.cmyk) cmyk_to_rgb_in_place(w->pixels, (size_t)jr.width * jr.height);
       wrap_pixels(w->frame, w->pixels, jr.width, jr.height, jr.gray);
       /* The frame holds only the decoded window: the plan's coordinates move with it. */
@@ -440,7 +444,11 @@ int td_decode_image(td_worker *w, td_job *job) {
     int k = lowres_for(scale);
     st = decode_frame(w, job, pr.format, k);
     job->reduced_eighths = 8 >> k;
-    if (st == TD_OK) plan_image(&p, w->frame->width, w->frame->height);
+    if (st == TD_OK) {
+      job->decoded_w = job->frame_w = w->frame->width;
+      job->decoded_h = job->frame_h = w->frame->height;
+      plan_image(&p, w->frame->width, w->frame->height);
+    }
   }
   if (st != TD_OK) return st;
   AVFrame *f = w->frame;

@@ -119,10 +119,14 @@ typedef struct td_job {
   int32_t flipped;                    /* result: 1 when the output was mirrored */
   /* request, JPEG: 1 decodes every pixel even where the output reads fewer (jpeg.c), for checking */
   int32_t window_off;
+  /* result, images: the pixels decoded (a JPEG: the window the output reads, at its DCT scale;
+   * otherwise the whole frame) out of the whole frame at that scale */
+  int32_t decoded_w, decoded_h;
+  int32_t frame_w, frame_h;
   char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 49
+#define TD_JOB_WORDS 53
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
