@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { acquireGpu } from '../../src/gpu/index.ts';
-import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+import { checkStopLatency, loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
 
 /**
  * Counts the page's live workers from outside the library: every Worker constructed (emscripten's
@@ -63,6 +63,7 @@ it('50 training sessions aborted at random points, in every phase, each report n
     expect(r.byPhase['mid-epoch']).toBeGreaterThan(0);
     expect(r.byPhase['held-out']).toBeGreaterThan(0);
     expect(r.unstopped).toBeGreaterThan(2);
+    checkStopLatency(r.stopLatencyP95Ms, 'chromium');
     expect(workers.made()).toBeGreaterThanOrEqual(100); // the count sees the pools' workers: 2 per session
     expect(r.osThreads).toBe(0); // after the first two runs: none of their workers left alive, nor after any later run
   } finally {

@@ -2,7 +2,7 @@
 // a resource outlives them.
 import './limits.ts';
 import { acquireGpu } from '../../src/gpu/index.ts';
-import { denoWorkerThreads, loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+import { checkStopLatency, denoWorkerThreads, loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
 
 Deno.test('200 stops of the loader at random points leave no job, batch buffer, GPU slot or thread held', async () => {
   const gpu = await acquireGpu();
@@ -36,6 +36,7 @@ Deno.test('200 training sessions aborted at random points, in every phase, each 
     console.log(`training stops: ${JSON.stringify(summary)}; worker threads after each run: ${[...new Set(counts)].join(', ')}`);
     const phasesHit = r.byPhase['before-first-step'] > 0 && r.byPhase['mid-epoch'] > 0 && r.byPhase['held-out'] > 0;
     if (r.cancelled < 100 || r.unstopped < 10 || !phasesHit || r.osThreads !== 0) throw new Error(JSON.stringify(summary));
+    checkStopLatency(r.stopLatencyP95Ms, 'deno');
   } finally {
     gpu.close();
   }

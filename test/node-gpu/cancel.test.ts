@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
-import { loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
+import { checkStopLatency, loaderStopsAtRandomPoints, trainingStopsAtRandomPoints } from '../shared/cancel-scenarios.ts';
 
 // Node's own account of what keeps the process alive, for the kinds Tandem could leave behind:
 // worker threads and their ports, timers. Terminated workers' ports linger for a moment, so the
@@ -46,6 +46,7 @@ it('200 training sessions aborted at random points, in every phase, each report 
   expect(r.byPhase['before-first-step']).toBeGreaterThan(0);
   expect(r.byPhase['mid-epoch']).toBeGreaterThan(0);
   expect(r.byPhase['held-out']).toBeGreaterThan(0);
+  checkStopLatency(r.stopLatencyP95Ms, 'node');
   // Counted from /proc: every later run came back to the first two runs' settled count, exactly.
   expect(r.osThreads).toBeGreaterThan(0);
   expect(await settledLeftover(before)).toBeLessThanOrEqual(before);

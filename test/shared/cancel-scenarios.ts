@@ -276,6 +276,22 @@ async function liveBuffersAfter<T>(device: GPUDevice, fn: () => Promise<T>): Pro
 }
 
 /**
+ * Stop latency, abort to runTraining settled, p95 as measured on this project's 2-core machines
+ * (docs/reliability.md); each tier requires its p95 within STOP_LATENCY_MARGIN times its figure,
+ * so a session deaf to its signal (a held-out pass or a read that ignores it) fails.
+ */
+export const STOP_LATENCY_P95_MS = { node: 271, deno: 231, chromium: 2098 } as const;
+export const STOP_LATENCY_MARGIN = 5;
+
+export function checkStopLatency(p95Ms: number, runtime: keyof typeof STOP_LATENCY_P95_MS): void {
+  const bound = STOP_LATENCY_MARGIN * STOP_LATENCY_P95_MS[runtime];
+  check(
+    Number.isFinite(p95Ms) && p95Ms <= bound,
+    `stop latency p95 ${p95Ms.toFixed(0)} ms, over ${bound} ms (${STOP_LATENCY_MARGIN}× the measured ${STOP_LATENCY_P95_MS[runtime]} ms)`,
+  );
+}
+
+/**
  * `stops` training sessions, each given a stop time drawn from a fixed distribution (10% at once,
  * 15% never, the rest uniform over `spanMs`, which covers a whole run in this runtime), so some
  * stop before the first step, mid-epoch, in the held-out pass, and some finish first. Every fifth
