@@ -37,7 +37,8 @@ export interface WebDatasetOptions extends TarReadOptions {
  * Yields one item per sample key: `{ key, files }`, or `{ key, stage: 'sample', error }` when any member of that
  * sample was refused (unsafe name, over maxMemberBytes, a link, a repeated extension) — the whole
  * sample is dropped then, since a sample missing its image or label is not usable. A truncated or
- * corrupt shard throws a SourceError after the complete samples before it have been yielded.
+ * corrupt shard throws a SourceError after the complete samples before it have been yielded; when
+ * the break lands inside the first member of a sample, the sample before it is complete and yielded.
  */
 export async function* webDatasetSamples(
   stream: ReadableStream<Uint8Array>,
@@ -56,13 +57,19 @@ export async function* webDatasetSamples(
     return item;
   };
 
-  const members = readTar(stream, options);
+  const reading: { member?: string } = {};
+  const members = readTar(stream, options, reading);
   try {
     for (;;) {
       let step: IteratorResult<TarMember>;
       try {
         step = await members.next();
       } catch (cause) {
+        // Broken inside a member of the next sample: the one before is whole, and is delivered.
+        if (reading.member !== undefined && splitKey(reading.member).key !== key) {
+          const done = flush();
+          if (done) yield done;
+        }
         // Name the shard: the caller may be reading hundreds of them concurrently.
         if (cause instanceof SourceError && where) throw new SourceError(cause.code, cause.key, `${cause.message}${where}`);
         throw cause;

@@ -142,7 +142,12 @@ const padding = (size: number) => (BLOCK - (size % BLOCK)) % BLOCK;
  * a stream that ends mid-member or has a corrupt header throws a SourceError ('truncated' or
  * 'corrupt'), since nothing after that point can be trusted. Stopping early cancels the stream.
  */
-export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarReadOptions = {}): AsyncGenerator<TarMember> {
+export async function* readTar(
+  stream: ReadableStream<Uint8Array>,
+  options: TarReadOptions = {},
+  /** Set to the member whose header has been read while its data is being read, so a reader that fails then knows where it was. */
+  reading: { member?: string } = {},
+): AsyncGenerator<TarMember> {
   const maxMemberBytes = options.maxMemberBytes ?? Number.POSITIVE_INFINITY;
   const reader = stream.getReader();
   const bytes = new ByteReader(reader);
@@ -181,6 +186,7 @@ export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarR
       }
       longName = undefined;
       lastName = name;
+      reading.member = name;
 
       const type = flag === '0' || flag === '\0' || flag === '7' ? 'file' : flag === '5' ? 'directory' : 'other';
       const unsafe = unsafeNameReason(name);
@@ -201,6 +207,7 @@ export async function* readTar(stream: ReadableStream<Uint8Array>, options: TarR
       } else if ((await bytes.skip(size + padding(size))) < size + padding(size)) {
         throw new SourceError('truncated', name, `tar truncated: skipped member "${name}" is incomplete`);
       }
+      reading.member = undefined;
       yield error ? { name, type, size, error } : data ? { name, type, size, data } : { name, type, size };
     }
   } finally {

@@ -249,10 +249,10 @@ export const elasticScenarios: Record<string, () => Promise<void>> = {
       const what = `seed ${seed}, shard ${broken} of [${sizes.join(' ')}] ${fault.how} after ${fault.after}, consumers ${worlds.join(' → ')}`;
       const r = await threeGenerations(names, open, sizes, seed, epochs, worlds, bufferSize);
       check(r.failures.length === epochs, `${what}: ${r.failures.length} failures reported over ${epochs} epochs`);
-      // The reader cannot see a sample end until the next one's member is whole, so the sample just
-      // before the break may go down with the shard; samplesRead says which ones were delivered.
+      // The break lands inside the first member of sample `after`, so every sample before it is whole
+      // and delivered (the reader knows which member it was reading when the stream broke).
       const read = (r.failures[0]?.failure.error as ShardError | undefined)?.samplesRead ?? -1;
-      check(read <= fault.after && read >= fault.after - 1, `${what}: ${read} samples delivered before the break`);
+      check(read === fault.after, `${what}: ${read} samples delivered before the break, ${fault.after} were whole`);
       for (const { failure, generation } of r.failures) {
         hitIn[generation]!++;
         const error = failure.error;
