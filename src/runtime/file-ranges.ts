@@ -1,6 +1,7 @@
 // Random-access reads of a local file for Node and Deno (streamed video decoding reads a window at
 // an offset at a time). Browsers read File objects with Blob.slice instead.
 import { EnvironmentError } from '../errors/index.ts';
+import { typed } from './files.ts';
 import { runtimeName } from './detect.ts';
 
 export interface FileRange {
@@ -25,8 +26,8 @@ interface NodeFileHandle {
 export async function openFileRange(path: string): Promise<FileRange> {
   if (runtimeName === 'deno') {
     const deno = (globalThis as unknown as { Deno: { open(path: string): Promise<DenoFsFile> } }).Deno;
-    const file = await deno.open(path);
-    const { size } = await file.stat();
+    const file = await typed<DenoFsFile>('open', path)(deno.open(path));
+    const { size } = await typed<{ size: number }>('read', path)(file.stat());
     let queue = Promise.resolve();
     return {
       size,
@@ -34,10 +35,10 @@ export async function openFileRange(path: string): Promise<FileRange> {
         // seek + read is two calls on one cursor: serialise overlapping reads.
         const result = queue.then(async () => {
           const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
-          await file.seek(offset, 0);
+          await typed<unknown>('read', path)(file.seek(offset, 0));
           let filled = 0;
           while (filled < out.length) {
-            const n = await file.read(out.subarray(filled));
+            const n = await typed<number | null>('read', path)(file.read(out.subarray(filled)));
             if (n === null || n === 0) break;
             filled += n;
           }
@@ -59,15 +60,18 @@ export async function openFileRange(path: string): Promise<FileRange> {
   const fs = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as unknown as {
     open(path: string, flags: string): Promise<NodeFileHandle>;
   };
-  const handle = await fs.open(path, 'r');
-  const { size } = await handle.stat();
+  const handle = await typed<NodeFileHandle>('open', path)(fs.open(path, 'r'));
+  const { size } = await typed<{ size: number }>('read', path)(handle.stat());
   return {
     size,
     async read(offset, length) {
       const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
       let filled = 0;
       while (filled < out.length) {
-        const { bytesRead } = await handle.read(out, filled, out.length - filled, offset + filled);
+        const { bytesRead } = await typed<{ bytesRead: number }>(
+          'read',
+          path,
+        )(handle.read(out, filled, out.length - filled, offset + filled));
         if (bytesRead === 0) break;
         filled += bytesRead;
       }

@@ -1,6 +1,7 @@
 // Streaming file access for Node and Deno: tar shards are read and written a chunk at a time, and
 // the byte cache needs sizes and deletion. Browsers use the File API / Cache API instead.
-import { EnvironmentError } from '../errors/index.ts';
+import { asFileError, EnvironmentError } from '../errors/index.ts';
+import { typed } from './files.ts';
 import { runtimeName } from './detect.ts';
 
 interface DenoFile {
@@ -44,12 +45,12 @@ export async function openFileStream(path: string): Promise<ReadableStream<Uint8
   let read: (buffer: Uint8Array) => Promise<number>;
   let close: () => Promise<void>;
   if (deno) {
-    const file = await deno.open(path, { read: true });
-    read = async (buffer) => (await file.read(buffer)) ?? 0;
+    const file = await typed<DenoFile>('open', path)(deno.open(path, { read: true }));
+    read = async (buffer) => (await typed<number | null>('read', path)(file.read(buffer))) ?? 0;
     close = async () => file.close();
   } else {
-    const handle = await (await fs()).open(path, 'r');
-    read = async (buffer) => (await handle.read(buffer, 0, buffer.length, null)).bytesRead;
+    const handle = await typed<NodeHandle>('open', path)((await fs()).open(path, 'r'));
+    read = async (buffer) => (await typed<{ bytesRead: number }>('read', path)(handle.read(buffer, 0, buffer.length, null))).bytesRead;
     close = () => handle.close();
   }
   let closed = false;
@@ -94,14 +95,14 @@ export interface FileWriter {
 export async function createFileWriter(path: string): Promise<FileWriter> {
   const temp = `${path}.partial`;
   if (deno) {
-    const file = await deno.open(temp, { write: true, create: true, truncate: true });
+    const file = await typed<DenoFile>('write', temp)(deno.open(temp, { write: true, create: true, truncate: true }));
     return {
       async write(data) {
-        for (let done = 0; done < data.length; ) done += await file.write(data.subarray(done));
+        for (let done = 0; done < data.length; ) done += await typed<number>('write', temp)(file.write(data.subarray(done)));
       },
       async close() {
         file.close();
-        await deno.rename(temp, path);
+        await typed<void>('write', path)(deno.rename(temp, path));
       },
       async abort() {
         file.close();
@@ -110,14 +111,15 @@ export async function createFileWriter(path: string): Promise<FileWriter> {
     };
   }
   const f = await fs();
-  const handle = await f.open(temp, 'w');
+  const handle = await typed<NodeHandle>('write', temp)(f.open(temp, 'w'));
   return {
     async write(data) {
-      for (let done = 0; done < data.length; ) done += (await handle.write(data.subarray(done))).bytesWritten;
+      for (let done = 0; done < data.length; )
+        done += (await typed<{ bytesWritten: number }>('write', temp)(handle.write(data.subarray(done)))).bytesWritten;
     },
     async close() {
       await handle.close();
-      await f.rename(temp, path);
+      await typed<void>('write', path)(f.rename(temp, path));
     },
     async abort() {
       await handle.close();
@@ -142,6 +144,9 @@ export async function fileSize(path: string): Promise<number | undefined> {
 
 /** Deletes a file; a missing one is not an error. */
 export async function removeFile(path: string): Promise<void> {
-  if (deno) await deno.remove(path).catch((e: unknown) => (e instanceof Error && e.name === 'NotFound' ? undefined : Promise.reject(e)));
-  else await (await fs()).rm(path, { force: true });
+  if (deno)
+    await deno
+      .remove(path)
+      .catch((e: unknown) => (e instanceof Error && e.name === 'NotFound' ? undefined : Promise.reject(asFileError(e, 'write', path))));
+  else await typed<void>('write', path)((await fs()).rm(path, { force: true }));
 }

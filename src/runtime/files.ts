@@ -31,7 +31,7 @@ interface NodeFsCallbacks {
 }
 
 /** A system call's rejection, typed: the path and what was being done with it travel with the cause. */
-const typed =
+export const typed =
   <T>(operation: FileOperation, path: string) =>
   (promise: Promise<T>): Promise<T> =>
     promise.catch((e: unknown) => Promise.reject(asFileError(e, operation, path)));

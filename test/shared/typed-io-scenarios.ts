@@ -6,7 +6,7 @@
 import { DecodePool } from '../../src/decode/index.ts';
 import { FileError, TandemError, WorkerError } from '../../src/errors/index.ts';
 import { loader } from '../../src/loader/index.ts';
-import { makeDir, startModuleWorker, writeFileAtomic } from '../../src/runtime/index.ts';
+import { makeDir, openFileRange, openFileStream, startModuleWorker, writeFileAtomic } from '../../src/runtime/index.ts';
 import { isFailure, listImageFolder, loadFiles } from '../../src/sources/index.ts';
 import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
@@ -75,6 +75,16 @@ export function typedIoScenarios(tempDir: () => Promise<string>): Record<string,
       // A file where the root folder should be.
       await writeFileAtomic(`${dir}/file`, jpeg(0));
       await rejectsWith(listImageFolder(`${dir}/file`), (e) => isFileError(e, 'not-a-directory', `${dir}/file`), 'listing a file');
+    },
+
+    async 'streamed and ranged reads of a missing file (shards, caches) reject with a FileError (not-found, open)'() {
+      const dir = await tempDir();
+      const gone = `${dir}/gone.tar`;
+      for (const [what, open] of [
+        ['a file stream', () => openFileStream(gone)],
+        ['a file range', () => openFileRange(gone)],
+      ] as const)
+        await rejectsWith(open(), (e) => isFileError(e, 'not-found', gone) && e.operation === 'open', what);
     },
 
     async 'a worker whose script throws as it loads reports a WorkerError (worker-crashed) through its error event'() {
