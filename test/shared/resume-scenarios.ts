@@ -9,9 +9,10 @@
 //   - every other kill checkpoints every 3 steps, so the resume replays steps the killed run had
 //     already trained;
 //   - every third kill is made during a checkpoint write (TANDEM_TEST_SLOW_CHECKPOINT_MS holds the
-//     temporary file half-written): the resume then starts from the previous checkpoint, and once
-//     per test Tandem's resume is handed that half-written file as the checkpoint and must refuse it
-//     with a CheckpointError;
+//     temporary file half-written; at least half of these must land in a write, the rest are
+//     counted apart): the resume then starts from the previous checkpoint, and once per test
+//     Tandem's resume is handed that half-written file as the checkpoint and must refuse it with a
+//     CheckpointError;
 //   - the steps the resumed model carries (the killed run's up to its checkpoint, then the resumed
 //     run's) trained on exactly the keys, in exactly the order, of a run that never stopped, and so
 //     did every step the killed run logged; the final weights equal the uninterrupted run's, bit for bit.
@@ -125,8 +126,9 @@ function runChild(
       clearTimeout(timer);
       clearInterval(poll);
       clearTimeout(limit);
-      if (!kill && code !== 0 && !existsSync(join(dir, 'keys.log')))
-        reject(new Error(`training child exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
+      // A child that never logged did not start (a broken build, a missing module).
+      if (!existsSync(join(dir, 'keys.log')))
+        reject(new Error(`training child exited with ${code ?? signal} before it logged: ${stderr.slice(-2000)}`));
       else resolve({ code, signal, killed, stderr });
     });
   });
@@ -211,6 +213,8 @@ export async function killedRunsResumeExactly(
     const atEnds: number[] = [];
     const replayed: number[] = [];
     let midWrite = 0;
+    let aimedAtWrites = 0;
+    let aimedLanded = 0;
     let refused = '';
     for (let k = 0; k < kills; k++) {
       const dir = join(root, `kill-${k}`);
@@ -226,7 +230,7 @@ export async function killedRunsResumeExactly(
         // A checkpoint with one before it; killed while its write holds the temporary file
         // half-written (or, were the write not atomic, while run.ckpt itself is cut short).
         target = pick(range(2, last - 1).filter((s) => s % every === 0 && s > every));
-        const extraMs = Math.round(rng.float() * (SLOW_WRITE_MS / 3));
+        const extraMs = Math.round(rng.float() * (SLOW_WRITE_MS / 5));
         let whole = 0;
         kill = {
           due: () => {
@@ -267,21 +271,22 @@ export async function killedRunsResumeExactly(
       resumedAt.push(resumed.resumedAt);
       // The latest checkpoint the killed run can have completed: the one before its last logged
       // step, or that step's own when it is a checkpoint step and its write may have finished.
+      // A kill polled late lands in a later checkpoint's write, or past the write (counted apart).
+      const landedMidWrite = partialBytes !== undefined && checkpointSize > 0 && partialBytes.length < checkpointSize;
       const before = every * Math.floor((lastLogged - 1) / every);
-      const expected = duringWrite ? [target - every] : lastLogged % every === 0 ? [before, lastLogged] : [before];
+      const expected = landedMidWrite ? [lastLogged - every] : lastLogged % every === 0 ? [before, lastLogged] : [before];
       check(
         expected.includes(resumed.resumedAt),
         `${at}: not resumed at the last checkpoint the killed run completed (${expected.join(' or ')})`,
       );
       if (resumed.resumedAt <= 0 || resumed.resumedAt >= last) atEnds.push(resumed.resumedAt);
       if (every > 1) replayed.push(lastLogged - resumed.resumedAt);
-      if (duringWrite) {
-        check(
-          partialBytes !== undefined && checkpointSize > 0 && partialBytes.length < checkpointSize,
-          `${at}: the kill did not land mid-write: run.ckpt.partial ${partialBytes?.length ?? 'absent'}, run.ckpt ${checkpointSize} bytes`,
-        );
-        check(lastLogged - resumed.resumedAt === every, `${at}: the resume replayed ${lastLogged - resumed.resumedAt} steps, not ${every}`);
+      if (duringWrite) aimedAtWrites++;
+      if (landedMidWrite) {
+        // A plain kill may land in a (fast) checkpoint write too: it counts as one.
+        check(lastLogged % every === 0, `${at}: a half-written checkpoint after a step that has none`);
         midWrite++;
+        if (duringWrite) aimedLanded++;
         if (!refused) {
           // Had the write not been atomic, run.ckpt would hold these bytes: Tandem must refuse them.
           const torn = join(root, `torn-${k}`);
@@ -306,6 +311,10 @@ export async function killedRunsResumeExactly(
       const final = readFileSync(join(dir, 'final.safetensors'));
       check(final.equals(finalReference), `${at}: the final weights differ`);
     }
+    check(
+      aimedLanded >= Math.ceil(aimedAtWrites / 2),
+      `only ${aimedLanded} of the ${aimedAtWrites} kills aimed at a checkpoint write landed in one (the rest just after it)`,
+    );
     const allowedAtEnds = Math.floor(kills / 6);
     check(
       atEnds.length <= allowedAtEnds,
@@ -315,7 +324,7 @@ export async function killedRunsResumeExactly(
       `[resume] ${runtime.command.split('/').at(-1)} ${kind}${rebuilt ? ' (dist/ rebuilt first)' : ''}: ${kills} kills, ${kills} before the run finished; ` +
         `resumed strictly inside ${kills - atEnds.length}, at an end ${atEnds.length} (at most ${allowedAtEnds}); ` +
         `every 3 steps: ${replayed.length} kills, replayed ${replayed.join(', ')} steps; ` +
-        `${midWrite} killed mid-write, each resumed from the checkpoint before${refused ? `; the half-written file refused: ${refused}` : ''}`,
+        `${aimedLanded} of ${aimedAtWrites} kills aimed at a checkpoint write landed in one, ${midWrite} in all, each resumed from the checkpoint before${refused ? `; the half-written file refused: ${refused}` : ''}`,
     );
     return { kills, resumedAt, uninterruptedSeconds };
   } finally {
