@@ -27,6 +27,18 @@ function generated(): { name: string; bytes: Uint8Array }[] {
   return out;
 }
 
+// Requests whose output reads a small part of any of the files: their window must be smaller than the frame.
+const CROP_BOX: ImageDecodeOptions = { width: 32, height: 32, crop: { x: 37, y: 21, width: 50, height: 37 } };
+const CROP_BOX_STRETCHED: ImageDecodeOptions = {
+  width: 120,
+  height: 90,
+  crop: { x: 5, y: 9, width: 80, height: 50 },
+  fit: 'stretch',
+  reducedScale: false,
+};
+const SMALL_RANDOM_CROP: ImageDecodeOptions = { width: 64, height: 64, randomCrop: { seed: 2, scale: [0.05, 0.2] } };
+const READS_LITTLE = new Set([CROP_BOX, CROP_BOX_STRETCHED, SMALL_RANDOM_CROP]);
+
 const REQUESTS: readonly ImageDecodeOptions[] = [
   { width: 224, height: 224, fit: 'cover' },
   { width: 224, height: 224, fit: 'cover', reducedScale: false },
@@ -36,16 +48,13 @@ const REQUESTS: readonly ImageDecodeOptions[] = [
   { width: 80, height: 40, fit: 'stretch', channels: 4 },
   { width: 64, height: 64, fit: 'cover', filter: 'bicubic' },
   { width: 50, height: 50, fit: 'cover', filter: 'area' },
-  { width: 32, height: 32, crop: { x: 37, y: 21, width: 50, height: 37 } },
-  { width: 120, height: 90, crop: { x: 5, y: 9, width: 80, height: 50 }, fit: 'stretch', reducedScale: false },
+  CROP_BOX,
+  CROP_BOX_STRETCHED,
   { width: 224, height: 224, randomCrop: { seed: 1 } },
-  { width: 64, height: 64, randomCrop: { seed: 2, scale: [0.05, 0.2] } },
+  SMALL_RANDOM_CROP,
   { width: 112, height: 112, randomCrop: { seed: 3, scale: [0.3, 0.6] }, channels: 1 },
   { width: 200, height: 100, randomCrop: { seed: 4, ratio: [1.5, 3], flip: 1 } },
 ];
-
-/** Requests whose output reads a small part of any of the files: their window must be smaller than the frame. */
-const READS_LITTLE = new Set([REQUESTS[8], REQUESTS[9], REQUESTS[11]]);
 
 /** Returns how many decodes were compared. */
 export async function windowedDecodesEqualWholeDecodes(pool: DecodePool, load: FixtureLoader): Promise<number> {
