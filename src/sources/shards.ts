@@ -1,7 +1,7 @@
 // WebDataset samples out of a tar stream: consecutive members sharing a key ("000123.jpg",
 // "000123.cls") form one sample. Only the current sample's members are held in memory.
 import type { Failed } from '../errors/index.ts';
-import { readTar, SourceError, type TarMember, type TarReadOptions } from './tar.ts';
+import { readTarTracked, SourceError, type TarMember, type TarReadOptions } from './tar.ts';
 
 export interface WebDatasetSample {
   key: string;
@@ -58,7 +58,7 @@ export async function* webDatasetSamples(
   };
 
   const reading: { member?: string } = {};
-  const members = readTar(stream, options, reading);
+  const members = readTarTracked(stream, options, reading);
   try {
     for (;;) {
       let step: IteratorResult<TarMember>;

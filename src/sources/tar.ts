@@ -142,11 +142,18 @@ const padding = (size: number) => (BLOCK - (size % BLOCK)) % BLOCK;
  * a stream that ends mid-member or has a corrupt header throws a SourceError ('truncated' or
  * 'corrupt'), since nothing after that point can be trusted. Stopping early cancels the stream.
  */
-export async function* readTar(
+export function readTar(stream: ReadableStream<Uint8Array>, options: TarReadOptions = {}): AsyncGenerator<TarMember> {
+  return readTarTracked(stream, options, {});
+}
+
+/**
+ * readTar that also sets `reading.member` to the member whose header has been read while its data
+ * is being read, so a caller whose read fails knows where it was (webDatasetSamples).
+ */
+export async function* readTarTracked(
   stream: ReadableStream<Uint8Array>,
-  options: TarReadOptions = {},
-  /** Set to the member whose header has been read while its data is being read, so a reader that fails then knows where it was. */
-  reading: { member?: string } = {},
+  options: TarReadOptions,
+  reading: { member?: string },
 ): AsyncGenerator<TarMember> {
   const maxMemberBytes = options.maxMemberBytes ?? Number.POSITIVE_INFINITY;
   const reader = stream.getReader();
