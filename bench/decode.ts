@@ -16,7 +16,7 @@
 // columns and say how to get them. --smoke (bench/shared/args.ts): 8 images, 1 repetition, 1 and 2
 // threads, 2 images for @ffmpeg/ffmpeg, the report under test-results/bench-smoke/; there a missing
 // column or a failed pass fails the run (scripts/setup.sh installs every piece).
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import process from 'node:process';
 import { DecodePool } from '../src/decode/index.ts';
@@ -31,6 +31,8 @@ import { figures, goalRows, table, type Figures, type Goal, type Row } from './d
 import { decodePass } from './decode/tandem.ts';
 import type { FfmpegConfig, PageSample, Sample, Transform } from './decode/types.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { corpusMix, corpusRecipe, readCorpusManifest } from './shared/corpus.ts';
+import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
 import { fixed as fmt } from './shared/stats.ts';
 
 // ---- arguments --------------------------------------------------------------------------------
@@ -59,8 +61,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const log = (s: string) => console.error(`[bench:decode] ${s}`);
 
 log(`command: ${command}`);
-const loadAtStart = loadavg();
+const machine = describeMachine();
+const loadAtStart = machineLoad();
+log(`machine: ${machine.line}`);
 const corpus = args.values.corpus;
+const manifest = corpus ? readCorpusManifest(corpus) : undefined;
 const images = corpus ? corpusImages(corpus, count) : await benchImages(count);
 const paths = images.map((m) => m.path);
 const notes: string[] = [];
@@ -212,7 +217,7 @@ const chromium = browser?.version;
 const pageErrors = browser?.errors ?? [];
 await browser?.close();
 for (const p of [...pools.values(), ...workerPools.values()]) await p.close();
-const loadAtEnd = loadavg();
+const loadAtEnd = machineLoad();
 
 // ---- figures ----------------------------------------------------------------------------------
 const imagesOf = (row: Row) => (row.group.startsWith('@ffmpeg') ? ffmpegCount : count);
@@ -309,16 +314,15 @@ const goals: Goal[] = [
 ];
 
 // ---- report -----------------------------------------------------------------------------------
-const cpuModel = cpus()[0]?.model ?? 'unknown CPU';
 const hangsSeen = [...rows.values()].some((r) => (r.samples.resize ?? []).some((s) => s.failed > 0));
 const lines = [
   '# Decode benchmark',
   '',
   `Command: \`${command}\``,
   '',
-  `Machine: ${plural(cores, 'core')} (${cpuModel}), a shared VM — load average ${loadAtStart.map((x) => x.toFixed(2)).join(' / ')} at the start`,
-  `and ${loadAtEnd.map((x) => x.toFixed(2)).join(' / ')} at the end (1/5/15 min; the end includes this benchmark's own work). Absolute`,
-  'figures move with whatever else the host runs; the ratios, measured side by side, are what to read.',
+  ...machineLines(loadAtStart, loadAtEnd, machine),
+  '',
+  'Absolute figures move with whatever else the host runs; the ratios, measured side by side, are what to read.',
   `Runtimes: Deno ${process.versions.deno ?? '?'} (V8 ${process.versions.v8}), ${chromium ? `Chromium ${chromium} (headless, Debian)` : 'no Chromium'},`,
   `${'binary' in native ? `native: Tandem's C (wasm/src) built with gcc -O2 against ${native.libav} and Debian's libjpeg-turbo 2.1.5 (with their x86 SIMD)` : 'no native build'}, ${pilVersion ? `PIL ${pilVersion} (Debian python3-pil)` : 'no PIL'}, @ffmpeg/ffmpeg 0.12.15 with @ffmpeg/core(-mt) 0.12.10.`,
   '',
@@ -330,6 +334,15 @@ const lines = [
   'threads): the Python process, the native process, the Deno process, or Deno + Chromium (every Chromium process) for',
   'the Chromium rows.',
   '',
+  ...(manifest
+    ? [
+        `The corpus \`${corpus}\` as a whole (this run decodes its first ${images.length} images in name order):`,
+        ...corpusMix(manifest),
+        '',
+        corpusRecipe(manifest),
+        '',
+      ]
+    : []),
   ...table(
     [
       'decoder',

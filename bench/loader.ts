@@ -4,8 +4,8 @@
 //   npx deno run -A bench/loader.ts [--corpus DIR] [--images N] [--reps 5] [--threads 2] [--workers 2]
 //                                   [--batch 32] [--no-node] [--ref-images 8] [--ref-seconds 4]
 //                                   [--wait-quiet 300] [--quiet-cores 0.15] [--max-other 0.2] [--retries 3]
-//                                   [--shape photos|imagenet] [--transform cover|rrc]
-//                                   [--out docs/bench-loader[-imagenet][-rrc].md] [--smoke]
+//                                   [--shape photos|imagenet|hard] [--transform cover|rrc]
+//                                   [--out docs/bench-loader[-imagenet|-hard][-rrc].md] [--smoke]
 //
 // Each loader runs as a child process of its own, so its CPU time and memory are its own:
 //   - Tandem in Deno (bench/loader/tandem-child.ts) and in Node (the same file, transpiled, on the
@@ -18,7 +18,9 @@
 //     and the same with each JPEG opened through PIL's draft() (DCT-domain downscale), a second peer.
 // --transform rrc: the training transform instead, RandomResizedCrop(224) + RandomHorizontalFlip()
 // (Tandem: ImageBatcher's randomCrop, drawn in the decoder); the draft() peer does not apply there.
-// --shape imagenet: the default corpus is cut to ImageNet's sizes (500×375, 500×333, ...).
+// --shape imagenet: the default corpus is cut to ImageNet's sizes (500×375, 500×333, ...);
+// --shape hard: high-detail crops near the photographs' own resolution, 300×200 to 800×600,
+// quality 90–95, a quarter 4:4:4 (bench/corpus/make-photo-corpus.py says how each is made).
 // The parent samples each child's whole process tree from /proc every 50 ms (summed RSS and PSS,
 // CPU); the children report their own timed wall and CPU seconds and time to first batch.
 // Native reference: tjbench (libjpeg-turbo-progs) decompressing --ref-images typical corpus images
@@ -38,7 +40,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import process from 'node:process';
 import { cacheDir } from '../src/runtime/index.ts';
@@ -46,6 +48,8 @@ import { ensureSyntheticFolder, listImageFolder } from '../src/sources/index.ts'
 import { jpegHeader } from './loader/jpeg.ts';
 import { busyCores, runWatched, type Watched } from './loader/proc.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { CORPUS_SHAPES, corpusFolder, corpusMix, corpusRecipe, isCorpusShape, readCorpusManifest } from './shared/corpus.ts';
+import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
 import { fixed as fixedOr, median, spread } from './shared/stats.ts';
 
 // ---- arguments --------------------------------------------------------------------------------
@@ -63,9 +67,13 @@ const args = benchArgs('loader', {
   'quiet-cores': { type: 'number', default: 0.15 },
   'max-other': { type: 'number', default: 0.2 },
   retries: { type: 'number', default: 3, smoke: 0 },
-  shape: { type: 'string', default: 'photos', help: "the default corpus: 'photos' (the project's mix) or 'imagenet' (ImageNet's sizes)" },
+  shape: {
+    type: 'string',
+    default: 'photos',
+    help: "the default corpus: 'photos' (the project's mix), 'imagenet' (ImageNet's sizes) or 'hard' (high-detail crops, quality 90–95, more 4:4:4)",
+  },
   transform: { type: 'string', default: 'cover', help: "'cover' (Resize + CenterCrop) or 'rrc' (RandomResizedCrop + flip)" },
-  out: { type: 'string', help: 'the report (default docs/bench-loader[-imagenet][-rrc].md)' },
+  out: { type: 'string', help: 'the report (default docs/bench-loader[-imagenet|-hard][-rrc].md)' },
 });
 const { smoke, argv } = args;
 const reps = args.values.reps;
@@ -80,12 +88,13 @@ const quietCores = args.values['quiet-cores'];
 const quietWait = args.values['wait-quiet'];
 const maxOther = args.values['max-other'];
 const retries = args.values.retries;
-const shape = args.values.shape;
+const shapeArg = args.values.shape;
 const transform = args.values.transform;
-if (shape !== 'photos' && shape !== 'imagenet') throw new Error(`--shape wants photos or imagenet, got ${shape}`);
+if (!isCorpusShape(shapeArg)) throw new Error(`--shape wants ${CORPUS_SHAPES.join(', ')}, got ${shapeArg}`);
+const shape = shapeArg;
 if (transform !== 'cover' && transform !== 'rrc') throw new Error(`--transform wants cover or rrc, got ${transform}`);
 const rrc = transform === 'rrc';
-const reportName = `bench-loader${shape === 'imagenet' ? '-imagenet' : ''}${rrc ? '-rrc' : ''}.md`;
+const reportName = `bench-loader${shape === 'photos' ? '' : `-${shape}`}${rrc ? '-rrc' : ''}.md`;
 const outPath = args.values.out ?? (smoke ? smokeOut(reportName) : `docs/${reportName}`);
 const command = ['npx deno run -A bench/loader.ts', ...argv].join(' ');
 const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
@@ -100,7 +109,9 @@ const fixed = (x: number, d: number) => fixedOr(x, d, '—');
 
 // ---- machine state at the start -------------------------------------------------------------------
 log(`command: ${command}`);
-const uptimeStart = sh('uptime', []);
+const machine = describeMachine();
+const uptimeStart = machineLoad();
+log(`machine: ${machine.line}`);
 log(`uptime: ${uptimeStart}`);
 if (loadavg()[0]! > 1)
   log(
@@ -132,7 +143,7 @@ if (!corpus && smoke) {
 } else if (!corpus) {
   const setup = spawnSync('bash', ['scripts/setup-bench.sh'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   if (setup.status !== 0) throw new Error('scripts/setup-bench.sh failed (see above)');
-  corpus = `${cacheDir()}/datasets/photo-corpus${shape === 'imagenet' ? '-imagenet' : ''}-s0-n2000`;
+  corpus = corpusFolder(cacheDir(), shape);
   const t0 = performance.now();
   const made = spawnSync(
     PYTHON,
@@ -154,22 +165,7 @@ if (!corpus && smoke) {
   if (made.status !== 0) throw new Error('bench/corpus/make-photo-corpus.py failed (see above)');
   log(`corpus ready in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${corpus}`);
 }
-interface CorpusManifest {
-  count: number;
-  seed: number;
-  recipe: string;
-  generated_seconds: number;
-  total_bytes: number;
-  pixels_mean: number;
-  encodings: Record<string, number>;
-  size_buckets: Record<string, number>;
-  aspects: Record<string, number>;
-  long_side_histogram: Record<string, number>;
-  sources: { name: string; width: number; height: number }[];
-}
-const manifest = existsSync(`${corpus}/corpus.json`)
-  ? (JSON.parse(readFileSync(`${corpus}/corpus.json`, 'utf8')) as CorpusManifest)
-  : undefined;
+const manifest = readCorpusManifest(corpus);
 const { files: allFiles, classes } = await listImageFolder(corpus);
 const files = imageLimit > 0 ? allFiles.slice(0, imageLimit) : allFiles;
 const corpusBytes = files.reduce((s, f) => s + statSync(f.path).size, 0);
@@ -452,7 +448,7 @@ for (let rep = 0; rep < reps; rep++) {
   for (const s of order) await runStep(s);
 }
 const benchSeconds = (performance.now() - t00) / 1000;
-const uptimeEnd = sh('uptime', []);
+const uptimeEnd = machineLoad();
 log(`uptime: ${uptimeEnd}`);
 if (wasmBuilds.size > 1)
   log(
@@ -494,7 +490,6 @@ const refRatios = tjSamples.map((t, k) => setRate(wasmSamples[k]!.fps) / setRate
 // ---- versions ---------------------------------------------------------------------------------
 const torchReport = loaderSamples[TORCH]![0]!.report;
 const pyVersions = torchReport.versions ?? {};
-const lscpuModel = /Model name:\s*(.+)/.exec(sh('lscpu', []))?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
 const dpkgVersion = (p: string) => sh('dpkg-query', ['-W', '-f=${Version}', p]) || 'not installed';
 const gitHead = sh('git', ['rev-parse', '--short', 'HEAD']);
 const dirty = [
@@ -599,19 +594,7 @@ for (let k = 0; k < reps; k++) {
 }
 
 const mix = manifest
-  ? [
-      `${manifest.count} JPEGs (${(manifest.total_bytes / 2 ** 20).toFixed(1)} MiB, mean ${(manifest.pixels_mean / 1e6).toFixed(2)} Mpx), seed ${manifest.seed}, recipe \`${manifest.recipe}\`, generated in ${manifest.generated_seconds} s.`,
-      `Encodings: ${Object.entries(manifest.encodings)
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}.`,
-      `Long side (px): ${Object.entries(manifest.long_side_histogram)
-        .map(([k, v]) => `${k}: ${v}`)
-        .join(', ')}.`,
-      `Aspect ratios: ${Object.entries(manifest.aspects)
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}.`,
-      `Classes (source photographs, ${manifest.sources.length}): ${manifest.sources.map((s) => `${s.name} ${s.width}×${s.height}`).join(', ')}.`,
-    ].join('\n')
+  ? [...corpusMix(manifest), '', corpusRecipe(manifest)].join('\n')
   : `${files.length} images in ${classes.length} classes (${(corpusBytes / 2 ** 20).toFixed(1)} MiB); no corpus.json, so no recipe to quote.`;
 
 const md = `# Tandem's loader against PyTorch's DataLoader, real photographs
@@ -623,9 +606,7 @@ ${command}
 Written by \`bench/loader.ts\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${reps} interleaved repetitions (the order
 reversed every other repetition), medians; ${fixed(benchSeconds / 60, 1)} min for the warm-up and the repetitions.
 
-- Machine: ${lscpuModel}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB.
-- Load at start: \`${uptimeStart}\`
-- Load at end: \`${uptimeEnd}\`
+${machineLines(uptimeStart, uptimeEnd, machine).join('\n')}
 - Deno ${denoVersion} (V8 ${process.versions.v8})${withNode ? `, Node ${nodeVersion}` : ''}; Python ${pyVersions.python ?? '?'}, torch ${pyVersions.torch ?? '?'} (Debian python3-torch ${dpkgVersion('python3-torch')}), torchvision ${pyVersions.torchvision ?? '?'}, PIL ${pyVersions.pil ?? '?'} (${dpkgVersion('python3-pil')}); libjpeg-turbo ${dpkgVersion('libjpeg-turbo-progs')} (tjbench).
 - Tandem at ${gitHead}${dirty.length ? ` with uncommitted changes in ${dirty.join(', ')}` : ''}; wasm module \`tandem-decode.wasm\` ${wasmBuilds.size <= 1 ? `${[...wasmBuilds.keys()][0] ?? wasmId()} in every timed run` : `**rebuilt during the run**: ${[...wasmBuilds].map(([b, n]) => `${b} in ${n} timed runs`).join(', ')}`}.
 
@@ -633,17 +614,6 @@ reversed every other repetition), medians; ${fixed(benchSeconds / 60, 1)} min fo
 
 \`${corpus}\`: ${files.length} images, ${classes.length} classes.
 ${mix}
-
-Made by \`bench/corpus/make-photo-corpus.py\` from the 16 photographs of Debian bookworm's
-mate-backgrounds 1.26.0-1 (\`scripts/setup-bench.sh\` fetches it with \`apt-get download\`, checks
-its SHA-256 and unpacks it): per image ${
-  manifest?.recipe.includes('imagenet')
-    ? "a size from ImageNet's mix (500×375 40%, 500×333 20%, 375×500 10%, 333×500 5%, 500×500 5%, and 20% of any of the aspects 4:3, 3:4, 3:2, 2:3, 1:1, 16:9 with a long side of 250–500 px)"
-    : 'a seeded aspect ratio (4:3, 3:4, 3:2, 2:3, 1:1, 16:9), a long side of 300–640 px (92%), 800–1600 (5%) or 2500–3000 (3%, only from photographs that large)'
-},
-a random crop at a random zoom resized with LANCZOS, and an encoding mixed like real collections:
-RGB 4:2:0 quality 75–95 (85%), 4:4:4 (5%), progressive (4%), grayscale (2%), CMYK (2%), an EXIF
-Orientation tag 6/8/3 (2%).
 
 ## Results
 

@@ -14,7 +14,6 @@
 // under test-results/bench-smoke/.
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { createServer } from 'vite';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
@@ -23,6 +22,7 @@ import { benchAssets } from './decode/browser.ts';
 import { benchImages, corpusImages, type BenchImage } from './decode/images.ts';
 import { table } from './decode/report.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
 import { fixed, median, times } from './shared/stats.ts';
 import type { FeedCheck, FeedPath, FeedSample, Provider } from './onnx-feed/page.ts';
 
@@ -41,7 +41,6 @@ const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);
 const { size, batch, threads, corpus: corpusDir, out: outPath } = args.values;
 const command = `npx deno run -A bench/onnx-feed.ts ${argv.join(' ')}`.trim();
 const log = (s: string) => console.error(`[bench:onnx-feed] ${s}`);
-const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
 
 // The check's tolerances (bench/onnx-feed/page.ts check()). Same pixels: ONNX Runtime's own
 // normalisation loop and tensor against Tandem's feed, one session: float rounding only (WGSL
@@ -68,8 +67,10 @@ function checkFeeds(provider: Provider, c: FeedCheck): void {
     throw new Error(`onnx-feed: the canvas path's outputs differ from Tandem's by ${c.canvas}; ${what}`);
 }
 
-const uptimeStart = uptime();
+const machine = describeMachine();
+const uptimeStart = machineLoad();
 log(`command: ${command}`);
+log(`machine: ${machine.line}`);
 log(`uptime: ${uptimeStart}`);
 const corpora: { name: string; images: BenchImage[] }[] = [{ name: 'generated 500×375 shapes', images: await benchImages(count) }];
 if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count, true) });
@@ -196,7 +197,7 @@ for (const corpus of corpora) {
     '',
   );
 }
-const uptimeEnd = uptime();
+const uptimeEnd = machineLoad();
 writeFileSync(
   outPath,
   `# ONNX Runtime Web fed by its own input path and by Tandem (Chromium, one WebGPU device)
@@ -251,8 +252,7 @@ and the readback counts do.`
   }
 
 ${lines.join('\n')}
-- Load at start: \`${uptimeStart}\`
-- Load at end: \`${uptimeEnd}\`
+${machineLines(uptimeStart, uptimeEnd, machine).join('\n')}
 `,
 );
 log(`wrote ${outPath}`);

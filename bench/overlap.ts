@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../src/runtime/index.ts';
 import { loader } from '../src/loader/index.ts';
 import { presets, ViTTrainer } from '../src/vit/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 import { median } from './shared/stats.ts';
 
 const args = benchArgs('overlap', {
@@ -22,6 +23,7 @@ const args = benchArgs('overlap', {
   out: { type: 'string', smoke: smokeOut('bench-overlap.md'), help: 'also write the table to this file' },
 });
 const { images, batch: B, threads, reps, out: outPath } = args.values;
+const loadAtStart = machineLoad();
 
 const data = await folderData(await resolveDataFolder(undefined, images, console.log));
 const gpu = await acquireGpu();
@@ -131,6 +133,8 @@ const summary = [
   ``,
   `overlapped / max(loader, training) = ${ratio.toFixed(3)} (goal ≤ 1.05); sum would be ${(m.overlapped / (m.loader + m.training)).toFixed(3)} of loader + training`,
   `the training loop waited for data ${(m.waited * 100).toFixed(1)}% of the overlapped epoch (median)`,
+  ``,
+  ...machineLines(loadAtStart, machineLoad()),
 ].join('\n');
 console.log(summary);
 if (outPath) await writeFileAtomic(outPath, new TextEncoder().encode(`${summary}\n`));

@@ -10,6 +10,7 @@
 import process from 'node:process';
 import { customTask, PipelineBuilder, WorkerPoolExecutor, workerTask } from '../src/pipeline/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 import { quantile, spread } from './shared/stats.ts';
 
 declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
@@ -19,6 +20,7 @@ const args = benchArgs('pipeline', {
   out: { type: 'string', default: new URL('../docs/bench-pipeline.md', import.meta.url).pathname, smoke: smokeOut('bench-pipeline.md') },
 });
 const REPS = args.values.reps;
+const loadAtStart = machineLoad();
 const N = args.smoke ? 5000 : 100_000;
 const WORKER_N = args.smoke ? 200 : 3000;
 const workerModule = new URL('../test/fixtures/worker-module.mjs', import.meta.url);
@@ -160,11 +162,14 @@ const table = [
 ].join('\n');
 console.log(table);
 
+const loadAtEnd = machineLoad();
 const doc = `# Pipeline engine benchmark
 
 Command: \`npx deno run -A bench/pipeline.ts\` (Deno ${Deno.version.deno}), ${REPS} interleaved repetitions,
-median (min, max). ${N} items for the no-op pipelines, ${WORKER_N} for the worker figures. Machine: shared
-2-core x86_64 VM with other work running, so read ratios rather than absolute times.
+median (min, max). ${N} items for the no-op pipelines, ${WORKER_N} for the worker figures. The machine is
+shared with other work, so read ratios rather than absolute times.
+
+${machineLines(loadAtStart, loadAtEnd).join('\n')}
 
 ${table}
 

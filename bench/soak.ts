@@ -19,6 +19,7 @@ import { DecodePool, ImageBatcher, type EncodedImage } from '../src/decode/index
 import { PipelineBuilder } from '../src/pipeline/index.ts';
 import { encodeJpeg, renderSample } from '../src/synthetic/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 
 declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
@@ -164,21 +165,15 @@ function rows(samples: Sample[]): string[] {
   ];
 }
 
-const load = (await import('node:os'))
-  .loadavg()
-  .map((x) => x.toFixed(2))
-  .join(', ');
-console.log(`[soak] ${IMAGES} images, then ${ITEMS} pipeline items; load average ${load}`);
+const load = machineLoad();
+console.log(`[soak] ${IMAGES} images, then ${ITEMS} pipeline items; ${load}`);
 const loader = await soakLoader();
 console.log(
   `[soak] loader: ${loader.delivered} delivered, ${loader.failed} failed in ${loader.seconds.toFixed(0)} s, ${loader.restarts} pipelines`,
 );
 const engine = await soakPipeline();
 console.log(`[soak] pipeline: ${engine.delivered} items in ${engine.seconds.toFixed(0)} s`);
-const afterLoad = (await import('node:os'))
-  .loadavg()
-  .map((x) => x.toFixed(2))
-  .join(', ');
+const afterLoad = machineLoad();
 
 const growth = (s: Sample[], k: 'rssMiB' | 'wasmMiB') => (s.length ? Math.max(...s.map((x) => x[k])) - s[0]![k] : NaN);
 const text = `# Soak
@@ -187,7 +182,9 @@ const text = `# Soak
 npx deno run -A bench/soak.ts --images ${IMAGES} --items ${ITEMS}
 \`\`\`
 
-Deno ${Deno.version.deno}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC. Load average at start: ${load}; at the end: ${afterLoad}.
+Deno ${Deno.version.deno}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.
+
+${machineLines(load, afterLoad).join('\n')}
 
 ## The loader: ${loader.delivered + loader.failed} images
 

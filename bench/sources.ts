@@ -14,6 +14,7 @@ import process from 'node:process';
 import { DirectoryCache, isFailure, loadFiles, loadUrls, ShardStream, writeFolderShards, type LoadResult } from '../src/sources/index.ts';
 import { payload } from '../test/shared/tar-helpers.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 import { median, spread, times } from './shared/stats.ts';
 
 declare const Deno: {
@@ -35,6 +36,7 @@ const args = benchArgs('sources', {
   out: { type: 'string', default: new URL('../docs/bench-sources.md', import.meta.url).pathname, smoke: smokeOut('bench-sources.md') },
 });
 const REPS = args.values.reps;
+const loadAtStart = machineLoad();
 const N = Number(process.env.N ?? (args.smoke ? 200 : 2000));
 const CLASSES = 10;
 const CONCURRENCY = 16;
@@ -216,6 +218,7 @@ const table = [
 console.log(table);
 console.log(`requests reaching the server during warm epochs: ${warmRequests}`);
 
+const loadAtEnd = machineLoad();
 const doc = `# Sources benchmark
 
 Command: \`npx deno run -A bench/sources.ts\` (Deno ${Deno.version.deno}), ${REPS} interleaved repetitions after one unrecorded warm-up, median (min, max).
@@ -226,7 +229,9 @@ event loop and the 2 cores with the client: absolute rates are pessimistic, rati
 read in full; shard streams use a 256-sample shuffle buffer. The cache rows read the loose files, or the shards, over HTTP through
 a fresh \`DirectoryCache\` per repetition: epoch 1 fetches and stores (shards are written to the cache as they
 stream), epoch 2 reads only the cache (requests reaching the server during warm epochs, all repetitions: **${warmRequests}**).
-Machine: shared 2-core x86_64 VM, page cache warm.
+Page cache warm.
+
+${machineLines(loadAtStart, loadAtEnd).join('\n')}
 
 ${table}
 `;

@@ -12,9 +12,7 @@
 // --smoke (bench/shared/args.ts): 8 images in batches of 4, 1 repetition, 2 threads, the report
 // under test-results/bench-smoke/.
 import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { createServer } from 'vite';
 import { hardwareConcurrency } from '../src/runtime/index.ts';
@@ -23,6 +21,7 @@ import { benchAssets } from './decode/browser.ts';
 import { benchImages, corpusImages, type BenchImage } from './decode/images.ts';
 import { table } from './decode/report.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
 import { median, times } from './shared/stats.ts';
 import type { FeedMode, FeedPath, FeedSample } from './tfjs-feed/page.ts';
 
@@ -41,10 +40,11 @@ const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);
 const { size, batch, threads, corpus: corpusDir, out: outPath } = args.values;
 const command = `npx deno run -A bench/tfjs-feed.ts ${argv.join(' ')}`.trim();
 const log = (s: string) => console.error(`[bench:tfjs-feed] ${s}`);
-const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
 
-const uptimeStart = uptime();
+const machine = describeMachine();
+const uptimeStart = machineLoad();
 log(`command: ${command}`);
+log(`machine: ${machine.line}`);
 log(`uptime: ${uptimeStart}`);
 const corpora: { name: string; images: BenchImage[] }[] = [{ name: 'generated 500×375 shapes', images: await benchImages(count) }];
 if (corpusDir) corpora.push({ name: corpusDir, images: corpusImages(corpusDir, count, true) });
@@ -121,7 +121,7 @@ for (const corpus of corpora) {
     '',
   );
 }
-const uptimeEnd = uptime();
+const uptimeEnd = machineLoad();
 writeFileSync(
   outPath,
   `# TensorFlow.js fed by its own input path and by Tandem (Chromium, one WebGPU device)
@@ -149,8 +149,7 @@ same ${hardwareConcurrency()} cores as the decoding, so the absolute numbers say
 GPU; the ratio of the input paths and the readback counts do.
 
 ${lines.join('\n')}
-- Load at start: \`${uptimeStart}\` (1-minute load ${loadavg()[0]!.toFixed(2)} at the end)
-- Load at end: \`${uptimeEnd}\`
+${machineLines(uptimeStart, uptimeEnd, machine).join('\n')}
 `,
 );
 log(`wrote ${outPath}`);

@@ -8,6 +8,7 @@ import { DecodePool } from '../src/decode/index.ts';
 import { acquireGpu, BatchUploader, type HostBatch, type UploadMethod } from '../src/gpu/index.ts';
 import { readText } from '../src/runtime/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 import { median } from './shared/stats.ts';
 
 const args = benchArgs('upload', {
@@ -16,6 +17,7 @@ const args = benchArgs('upload', {
   out: { type: 'string', default: 'docs/bench-upload.md', smoke: smokeOut('bench-upload.md') },
 });
 const outPath = args.values.out;
+const loadAtStart = machineLoad();
 const batchBytes = Math.round((args.values['batch-mb'] * 1e6) / 4) * 4; // 64 × 224 × 224 × 3 ≈ 9.6 MB
 const reps = args.values.reps;
 const batchesPerRep = 16;
@@ -130,6 +132,8 @@ const lines = [
   ``,
   `Command: \`npx deno run -A bench/upload.ts\` (Deno ${Deno.version.deno}; ${gpu.runtime}).`,
   `Batch ${(batchBytes / 1e6).toFixed(1)} MB, ${batchesPerRep} batches per repetition, ${reps} interleaved repetitions, medians.`,
+  ``,
+  ...machineLines(loadAtStart, machineLoad()),
   ``,
   `| method | GB/s | ratio to raw writeBuffer |`,
   `|---|---|---|`,

@@ -17,6 +17,7 @@ import { acquireGpu } from '../src/gpu/index.ts';
 import type { ViTConfig } from '../src/vit/index.ts';
 import { learnGeneratedDataset, type LearningRow } from '../test/shared/vit-dataset-learning.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 
 declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; version: { deno: string } };
 
@@ -37,6 +38,7 @@ const { images, steps, batch, lr, warmup, init, augment, out: outPath } = args.v
 const overrides = JSON.parse(args.values.config) as Partial<ViTConfig>;
 const fit = args.values.fit as 'cover' | 'stretch' | 'contain';
 const source = args.values.source.split('x').map(Number) as [number, number];
+const loadAtStart = machineLoad();
 
 const gpu = await acquireGpu();
 const format = (r: LearningRow) =>
@@ -56,6 +58,7 @@ const result = await learnGeneratedDataset(gpu.device, {
   onRow: (row) => console.log(format(row)),
 });
 gpu.close();
+const loadAtEnd = machineLoad();
 
 const text = `# How fast the tiny ViT learns the generated dataset
 
@@ -65,6 +68,8 @@ Command: \`npx deno run -A bench/vit-learn.ts --images ${images} --steps ${steps
 Tiny preset (${JSON.stringify(result.config)}), AdamW, warmup ${warmup} steps then cosine to ${steps}, weight decay 0.05,
 gradient clipping at 1; ${augment ? 'augmentation: shifts of up to 4 px and mirroring; ' : ''}init: ${init === 'fan-in' ? 'matrices N(0, 1/fan-in), class token and positions N(0, 0.02²)' : `N(0, ${init}²)`}.
 Training loss and accuracy are over the steps since the previous row.
+
+${machineLines(loadAtStart, loadAtEnd).join('\n')}
 
 | step | seconds | train loss | train accuracy | held-out loss | held-out accuracy |
 |---|---|---|---|---|---|

@@ -16,6 +16,7 @@ import { optimValues } from '../src/vit/params.ts';
 import { ViTTrainer } from '../src/vit/model.ts';
 import { buildGraph } from '../src/vit/graph.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { machineLines, machineLoad } from './shared/machine.ts';
 import { median } from './shared/stats.ts';
 
 declare const Deno: {
@@ -30,6 +31,7 @@ const args = benchArgs('vit', {
 });
 const { smoke } = args;
 const { reps, out: outPath } = args.values;
+const loadAtStart = machineLoad();
 
 const gpu = await acquireGpu({ features: ['timestamp-query'] });
 const { device } = gpu;
@@ -223,6 +225,8 @@ const text = `## Benchmark
 Command: \`npx deno run -A bench/vit.ts --reps ${reps}\` (Deno ${Deno.version.deno}), adapter: ${gpu.runtime}.
 Median of ${reps} interleaved repetitions; each timing submits enough dispatches for ~0.2 GFLOP and
 waits once. Figures are GFLOP/s; quote the ratios (the machine is shared and noisy).
+
+${machineLines(loadAtStart, machineLoad()).join('\n')}
 
 ## Matmul: kernels side by side
 

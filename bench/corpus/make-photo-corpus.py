@@ -3,7 +3,7 @@
 
 Run with Debian's python3 (python3-pil):
 
-    /usr/bin/python3 bench/corpus/make-photo-corpus.py --sources DIR --out OUT [--count 2000] [--seed 0] [--shape photos|imagenet]
+    /usr/bin/python3 bench/corpus/make-photo-corpus.py --sources DIR --out OUT [--count 2000] [--seed 0] [--shape photos|imagenet|hard]
 
 Every *.jpg under DIR (scripts/setup-bench.sh unpacks Debian's mate-backgrounds there) is a
 source photograph and a class: OUT/<photo name>/<index>.jpg, an ImageFolder layout. Per image,
@@ -13,13 +13,30 @@ from random.Random seeded by (seed, index) — so the corpus is the same for a s
 - a size: with --shape photos (the default), an aspect ratio from 4:3, 3:4, 3:2, 2:3, 1:1, 16:9
   and a long side of 300–640 px (92%), 800–1600 px (5%) or 2500–3000 px (3%); with --shape
   imagenet, ImageNet's own mix: 500×375 (40%), 500×333 (20%), 375×500 (10%), 333×500 (5%),
-  500×500 (5%), and 20% of any aspect above with a long side of 250–500 px;
+  500×500 (5%), and 20% of any aspect above with a long side of 250–500 px; with --shape hard,
+  an aspect ratio from the same list (uniformly: a third portrait, a sixth square) and a long
+  side uniform over the lengths that keep the image within 800×600 (600×800 portrait) and at
+  least 300 px long and 200 px short: 300–800 px for 4:3, 3:4, 3:2, 2:3, 300–600 for 1:1,
+  355–800 for 16:9;
 - a source photograph, uniformly among those large enough to hold that size;
 - a crop of that aspect ratio at a random place and zoom (from the target size itself to the
-  largest crop that fits), resized to the target with LANCZOS;
+  largest crop that fits), resized to the target with LANCZOS. With --shape hard, high-detail
+  crops: the zoom at most 1.3× (near the photograph's own resolution, no heavy downscale that
+  smooths it; at zoom 1 LANCZOS leaves the pixels as they are), and of 4 such crops
+  drawn, the one with the most fine detail (the largest mean of PIL's FIND_EDGES over its
+  grayscale). The choice matters: cut at their own resolution these photographs hold less detail
+  per pixel than downscaled (an out-of-focus sky stays smooth; shrunk, the whole scene fills the
+  frame), so the place is chosen for texture;
 - an encoding, mixed like real collections: RGB 4:2:0 (85%), RGB 4:4:4 (5%), progressive 4:2:0
   (4%), grayscale (2%), CMYK (2%), 4:2:0 with an EXIF Orientation tag 6, 8 or 3 (2%; the pixels
-  are stored turned so that applying the tag shows the intended crop); quality 75–95.
+  are stored turned so that applying the tag shows the intended crop); quality 75–95. With
+  --shape hard, a mix made to be hard for a decoder: RGB 4:2:0 (66%), RGB 4:4:4 (25%: chroma at
+  full resolution, twice the samples of 4:2:0), progressive (3%), grayscale (2%), CMYK (2%), EXIF
+  orientation (2%); quality 90–95 (more coefficients survive quantisation: more Huffman work per
+  pixel).
+
+Each shape draws from a random stream of its own (its recipe name is in the seed), so adding a
+shape moves none of the others' images.
 
 Writes OUT/corpus.json (parameters, sources, mix counts, size histogram) and OUT/.complete; a
 second run with the same parameters finds .complete and does nothing.
@@ -35,10 +52,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from PIL import Image, ImageOps, __version__ as PIL_VERSION
+from PIL import Image, ImageFilter, ImageOps, ImageStat, __version__ as PIL_VERSION
 
 RECIPE = 'photo-corpus/1'
 RECIPE_IMAGENET = 'photo-corpus-imagenet/1'
+RECIPE_HARD = 'photo-corpus-hard/1'
+RECIPES = {'photos': RECIPE, 'imagenet': RECIPE_IMAGENET, 'hard': RECIPE_HARD}
+HARD_BOUNDS = dict(long=(300, 800), short=(200, 600))  # px, landscape or portrait alike
+HARD_MAX_ZOOM = 1.3  # crop size ÷ target size: near the photograph's own resolution
+HARD_QUALITY = (90, 95)
+HARD_CANDIDATES = 4  # places tried per image; the most detailed one is kept
 IMAGENET_SIZES = [  # (cumulative probability, (width, height) or None for any aspect, long side 250-500)
     (0.40, (500, 375)),
     (0.60, (500, 333)),
@@ -61,6 +84,14 @@ ENCODINGS = [  # (cumulative probability, name)
     (0.98, 'cmyk'),
     (1.00, 'exif-orientation'),
 ]
+ENCODINGS_HARD = [  # (cumulative probability, name)
+    (0.66, 'rgb420'),
+    (0.91, 'rgb444'),
+    (0.94, 'progressive'),
+    (0.96, 'gray'),
+    (0.98, 'cmyk'),
+    (1.00, 'exif-orientation'),
+]
 # Stored pixels for an Orientation tag: ImageOps.exif_transpose undoes these.
 STORE_FOR_ORIENTATION = {6: Image.Transpose.ROTATE_90, 8: Image.Transpose.ROTATE_270, 3: Image.Transpose.ROTATE_180}
 HIST_EDGES = [300, 400, 500, 641, 800, 1200, 1601, 2500, 3001]
@@ -75,15 +106,27 @@ def pick(cumulative, r):
     return cumulative[-1][1:]
 
 
+def detail(photo, box):
+    """How much fine texture a crop holds: the mean of PIL's FIND_EDGES over its grayscale."""
+    return ImageStat.Stat(photo.crop(box).convert('L').filter(ImageFilter.FIND_EDGES)).mean[0]
+
+
 def plan(seed, index, shape='photos'):
     """Everything about image `index` except the pixels: deterministic for (seed, index, shape)."""
-    rng = random.Random(f'{RECIPE if shape == "photos" else RECIPE_IMAGENET}:{seed}:{index}')
+    rng = random.Random(f'{RECIPES[shape]}:{seed}:{index}')
     aw, ah = rng.choice(ASPECTS)
     if shape == 'imagenet':
         (fixed,) = pick(IMAGENET_SIZES, rng.random())
         (lo, hi), bucket = ((250, 500), 'imagenet-other') if fixed is None else ((max(fixed), max(fixed)), 'imagenet-fixed')
         if fixed is not None:
             aw, ah = fixed
+    elif shape == 'hard':
+        # The long sides whose short side (rounded as below) stays within the bounds too.
+        ratio = min(aw, ah) / max(aw, ah)
+        (long_lo, long_hi), (short_lo, short_hi) = HARD_BOUNDS['long'], HARD_BOUNDS['short']
+        lo = next(n for n in range(long_lo, long_hi + 1) if round(n * ratio) >= short_lo)
+        hi = next(n for n in range(long_hi, long_lo - 1, -1) if round(n * ratio) <= short_hi)
+        bucket = 'hard-portrait' if aw < ah else 'hard-landscape' if aw > ah else 'hard-square'
     else:
         (lo, hi), bucket = pick(SIZE_BUCKETS, rng.random())
     long_side = rng.randint(lo, hi)
@@ -96,11 +139,23 @@ def plan(seed, index, shape='photos'):
         raise RuntimeError(f'image {index}: no source photograph holds {tw}×{th}')
     src = rng.choice(fits)
     sw, sh = sources[src][1].size
-    zoom = rng.uniform(1.0, min(sw / tw, sh / th))  # crop size ÷ target size
-    cw, ch = min(sw, round(tw * zoom)), min(sh, round(th * zoom))
-    x, y = rng.randint(0, sw - cw), rng.randint(0, sh - ch)
-    (encoding,) = pick(ENCODINGS, rng.random())
-    quality = rng.randint(75, 95)
+    largest = min(sw / tw, sh / th)
+    if shape == 'hard':
+        # Near the photograph's own resolution, at the most detailed of a few places.
+        candidates = []
+        for _ in range(HARD_CANDIDATES):
+            zoom = rng.uniform(1.0, min(HARD_MAX_ZOOM, largest))
+            cw, ch = min(sw, round(tw * zoom)), min(sh, round(th * zoom))
+            x, y = rng.randint(0, sw - cw), rng.randint(0, sh - ch)
+            candidates.append((x, y, x + cw, y + ch))
+        x, y, x1, y1 = max(candidates, key=lambda box: detail(sources[src][1], box))
+        cw, ch = x1 - x, y1 - y
+    else:
+        zoom = rng.uniform(1.0, largest)  # crop size ÷ target size
+        cw, ch = min(sw, round(tw * zoom)), min(sh, round(th * zoom))
+        x, y = rng.randint(0, sw - cw), rng.randint(0, sh - ch)
+    (encoding,) = pick(ENCODINGS_HARD if shape == 'hard' else ENCODINGS, rng.random())
+    quality = rng.randint(*HARD_QUALITY) if shape == 'hard' else rng.randint(75, 95)
     orientation = rng.choice([6, 8, 3]) if encoding == 'exif-orientation' else None
     return dict(src=src, box=(x, y, x + cw, y + ch), size=(tw, th), bucket=bucket, aspect=f'{aw}:{ah}',
                 encoding=encoding, quality=quality, orientation=orientation)
@@ -175,11 +230,12 @@ def main():
     ap.add_argument('--count', type=int, default=2000)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--jobs', type=int, default=1, help='processes (the output does not depend on it)')
-    ap.add_argument('--shape', choices=['photos', 'imagenet'], default='photos', help="sizes: the project's photo mix, or ImageNet's")
+    ap.add_argument('--shape', choices=list(RECIPES), default='photos',
+                    help="the project's photo mix, ImageNet's sizes, or hard: high-detail crops at quality 90-95, more 4:4:4")
     a = ap.parse_args()
     out = Path(a.out)
     source_info = list_sources(a.sources)
-    params = dict(recipe=RECIPE if a.shape == 'photos' else RECIPE_IMAGENET, count=a.count, seed=a.seed, source_sha256=[s['sha256'] for s in source_info], pil=PIL_VERSION)
+    params = dict(recipe=RECIPES[a.shape], count=a.count, seed=a.seed, source_sha256=[s['sha256'] for s in source_info], pil=PIL_VERSION)
     key = json.dumps(params, sort_keys=True)
     marker = out / '.complete'
     if marker.exists() and marker.read_text() == key:
