@@ -43,6 +43,9 @@ declare -A MODULE_FLAGS_OF=(
 #   chroma-scale.patch: at 3/8, 5/8, 6/8 and 7/8 scale, 4:2:0 chroma is decoded at the luma scale and
 #     upsampled (SIMD fancy upsampling) instead of through a doubled scalar IDCT (10x10 at 5/8):
 #     about 8% faster per thread on the photo corpus, and closer to torchvision's full decode.
+#   jdhuff-fused.patch: sequential Huffman decoding looks up a code and its magnitude bits together
+#     (one 10-bit table giving the run, the sign-extended coefficient and the bits to drop, and the
+#     end of block), falling back to the two-step decode for anything longer; same coefficients.
 #   jidctint-wasm.c, jdcolor-wasm.c (added, not patches): the accurate integer IDCT and YCbCr->RGB
 #     written in wasm SIMD128, each sample as the C computes it (SIMDe's translations of the Neon
 #     versions ran no faster than the scalar C); neon-wasm.patch compiles them and has the
@@ -52,7 +55,7 @@ TURBOJPEG_CMAKE=(
   -DWITH_SIMD=1 -DREQUIRE_SIMD=1 -DWASM_NEON=1 -DNEON_INTRINSICS=1 -DWITH_12BIT=0 -DWITH_FUZZ=0
 )
 TURBOJPEG_CFLAGS="-mfpu=neon -I/usr/include/simde/arm"   # added to the variant's CFLAGS
-TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch chroma-scale.patch)
+TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch chroma-scale.patch jdhuff-fused.patch)
 TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c)   # Tandem's own SIMD128 code, copied into src/simd/wasm/
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 

@@ -37,9 +37,14 @@ FFMPEG_NATIVE=(
   --disable-avdevice --disable-avfilter --disable-postproc --enable-swscale --enable-swresample
 )
 
+# The wasm build's patches to libjpeg-turbo's C (not neon-wasm.patch, which is about building its
+# SIMD for wasm): the fuzzed decoder runs the same entropy decoder and scale choices as the module.
+TURBOJPEG_C_PATCHES=(jdhuff-bitbuf64.patch chroma-scale.patch jdhuff-fused.patch)
+turbojpeg_c_patches_text() { for p in "${TURBOJPEG_C_PATCHES[@]}"; do cat "$here/../turbojpeg/$p"; done; }
+
 ensure_sources >&2
 libs_key=$(printf '%s\n' "$FFMPEG_SHA256" "$ZLIB_SHA256" "$LIBJPEG_TURBO_SHA256" "$($CC --version | head -1)" "$LIB_SAN" \
-  "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" "$(ffmpeg_patches_text)" | sha256sum | cut -c1-16)
+  "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" "$(ffmpeg_patches_text)" "$(turbojpeg_c_patches_text)" | sha256sum | cut -c1-16)
 root="$TANDEM_CACHE/fuzz/libs-$libs_key"
 prefix="$root/prefix"
 if [ -f "$prefix/.done" ]; then
@@ -51,6 +56,10 @@ else
   apply_ffmpeg_patches "$root/work/ffmpeg"
   tar -xf "$TANDEM_CACHE/sources/$ZLIB_ORIG" -C "$root/work"; mv "$root/work"/zlib-* "$root/work/zlib"
   tar -xzf "$TANDEM_CACHE/sources/$LIBJPEG_TURBO_ORIG" -C "$root/work"; mv "$root/work"/libjpeg-turbo-* "$root/work/libjpeg-turbo"
+  for p in "${TURBOJPEG_C_PATCHES[@]}"; do
+    flog "applying wasm/turbojpeg/$p to libjpeg-turbo"
+    patch -d "$root/work/libjpeg-turbo" -p1 --quiet --forward < "$here/../turbojpeg/$p" || { flog "patch $p does not apply"; exit 1; }
+  done
   flog "building zlib with $CC and ASan"
   (cd "$root/work/zlib" && CC=$CC CFLAGS="$LIB_SAN" ./configure --static --prefix="$prefix" >/dev/null && make -j"$(nproc)" install >/dev/null 2>&1)
   flog "building libjpeg-turbo's TurboJPEG library with $CC and ASan (no SIMD, as in wasm's C paths)"
