@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 53;
+export const JOB_WORDS = 54;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -77,6 +77,8 @@ export const enum Field {
   DecodedH,
   FrameW,
   FrameH,
+  // result: microseconds the thread spent on the job
+  ThreadUs,
 }
 
 export const enum JobKind {

@@ -41,6 +41,8 @@ export interface DecodedImageInfo {
   decoded: { width: number; height: number; frameWidth: number; frameHeight: number };
   /** True when a pool pthread, not the caller's thread, did the work. */
   onPoolThread: boolean;
+  /** Milliseconds of wall clock the thread spent on this image, from taking the job to finishing it. */
+  threadMs: number;
   /** With `randomCrop`: the box drawn, in oriented source pixels, and whether the output was mirrored. */
   crop?: { x: number; y: number; width: number; height: number };
   flipped?: boolean;
@@ -68,6 +70,12 @@ export interface DecodePoolStats {
    * Stable between runs of the same loader; growth from run to run is memory left behind.
    */
   heapBytes: number;
+  /**
+   * Milliseconds the pool's threads spent on jobs, summed over every job that finished (decoded or
+   * failed), not counting their wait in the queue. Against `threads` × the elapsed time it says how
+   * busy the threads were: near 1, decoding is the limit; well below, the threads waited for work.
+   */
+  threadMs: number;
 }
 
 /** A job the watchdog is timing: from when a thread takes it, against its time limit. */
@@ -140,6 +148,7 @@ export class DecodePool {
   #inFlight = 0;
   #completed = 0;
   #failed = 0;
+  #threadUs = 0;
   #closed = false;
   #stuck = 0;
   /** close() waiting for the requests in flight (other than stuck ones) to end. */
@@ -425,6 +434,7 @@ export class DecodePool {
         await executing;
       }
       if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
+      this.#threadUs += slot.words[Field.ThreadUs] ?? 0;
       signal?.throwIfAborted();
       return read(slot);
     } finally {
@@ -491,6 +501,7 @@ export class DecodePool {
       stuckThreads: this.#stuck,
       liveWorkers: this.#backend.liveWorkers(),
       heapBytes: this.#closed ? 0 : this.#backend.heapBytes(),
+      threadMs: this.#threadUs / 1000,
     };
   }
 
@@ -558,6 +569,7 @@ export class DecodePool {
         frameHeight: w[Field.FrameH] ?? 0,
       },
       onPoolThread: w[Field.OnPoolThread] === 1,
+      threadMs: (w[Field.ThreadUs] ?? 0) / 1000,
       ...(w[Field.RrcScaleHi]
         ? {
             crop: { x: w[Field.CropX] ?? 0, y: w[Field.CropY] ?? 0, width: w[Field.CropW] ?? 0, height: w[Field.CropH] ?? 0 },

@@ -228,6 +228,50 @@ export async function oversubscribedPoolNeverHangs(pool: DecodePool, count = 96)
   return { ticks, largestGapMs };
 }
 
+/**
+ * The thread time a job reports is its decode, not its wait in the queue: with every thread kept
+ * busy by many queued jobs, the times add up to nearly threads × the elapsed time and never more,
+ * each job's is positive, and the pool's total is every finished job's, a failed one's included.
+ */
+export async function threadTimeIsTheDecodeNotTheQueue(pool: DecodePool): Promise<void> {
+  const width = 480,
+    height = 360;
+  const pixels = new Uint8Array(width * height * 3);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 7919) % 251; // detail, so each decode takes a while
+  const bytes = encodeJpeg(pixels, width, height, { quality: 95, subsampling: '444' });
+  const count = 12 * pool.threads;
+  const before = pool.stats().threadMs;
+  const started = performance.now();
+  const [infos, failed] = await Promise.all([
+    Promise.all(Array.from({ length: count }, () => pool.decode(bytes, { width, height, reducedScale: false }))),
+    pool.decode(bytes.subarray(0, 20), { width: 8, height: 8 }).then(
+      () => false,
+      () => true,
+    ),
+  ]);
+  const elapsed = performance.now() - started;
+  check(failed, 'the truncated JPEG failed');
+  const times = infos.map(({ info }) => info.threadMs);
+  const sum = times.reduce((a, b) => a + b, 0);
+  check(
+    times.every((t) => t > 0),
+    `every job has a positive thread time: ${times.join(', ')}`,
+  );
+  check(
+    sum <= pool.threads * elapsed * 1.02 + 2,
+    `thread times sum to ${sum.toFixed(1)} ms, more than ${pool.threads} × ${elapsed.toFixed(1)} ms`,
+  );
+  check(
+    sum >= pool.threads * elapsed * 0.4,
+    `thread times sum to ${sum.toFixed(1)} ms while ${pool.threads} threads were kept busy for ${elapsed.toFixed(1)} ms`,
+  );
+  const total = pool.stats().threadMs - before;
+  check(
+    total > sum && total < sum + elapsed,
+    `the pool counts ${total.toFixed(2)} ms against the decoded jobs' ${sum.toFixed(2)} ms and a failed one`,
+  );
+}
+
 /** Reads `bytes` decoded to w×h×channels from the pool's memory into a JS copy. */
 async function decodeCopy(
   pool: DecodePool,
@@ -432,6 +476,7 @@ export const poolScenarios: Record<string, (pool: DecodePool) => Promise<void>> 
   'allocate gives a handle that survives memory growth and refuses misuse; raw addresses get the same checks': poolBufferHandle,
   'a batch held while the memory grows keeps its pixels': heldBatchSurvivesMemoryGrowth,
   'gives typed errors for broken input and stays healthy': brokenInputsGetTypedErrors,
+  "reports each job's thread time, which is its decode and not its wait in the queue": threadTimeIsTheDecodeNotTheQueue,
   async 'queues more work than threads without hanging or blocking timers'(pool) {
     const { ticks } = await oversubscribedPoolNeverHangs(pool);
     check(ticks > 0, 'the event loop was blocked during decoding');

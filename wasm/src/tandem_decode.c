@@ -19,7 +19,26 @@
 
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
+#ifdef __EMSCRIPTEN__
+static double now_ms(void) { return emscripten_get_now(); }
+#else
+#include <time.h>
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+#endif
+
+static void td_decode_kind(td_worker *worker, td_job *job);
+
 static void td_decode_job(td_worker *worker, td_job *job) {
+  const double start = now_ms();
+  td_decode_kind(worker, job);
+  job->thread_us = (int32_t)((now_ms() - start) * 1000.0);
+}
+
+static void td_decode_kind(td_worker *worker, td_job *job) {
   switch (job->kind) {
     case TD_KIND_IMAGE: td_decode_image(worker, job); break;
     case TD_KIND_AUDIO: td_decode_audio(worker, job); break;

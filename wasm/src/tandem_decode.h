@@ -123,10 +123,13 @@ typedef struct td_job {
    * otherwise the whole frame) out of the whole frame at that scale */
   int32_t decoded_w, decoded_h;
   int32_t frame_w, frame_h;
+  /* result: microseconds of wall clock the thread spent on the job (its decode, not its wait in
+   * the queue): summed over jobs against threads x elapsed, how busy the pool's threads were */
+  int32_t thread_us;
   char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 53
+#define TD_JOB_WORDS 54
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
