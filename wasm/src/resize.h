@@ -15,6 +15,8 @@ typedef struct td_resizer {
   size_t rows_cap;
   int32_t *acc; /* vertical pass accumulator: one output row */
   size_t acc_cap;
+  int32_t *pairs; /* wasm SIMD: the weights again, split and paired for i32x4.dot_i16x8_s */
+  size_t pairs_cap;
 } td_resizer;
 
 /* A source rectangle in pixels, fractional: output sample i of an axis is centred at
