@@ -3,12 +3,12 @@
 // times the two builds against each other, interleaved: the check a change to the decoder's C must
 // pass before it lands ("byte-equal to today's output"), and a first reading of what it gained.
 //
-//   node scripts/compare-decode-modules.mjs --a DIR --b DIR --corpus DIR [--sizes 224] [--fits cover]
+//   node scripts/compare-decode-modules.mjs --a DIR --b DIR --corpus DIR [--sizes 224] [--fits cover] [--channels 3]
 //        [--full] [--rrc] [--limit N] [--reps 3] [--threads 1] [--no-time]
 //
 // DIR for --a and --b: a folder holding tandem-decode.mjs and tandem-decode.wasm (a copy of
 // wasm/dist from a build). --corpus: any folder; every .jpg/.jpeg/.png/.webp/.bmp/.gif under it.
-// Jobs compared, per image: each --sizes × --fits (square targets, RGB, reduced DCT scale allowed,
+// Jobs compared, per image: each --channels × --sizes × --fits (square targets, reduced DCT scale allowed,
 // so JPEGs take the M/8 scales), --full (the whole image at its own size, no resize) and --rrc
 // (a seeded RandomResizedCrop(224) + flip). An image that fails must fail the same way in both.
 // Exits 1 when any output or error differs. Uses the package build in dist/ (npm run build).
@@ -25,6 +25,7 @@ const { values: args } = parseArgs({
     corpus: { type: 'string' },
     sizes: { type: 'string', default: '224' },
     fits: { type: 'string', default: 'cover' },
+    channels: { type: 'string', default: '3' },
     full: { type: 'boolean', default: false },
     rrc: { type: 'boolean', default: false },
     limit: { type: 'string' },
@@ -36,7 +37,7 @@ const { values: args } = parseArgs({
 });
 if (args.help || !args.a || !args.b || !args.corpus) {
   console.log(
-    'usage: node scripts/compare-decode-modules.mjs --a DIR --b DIR --corpus DIR [--sizes 224,288] [--fits cover,stretch,contain] [--full] [--rrc] [--limit N] [--reps 3] [--threads 1] [--no-time]',
+    'usage: node scripts/compare-decode-modules.mjs --a DIR --b DIR --corpus DIR [--sizes 224,288] [--fits cover,stretch,contain] [--channels 1,3,4] [--full] [--rrc] [--limit N] [--reps 3] [--threads 1] [--no-time]',
   );
   process.exit(args.help ? 0 : 2);
 }
@@ -66,9 +67,13 @@ async function orientedSize(bytes) {
 }
 
 const jobs = [];
-for (const size of args.sizes.split(',').filter(Boolean).map(Number))
-  for (const fit of args.fits.split(',').filter(Boolean))
-    jobs.push({ name: `${fit} ${size}`, options: () => ({ width: size, height: size, fit }) });
+for (const channels of args.channels.split(',').filter(Boolean).map(Number))
+  for (const size of args.sizes.split(',').filter(Boolean).map(Number))
+    for (const fit of args.fits.split(',').filter(Boolean))
+      jobs.push({
+        name: `${fit} ${size}${channels === 3 ? '' : ` ×${channels}`}`,
+        options: () => ({ width: size, height: size, fit, channels }),
+      });
 if (args.rrc) jobs.push({ name: 'rrc 224', options: (i) => ({ width: 224, height: 224, randomCrop: { seed: 7919 * i + 1, flip: 0.5 } }) });
 let fullSizes = [];
 if (args.full) {
