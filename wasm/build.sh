@@ -50,13 +50,17 @@ declare -A MODULE_FLAGS_OF=(
 #     written in wasm SIMD128, each sample as the C computes it (SIMDe's translations of the Neon
 #     versions ran no faster than the scalar C); neon-wasm.patch compiles them and has the
 #     dispatcher call them instead of the Neon ones.
+#   jidctred-wasm.c (added): the scaled IDCTs 3x3, 5x5, 6x6 and 7x7 (jidctint.c, scalar C in
+#     libjpeg-turbo everywhere) in wasm SIMD128 for the 3/8, 5/8, 6/8 and 7/8 reduced decodes,
+#     each sample as the C computes it, range limit included; neon-wasm.patch compiles it and
+#     makes jddctmgr.c pick them.
 TURBOJPEG_CMAKE=(
   -DCMAKE_BUILD_TYPE=Release -DENABLE_SHARED=0 -DENABLE_STATIC=1 -DWITH_TURBOJPEG=1 -DWITH_JAVA=0
   -DWITH_SIMD=1 -DREQUIRE_SIMD=1 -DWASM_NEON=1 -DNEON_INTRINSICS=1 -DWITH_12BIT=0 -DWITH_FUZZ=0
 )
 TURBOJPEG_CFLAGS="-mfpu=neon -I/usr/include/simde/arm"   # added to the variant's CFLAGS
 TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch chroma-scale.patch jdhuff-fused.patch)
-TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c)   # Tandem's own SIMD128 code, copied into src/simd/wasm/
+TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c jidctred-wasm.c)   # Tandem's own SIMD128 code, copied into src/simd/wasm/
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
