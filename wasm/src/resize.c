@@ -11,9 +11,9 @@
 #include <wasm_simd128.h>
 #endif
 
-#define PRECISION 22 /* as PIL: 255 x 2^22 still fits an int32 accumulator */
-#define ONE       (1 << PRECISION)
-#define MAX_TAPS  256
+#define PRECISION      22 /* as PIL: 255 x 2^22 still fits an int32 accumulator */
+#define ONE            (1 << PRECISION)
+#define MAX_TAPS       256
 #define CONSTANT_PAIRS 16 /* the start of td_resizer.pairs holds up to 8 vector constants */
 
 void td_resizer_free(td_resizer *r) {
@@ -107,17 +107,17 @@ static int axis_is_copy(const int32_t *first, const int32_t *count, const int32_
 /* Everything the passes need, planned once per call. */
 typedef struct plan {
   int in_ch, out_w, out_ch;
-  size_t row_bytes;                       /* out_w x in_ch: one row between the passes */
+  size_t row_bytes; /* out_w x in_ch: one row between the passes */
   const int32_t *first_x, *count_x, *weights_x;
   const int32_t *first_y, *count_y, *weights_y;
-  int taps_x, taps_y;                     /* weights per output sample in weights_x / weights_y */
-  int copy_x;                             /* the horizontal pass is a copy (axis_is_copy) */
-  uint8_t *scratch;                       /* row_bytes + 16 bytes for rows that are widened */
+  int taps_x, taps_y; /* weights per output sample in weights_x / weights_y */
+  int copy_x;         /* the horizontal pass is a copy (axis_is_copy) */
+  uint8_t *scratch;   /* row_bytes + 16 bytes for rows that are widened */
 #ifdef __wasm_simd128__
-  const int32_t *offset_x, *pairs_x;      /* RGB rows: see plan_rgb_rows */
+  const int32_t *offset_x, *pairs_x; /* RGB rows: see plan_rgb_rows */
   int n_x, near_limit;
-  const int32_t *pairs_y;                 /* per output row, ((taps_y + 1) / 2) pairs */
-  const v128_t *k;                        /* write_constants */
+  const int32_t *pairs_y; /* per output row, ((taps_y + 1) / 2) pairs */
+  const v128_t *k;        /* write_constants */
 #endif
 } plan;
 
@@ -321,8 +321,8 @@ static inline v128_t vertical16(const uint8_t *s, ptrdiff_t stride, const int32_
 
 /* One output row of row_bytes bytes. A row's last partial 16 bytes are done as the 16 ending at
  * its end, overlapping bytes already written with the same values; rows under 16 bytes are scalar. */
-static void vertical_simd(const uint8_t *row, ptrdiff_t stride, size_t row_bytes, const int32_t *pw, const int32_t *w, int n, const v128_t *k,
-                          uint8_t *out) {
+static void vertical_simd(const uint8_t *row, ptrdiff_t stride, size_t row_bytes, const int32_t *pw, const int32_t *w, int n,
+                          const v128_t *k, uint8_t *out) {
   if (row_bytes < 16) {
     vertical_scalar(row, stride, 0, row_bytes, w, n, out);
     return;
@@ -405,14 +405,25 @@ int td_resize(td_resizer *r, const uint8_t *src, int src_stride, int in_w, int i
   int32_t *weights_x = r->weights, *weights_y = weights_x + (size_t)out_w * taps_x;
   plan_axis(in_w, area.x, area.w, out_w, taps_x, first_x, count_x, weights_x);
   plan_axis(in_h, area.y, area.h, out_h, taps_y, first_y, count_y, weights_y);
-  plan p = {.in_ch = in_ch, .out_w = out_w, .out_ch = out_ch, .row_bytes = row_bytes,
-            .first_x = first_x, .count_x = count_x, .weights_x = weights_x, .first_y = first_y, .count_y = count_y, .weights_y = weights_y,
-            .taps_x = taps_x, .taps_y = taps_y, .copy_x = axis_is_copy(first_x, count_x, weights_x, taps_x, out_w),
+  plan p = {.in_ch = in_ch,
+            .out_w = out_w,
+            .out_ch = out_ch,
+            .row_bytes = row_bytes,
+            .first_x = first_x,
+            .count_x = count_x,
+            .weights_x = weights_x,
+            .first_y = first_y,
+            .count_y = count_y,
+            .weights_y = weights_y,
+            .taps_x = taps_x,
+            .taps_y = taps_y,
+            .copy_x = axis_is_copy(first_x, count_x, weights_x, taps_x, out_w),
             .scratch = (uint8_t *)(r->acc + row_bytes)};
 #ifdef __wasm_simd128__
   write_constants((v128_t *)r->pairs);
   p.k = (const v128_t *)r->pairs;
-  int32_t *offset_x = count_y + out_h, *pairs_x = r->pairs + 2 * CONSTANT_PAIRS, *pairs_y = pairs_x + (size_t)2 * out_w * ((taps_x + 1) / 2);
+  int32_t *offset_x = count_y + out_h, *pairs_x = r->pairs + 2 * CONSTANT_PAIRS,
+          *pairs_y = pairs_x + (size_t)2 * out_w * ((taps_x + 1) / 2);
   if (in_ch == 3 && !p.copy_x) p.n_x = plan_rgb_rows(in_w, &p, offset_x, pairs_x);
   /* The 16-byte load of rgb_pixel_near stays within the 3 bytes of slack past the row's end. */
   p.offset_x = offset_x, p.pairs_x = pairs_x, p.near_limit = 3 * in_w + 3 - 16;

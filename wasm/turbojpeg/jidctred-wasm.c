@@ -32,16 +32,16 @@
 #define PASS1_BITS 2
 /* jdct.h's FIX(x): x * 2^CONST_BITS, rounded, evaluated as the C evaluates it. */
 
-#define SHIFT1 (CONST_BITS - PASS1_BITS)       /* pass 1's descale */
-#define SHIFT2 (CONST_BITS + PASS1_BITS + 3)   /* pass 2's descale */
+#define SHIFT1 (CONST_BITS - PASS1_BITS)     /* pass 1's descale */
+#define SHIFT2 (CONST_BITS + PASS1_BITS + 3) /* pass 2's descale */
 #define FUDGE1 (1 << (SHIFT1 - 1))
 /* Pass 2: the C's (ws[0] + (1 << (PASS1_BITS + 2))) << CONST_BITS, plus the range limit's 512. */
 #define FUDGE2 ((1 << (PASS1_BITS + 2 + CONST_BITS)) + (512 << SHIFT2))
 
-#define ADD(a, b) wasm_i32x4_add((a), (b))
-#define SUB(a, b) wasm_i32x4_sub((a), (b))
-#define SHL(a, n) wasm_i32x4_shl((a), (n))
-#define SHR(a, n) wasm_i32x4_shr((a), (n))
+#define ADD(a, b)  wasm_i32x4_add((a), (b))
+#define SUB(a, b)  wasm_i32x4_sub((a), (b))
+#define SHL(a, n)  wasm_i32x4_shl((a), (n))
+#define SHR(a, n)  wasm_i32x4_shr((a), (n))
 #define MULC(a, c) wasm_i32x4_mul((a), wasm_i32x4_splat((int32_t)(c)))
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -51,10 +51,10 @@
 
 ALWAYS_INLINE void idct3(const v128_t *in, v128_t *out, v128_t fudge, int shift) {
   v128_t tmp0 = ADD(SHL(in[0], CONST_BITS), fudge);
-  v128_t tmp12 = MULC(in[2], FIX(0.707106781));                 /* c2 */
+  v128_t tmp12 = MULC(in[2], FIX(0.707106781)); /* c2 */
   const v128_t tmp10 = ADD(tmp0, tmp12);
   const v128_t tmp2 = SUB(SUB(tmp0, tmp12), tmp12);
-  tmp0 = MULC(in[1], FIX(1.224744871));                         /* c1 */
+  tmp0 = MULC(in[1], FIX(1.224744871)); /* c1 */
   out[0] = SHR(ADD(tmp10, tmp0), shift);
   out[2] = SHR(SUB(tmp10, tmp0), shift);
   out[1] = SHR(tmp2, shift);
@@ -63,16 +63,16 @@ ALWAYS_INLINE void idct3(const v128_t *in, v128_t *out, v128_t fudge, int shift)
 ALWAYS_INLINE void idct5(const v128_t *in, v128_t *out, v128_t fudge, int shift) {
   v128_t tmp12 = ADD(SHL(in[0], CONST_BITS), fudge);
   v128_t tmp0 = in[2], tmp1 = in[4];
-  v128_t z1 = MULC(ADD(tmp0, tmp1), FIX(0.790569415));          /* (c2+c4)/2 */
-  v128_t z2 = MULC(SUB(tmp0, tmp1), FIX(0.353553391));          /* (c2-c4)/2 */
+  v128_t z1 = MULC(ADD(tmp0, tmp1), FIX(0.790569415)); /* (c2+c4)/2 */
+  v128_t z2 = MULC(SUB(tmp0, tmp1), FIX(0.353553391)); /* (c2-c4)/2 */
   v128_t z3 = ADD(tmp12, z2);
   const v128_t tmp10 = ADD(z3, z1), tmp11 = SUB(z3, z1);
   tmp12 = SUB(tmp12, SHL(z2, 2));
   z2 = in[1];
   z3 = in[3];
-  z1 = MULC(ADD(z2, z3), FIX(0.831253876));                     /* c3 */
-  tmp0 = ADD(z1, MULC(z2, FIX(0.513743148)));                   /* c1-c3 */
-  tmp1 = SUB(z1, MULC(z3, FIX(2.176250899)));                   /* c1+c3 */
+  z1 = MULC(ADD(z2, z3), FIX(0.831253876));   /* c3 */
+  tmp0 = ADD(z1, MULC(z2, FIX(0.513743148))); /* c1-c3 */
+  tmp1 = SUB(z1, MULC(z3, FIX(2.176250899))); /* c1+c3 */
   out[0] = SHR(ADD(tmp10, tmp0), shift);
   out[4] = SHR(SUB(tmp10, tmp0), shift);
   out[1] = SHR(ADD(tmp11, tmp1), shift);
@@ -84,15 +84,15 @@ ALWAYS_INLINE void idct5(const v128_t *in, v128_t *out, v128_t fudge, int shift)
  * middle term by PASS1_BITS (outputs 1 and 4 then need no shift); pass 2 by CONST_BITS. */
 ALWAYS_INLINE void idct6(const v128_t *in, v128_t *out, v128_t fudge, int shift, int pass2) {
   v128_t tmp0 = ADD(SHL(in[0], CONST_BITS), fudge);
-  v128_t tmp10 = MULC(in[4], FIX(0.707106781));                 /* c4 */
+  v128_t tmp10 = MULC(in[4], FIX(0.707106781)); /* c4 */
   v128_t tmp1 = ADD(tmp0, tmp10);
   v128_t tmp11 = SUB(SUB(tmp0, tmp10), tmp10);
   if (!pass2) tmp11 = SHR(tmp11, SHIFT1);
-  tmp0 = MULC(in[2], FIX(1.224744871));                         /* c2 */
+  tmp0 = MULC(in[2], FIX(1.224744871)); /* c2 */
   tmp10 = ADD(tmp1, tmp0);
   const v128_t tmp12 = SUB(tmp1, tmp0);
   const v128_t z1 = in[1], z2 = in[3], z3 = in[5];
-  tmp1 = MULC(ADD(z1, z3), FIX(0.366025404));                   /* c5 */
+  tmp1 = MULC(ADD(z1, z3), FIX(0.366025404)); /* c5 */
   tmp0 = ADD(tmp1, SHL(ADD(z1, z2), CONST_BITS));
   const v128_t tmp2 = ADD(tmp1, SHL(SUB(z3, z2), CONST_BITS));
   tmp1 = SHL(SUB(SUB(z1, z2), z3), pass2 ? CONST_BITS : PASS1_BITS);
@@ -108,29 +108,29 @@ ALWAYS_INLINE void idct7(const v128_t *in, v128_t *out, v128_t fudge, int shift)
   /* Even part. */
   v128_t tmp13 = ADD(SHL(in[0], CONST_BITS), fudge);
   v128_t z1 = in[2], z2 = in[4], z3 = in[6];
-  v128_t tmp10 = MULC(SUB(z2, z3), FIX(0.881747734));           /* c4 */
-  v128_t tmp12 = MULC(SUB(z1, z2), FIX(0.314692123));           /* c6 */
+  v128_t tmp10 = MULC(SUB(z2, z3), FIX(0.881747734));                                  /* c4 */
+  v128_t tmp12 = MULC(SUB(z1, z2), FIX(0.314692123));                                  /* c6 */
   const v128_t tmp11 = SUB(ADD(ADD(tmp10, tmp12), tmp13), MULC(z2, FIX(1.841218003))); /* c2+c4-c6 */
   v128_t tmp0 = ADD(z1, z3);
   z2 = SUB(z2, tmp0);
-  tmp0 = ADD(MULC(tmp0, FIX(1.274162392)), tmp13);              /* c2 */
-  tmp10 = ADD(tmp10, SUB(tmp0, MULC(z3, FIX(0.077722536))));    /* c2-c4-c6 */
-  tmp12 = ADD(tmp12, SUB(tmp0, MULC(z1, FIX(2.470602249))));    /* c2+c4+c6 */
-  tmp13 = ADD(tmp13, MULC(z2, FIX(1.414213562)));               /* c0 */
+  tmp0 = ADD(MULC(tmp0, FIX(1.274162392)), tmp13);           /* c2 */
+  tmp10 = ADD(tmp10, SUB(tmp0, MULC(z3, FIX(0.077722536)))); /* c2-c4-c6 */
+  tmp12 = ADD(tmp12, SUB(tmp0, MULC(z1, FIX(2.470602249)))); /* c2+c4+c6 */
+  tmp13 = ADD(tmp13, MULC(z2, FIX(1.414213562)));            /* c0 */
 
   /* Odd part. */
   z1 = in[1];
   z2 = in[3];
   z3 = in[5];
-  v128_t tmp1 = MULC(ADD(z1, z2), FIX(0.935414347));            /* (c3+c1-c5)/2 */
-  v128_t tmp2 = MULC(SUB(z1, z2), FIX(0.170262339));            /* (c3+c5-c1)/2 */
+  v128_t tmp1 = MULC(ADD(z1, z2), FIX(0.935414347)); /* (c3+c1-c5)/2 */
+  v128_t tmp2 = MULC(SUB(z1, z2), FIX(0.170262339)); /* (c3+c5-c1)/2 */
   tmp0 = SUB(tmp1, tmp2);
   tmp1 = ADD(tmp1, tmp2);
-  tmp2 = MULC(ADD(z2, z3), -FIX(1.378756276));                  /* -c1 */
+  tmp2 = MULC(ADD(z2, z3), -FIX(1.378756276)); /* -c1 */
   tmp1 = ADD(tmp1, tmp2);
-  z2 = MULC(ADD(z1, z3), FIX(0.613604268));                     /* c5 */
+  z2 = MULC(ADD(z1, z3), FIX(0.613604268)); /* c5 */
   tmp0 = ADD(tmp0, z2);
-  tmp2 = ADD(tmp2, ADD(z2, MULC(z3, FIX(1.870828693))));        /* c3+c1-c5 */
+  tmp2 = ADD(tmp2, ADD(z2, MULC(z3, FIX(1.870828693)))); /* c3+c1-c5 */
 
   out[0] = SHR(ADD(tmp10, tmp0), shift);
   out[6] = SHR(SUB(tmp10, tmp0), shift);
@@ -145,10 +145,10 @@ ALWAYS_INLINE void kernel(int n, int pass2, const v128_t *in, v128_t *out) {
   const v128_t fudge = wasm_i32x4_splat(pass2 ? FUDGE2 : FUDGE1);
   const int shift = pass2 ? SHIFT2 : SHIFT1;
   switch (n) {
-  case 3: idct3(in, out, fudge, shift); break;
-  case 5: idct5(in, out, fudge, shift); break;
-  case 6: idct6(in, out, fudge, shift, pass2); break;
-  default: idct7(in, out, fudge, shift); break;
+    case 3: idct3(in, out, fudge, shift); break;
+    case 5: idct5(in, out, fudge, shift); break;
+    case 6: idct6(in, out, fudge, shift, pass2); break;
+    default: idct7(in, out, fudge, shift); break;
   }
 }
 
@@ -171,31 +171,37 @@ ALWAYS_INLINE v128_t limit16(v128_t a, v128_t b) {
 /* Byte (row r, column c) of a packed 4-row group: L = columns 0..3 at 4c + r, R = columns 4..7
  * at 16 + 4(c - 4) + r. For n = 5..7, ROWPAIR(n, r) gathers rows r and r + 1 as four 32-bit
  * lanes: row r's columns 0..3, its columns n-4..n-1, then the same for row r + 1. */
-#define IX(r, c) ((c) < 4 ? 4 * (c) + (r) : 16 + 4 * ((c) - 4) + (r))
-#define ROWPAIR(L, R, n, r)                                                               \
-  wasm_i8x16_shuffle(L, R, IX(r, 0), IX(r, 1), IX(r, 2), IX(r, 3),                         \
-                     IX(r, n - 4), IX(r, n - 3), IX(r, n - 2), IX(r, n - 1),               \
-                     IX(r + 1, 0), IX(r + 1, 1), IX(r + 1, 2), IX(r + 1, 3),               \
-                     IX(r + 1, n - 4), IX(r + 1, n - 3), IX(r + 1, n - 2), IX(r + 1, n - 1))
-#define STORE_ROW(x, half, row)                                                           \
-  do {                                                                                    \
-    wasm_v128_store32_lane(output_buf[row] + output_col, x, 2 * (half));                  \
-    wasm_v128_store32_lane(output_buf[row] + output_col + n - 4, x, 2 * (half) + 1);      \
+#define IX(r, c) ((c) < 4 ? 4 * (c) + (r) : 16 + 4 * ((c)-4) + (r))
+#define ROWPAIR(L, R, n, r)                                                                                                                \
+  wasm_i8x16_shuffle(L, R, IX(r, 0), IX(r, 1), IX(r, 2), IX(r, 3), IX(r, n - 4), IX(r, n - 3), IX(r, n - 2), IX(r, n - 1), IX(r + 1, 0),   \
+                     IX(r + 1, 1), IX(r + 1, 2), IX(r + 1, 3), IX(r + 1, n - 4), IX(r + 1, n - 3), IX(r + 1, n - 2), IX(r + 1, n - 1))
+#define STORE_ROW(x, half, row)                                                                                                            \
+  do {                                                                                                                                     \
+    wasm_v128_store32_lane(output_buf[row] + output_col, x, 2 * (half));                                                                   \
+    wasm_v128_store32_lane(output_buf[row] + output_col + n - 4, x, 2 * (half) + 1);                                                       \
   } while (0)
 
 /* Stores rows first_row .. first_row + rows - 1 (rows <= 4) of an n x n block (n = 5..7) from
  * pass 2's out[0..n-1] (lanes: rows first_row .. first_row + 3). */
-ALWAYS_INLINE void store_group(int n, const v128_t *out, int rows, JSAMPARRAY output_buf,
-                               JDIMENSION output_col, int first_row) {
+ALWAYS_INLINE void store_group(int n, const v128_t *out, int rows, JSAMPARRAY output_buf, JDIMENSION output_col, int first_row) {
   const v128_t c01 = limit16(out[0], out[1]), c23 = limit16(out[2], out[3]);
   const v128_t c45 = limit16(out[4], n > 5 ? out[5] : out[4]);
   const v128_t c67 = n > 6 ? limit16(out[6], out[6]) : c45;
   const v128_t L = wasm_u8x16_narrow_i16x8(c01, c23), R = wasm_u8x16_narrow_i16x8(c45, c67);
   v128_t x01, x23;
   switch (n) {
-  case 5: x01 = ROWPAIR(L, R, 5, 0); x23 = ROWPAIR(L, R, 5, 2); break;
-  case 6: x01 = ROWPAIR(L, R, 6, 0); x23 = ROWPAIR(L, R, 6, 2); break;
-  default: x01 = ROWPAIR(L, R, 7, 0); x23 = ROWPAIR(L, R, 7, 2); break;
+    case 5:
+      x01 = ROWPAIR(L, R, 5, 0);
+      x23 = ROWPAIR(L, R, 5, 2);
+      break;
+    case 6:
+      x01 = ROWPAIR(L, R, 6, 0);
+      x23 = ROWPAIR(L, R, 6, 2);
+      break;
+    default:
+      x01 = ROWPAIR(L, R, 7, 0);
+      x23 = ROWPAIR(L, R, 7, 2);
+      break;
   }
   STORE_ROW(x01, 0, first_row);
   if (rows > 1) STORE_ROW(x01, 1, first_row + 1);
@@ -213,8 +219,7 @@ ALWAYS_INLINE int dc_only_sample(JCOEFPTR coef_block, const ISLOW_MULT_TYPE *qua
   return v < 0 ? 0 : v > MAXJSAMPLE ? MAXJSAMPLE : v;
 }
 
-ALWAYS_INLINE void idct_nxn(int n, const ISLOW_MULT_TYPE *quant, JCOEFPTR coef_block,
-                            JSAMPARRAY output_buf, JDIMENSION output_col) {
+ALWAYS_INLINE void idct_nxn(int n, const ISLOW_MULT_TYPE *quant, JCOEFPTR coef_block, JSAMPARRAY output_buf, JDIMENSION output_col) {
   v128_t coef[7], q[7];
   for (int r = 0; r < n; r++) {
     coef[r] = wasm_v128_load(coef_block + r * DCTSIZE);
@@ -281,25 +286,25 @@ ALWAYS_INLINE void idct_nxn(int n, const ISLOW_MULT_TYPE *quant, JCOEFPTR coef_b
 }
 
 GLOBAL(void)
-jsimd_idct_3x3_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                    JSAMPARRAY output_buf, JDIMENSION output_col) {
+jsimd_idct_3x3_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                    JDIMENSION output_col) {
   idct_nxn(3, (const ISLOW_MULT_TYPE *)compptr->dct_table, coef_block, output_buf, output_col);
 }
 
 GLOBAL(void)
-jsimd_idct_5x5_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                    JSAMPARRAY output_buf, JDIMENSION output_col) {
+jsimd_idct_5x5_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                    JDIMENSION output_col) {
   idct_nxn(5, (const ISLOW_MULT_TYPE *)compptr->dct_table, coef_block, output_buf, output_col);
 }
 
 GLOBAL(void)
-jsimd_idct_6x6_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                    JSAMPARRAY output_buf, JDIMENSION output_col) {
+jsimd_idct_6x6_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                    JDIMENSION output_col) {
   idct_nxn(6, (const ISLOW_MULT_TYPE *)compptr->dct_table, coef_block, output_buf, output_col);
 }
 
 GLOBAL(void)
-jsimd_idct_7x7_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                    JSAMPARRAY output_buf, JDIMENSION output_col) {
+jsimd_idct_7x7_wasm(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                    JDIMENSION output_col) {
   idct_nxn(7, (const ISLOW_MULT_TYPE *)compptr->dct_table, coef_block, output_buf, output_col);
 }
