@@ -23,7 +23,7 @@ ln -s "$repo/node_modules" "$work/clone/node_modules"
 mkdir -p "$work/clone/wasm/dist"
 cp "$repo"/wasm/dist/* "$work/clone/wasm/dist/"
 cp "$work"/wasm/tandem-decode.mjs "$work"/wasm/tandem-decode.wasm "$work/clone/wasm/dist/"
-(cd "$work/clone" && npx tsc -p tsconfig.build.json)
+(cd "$work/clone" && bash scripts/build.sh)  # tsc plus the .js and .wgsl files src/ holds
 echo "[profile] $images images x $passes passes ($transform), one pool thread, under node --cpu-prof"
 node --cpu-prof --cpu-prof-dir="$work/prof" "$repo/scripts/profile-decode-run.mjs" "$work/clone/dist" "$corpus" "$images" "$passes" "$transform"
 node "$repo/scripts/profile-summary.mjs" "$work/prof"
