@@ -6,11 +6,11 @@
 //   node bench/scaling/child.mjs --corpus DIR [--images 600] [--reps 5] [--size 224]
 //   deno run -A bench/scaling/child.mjs …
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { DecodePool } from '../../dist/index.js';
+import { spreadImages } from '../shared/spread-images.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -24,16 +24,7 @@ if (!values.corpus) throw new Error('--corpus DIR is required');
 const reps = Number(values.reps);
 const size = Number(values.size);
 
-// Images spread over the whole corpus (every k-th file in name order), so every class is in.
-const all = readdirSync(values.corpus, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile() && /\.jpe?g$/i.test(e.name))
-  .map((e) => join(e.parentPath ?? e.path, e.name))
-  .sort();
-const step = Math.max(1, Math.floor(all.length / Number(values.images)));
-const images = all
-  .filter((_, i) => i % step === 0)
-  .slice(0, Number(values.images))
-  .map((f) => readFileSync(f));
+const images = spreadImages(values.corpus, Number(values.images));
 
 // ---- the machine: a compute-bound loop (L1-resident, no allocation) in 1 and in 2 workers ----
 const PROBE = `

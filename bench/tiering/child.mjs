@@ -9,11 +9,10 @@
 //   (`DecodePool.create({ warmUp: true })`).
 // --mode eager: V8 compiles all of the wasm with its optimising compiler at once, asked for through
 //   node:v8's setFlagsFromString('--no-wasm-dynamic-tiering') before the module is loaded.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import process from 'node:process';
+import { spreadImages } from '../shared/spread-images.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -28,16 +27,7 @@ if (!['default', 'warm', 'eager'].includes(values.mode)) throw new Error(`--mode
 if (values.mode === 'eager') v8.setFlagsFromString('--no-wasm-dynamic-tiering');
 const { DecodePool } = await import('../../dist/index.js');
 
-const all = readdirSync(values.corpus, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile() && /\.jpe?g$/i.test(e.name))
-  .map((e) => join(e.parentPath ?? e.path, e.name))
-  .sort();
-const count = Number(values.images);
-const step = Math.max(1, Math.floor(all.length / count));
-const images = all
-  .filter((_, i) => i % step === 0)
-  .slice(0, count)
-  .map((f) => readFileSync(f));
+const images = spreadImages(values.corpus, Number(values.images));
 
 const createdAt = performance.now();
 const pool = await DecodePool.create({ threads: 1 });
