@@ -1,7 +1,7 @@
 import { OptionChecker } from '../errors/index.ts';
 import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
 import { hash3, mix32 } from '../random/index.ts';
-import { SlotBatcher, type FinishedBuffer } from './slot-batches.ts';
+import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 export type { ImageBatcherStats, SlotToken } from './slot-batches.ts';
 
 /** One item to decode: encoded bytes plus what travels with them into the batch. */
@@ -56,6 +56,7 @@ export interface ImageBatcherOptions {
  * decode stage, then its aggregator right after it (or `decodeStage` and `aggregator` by hand).
  */
 export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
+  readonly #pool: DecodePool;
   readonly shape: readonly [number, number, number];
   #options: ImageBatcherOptions;
   /** The request shared by every item (target size and decode options), made once. */
@@ -84,14 +85,15 @@ export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
     if (decode !== undefined && (typeof decode !== 'object' || decode === null)) o.fail('decode', 'an object of decode options');
     const crop = o.raw('randomCrop');
     if (crop !== undefined && (typeof crop !== 'object' || crop === null)) o.fail('randomCrop', 'an object ({ seed, scale, ratio, flip })');
-    super(pool, options.height * options.width * channels, options.batchSize, options.buffers ?? 4, 0);
+    super(new WasmSlots(pool), options.height * options.width * channels, options.batchSize, options.buffers ?? 4, 0);
+    this.#pool = pool;
     this.#options = options;
     this.#request = { ...options.decode, width: options.width, height: options.height, channels: channels as 1 | 3 | 4 };
     this.shape = [options.height, options.width, channels];
   }
 
   protected override async fill(item: EncodedImage, pointer: number): Promise<void> {
-    await this.pool.decodeInto(item.bytes, pointer, this.#requestFor(item.key, item.epoch));
+    await this.#pool.decodeInto(item.bytes, pointer, this.#requestFor(item.key, item.epoch));
   }
 
   /** Starts the random crops of epoch `epoch` (with `randomCrop`): the same epoch draws the same crops. */
@@ -112,6 +114,7 @@ export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
   protected override describe(f: FinishedBuffer): ImageBatch {
     const [h, w, c] = this.shape;
     const { buffer, count, guard } = f;
+    const view = (this.storage as WasmSlots).view(buffer.pointer, count * this.slotBytes);
     return {
       sequence: buffer.sequence,
       count,
@@ -119,7 +122,7 @@ export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
       dtype: 'uint8',
       layout: 'NHWC',
       get data() {
-        return guard(f.view());
+        return guard(view());
       },
       pointer: buffer.pointer,
       get labels() {

@@ -6,7 +6,7 @@ import { OptionChecker } from '../errors/index.ts';
 import type { FIT_CODES } from './abi.ts';
 import type { DecodePool } from './pool.ts';
 import type { VideoDecodeOptions } from './media.ts';
-import { SlotBatcher, type FinishedBuffer } from './slot-batches.ts';
+import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 
 /** One clip to decode: the video's bytes, the frames wanted, and what travels with them. */
 export interface EncodedClip {
@@ -69,6 +69,7 @@ const MICROSECOND = 1e-6;
  * slot is filled from the end, as images' are.
  */
 export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
+  readonly #pool: DecodePool;
   readonly shape: readonly [number, number, number, number];
   readonly #request: Omit<VideoDecodeOptions, 'frames'>;
   readonly #frames: number;
@@ -98,7 +99,8 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
     const slotBytes = frames * options.height * options.width * channels;
     if (slotBytes * options.batchSize > 0x7fffffff)
       o.fail('batchSize', 'a batch under 2 GiB (batchSize × frames × height × width × channels)');
-    super(pool, slotBytes, options.batchSize, options.buffers ?? 4, frames);
+    super(new WasmSlots(pool), slotBytes, options.batchSize, options.buffers ?? 4, frames);
+    this.#pool = pool;
     this.#frames = frames;
     this.shape = [frames, options.height, options.width, channels];
     this.#request = {
@@ -129,13 +131,14 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
       ...(item.crop ? { crop: item.crop } : {}),
       ...(item.flip ? { flip: true } : {}),
     };
-    const info = await this.pool.decodeVideo(item.bytes, pointer, request, signal);
+    const info = await this.#pool.decodeVideo(item.bytes, pointer, request, signal);
     times.set(info.timestamps);
   }
 
   protected override describe(f: FinishedBuffer): VideoClipBatch {
     const [frames, h, w, c] = this.shape;
     const { buffer, count, guard } = f;
+    const view = (this.storage as WasmSlots).view(buffer.pointer, count * this.slotBytes);
     return {
       sequence: buffer.sequence,
       count,
@@ -143,7 +146,7 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
       dtype: 'uint8',
       layout: 'NFHWC',
       get data() {
-        return guard(f.view());
+        return guard(view());
       },
       pointer: buffer.pointer,
       get labels() {

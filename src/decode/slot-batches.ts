@@ -54,12 +54,48 @@ export class BatchBuffer {
   }
 }
 
-/** What a finished batch is made from: the buffer, its dense row count, its memory view, release. */
+/**
+ * Where batch buffers live: wasm memory (WasmSlots) for CPU batches, GPU buffers for batches
+ * decoded on the GPU. A handle names one buffer; `move` copies one slot's bytes over another's
+ * (for dense batches) and must be ordered before anything that reads the batch afterwards.
+ */
+export interface SlotStorage {
+  allocate(bytes: number): number;
+  free(handle: number): void;
+  move(handle: number, fromByte: number, toByte: number, bytes: number): void;
+}
+
+/** Batch buffers in the decode pool's memory; a handle is the buffer's byte offset. */
+export class WasmSlots implements SlotStorage {
+  constructor(readonly pool: DecodePool) {}
+  allocate(bytes: number): number {
+    return this.pool.malloc(bytes);
+  }
+  free(handle: number): void {
+    this.pool.free(handle);
+  }
+  move(handle: number, fromByte: number, toByte: number, bytes: number): void {
+    new Uint8Array(this.pool.memory.buffer).copyWithin(handle + toByte, handle + fromByte, handle + fromByte + bytes);
+  }
+  /**
+   * A view of `bytes` at `pointer`, taken again when the memory's buffer changed: in the workers
+   * mode a growth replaces the unshared buffer and detaches views of the old one (shared memory
+   * keeps them valid).
+   */
+  view(pointer: number, bytes: number): () => Uint8Array {
+    const memory = this.pool.memory;
+    let data = new Uint8Array(memory.buffer, pointer, bytes);
+    return () => {
+      if (data.buffer !== memory.buffer) data = new Uint8Array(memory.buffer, pointer, bytes);
+      return data;
+    };
+  }
+}
+
+/** What a finished batch is made from: the buffer, its dense row count, release. */
 export interface FinishedBuffer {
   readonly buffer: BatchBuffer;
   readonly count: number;
-  /** The batch's bytes, renewed if the memory's buffer changed (workers mode growth). */
-  view(): Uint8Array;
   /** Throws BatchReleasedError once released; returns `value` otherwise. */
   guard<T>(value: T): T;
   release(): void;
@@ -73,7 +109,7 @@ interface Labelled {
 
 export abstract class SlotBatcher<Item extends Labelled, Batch> {
   readonly slotBytes: number;
-  protected readonly pool: DecodePool;
+  protected readonly storage: SlotStorage;
   readonly #batchSize: number;
   /** The batch buffers in wasm memory, lent to the batch being filled and to batches handed out. */
   #buffers: SlotPool<BatchBuffer>;
@@ -82,14 +118,14 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
   #assignChain: Promise<unknown> = Promise.resolve();
   #sequence = 0;
 
-  protected constructor(pool: DecodePool, slotBytes: number, batchSize: number, buffers: number, extraStride: number) {
-    this.pool = pool;
+  protected constructor(storage: SlotStorage, slotBytes: number, batchSize: number, buffers: number, extraStride: number) {
+    this.storage = storage;
     this.slotBytes = slotBytes;
     this.#batchSize = batchSize;
     // Rounded up to 4 bytes: GPU uploads copy whole words.
     const bytes = Math.ceil((slotBytes * batchSize) / 4) * 4;
     this.#buffers = new SlotPool(
-      Array.from({ length: Math.max(2, buffers) }, () => new BatchBuffer(pool.malloc(bytes), slotBytes, batchSize, extraStride)),
+      Array.from({ length: Math.max(2, buffers) }, () => new BatchBuffer(storage.allocate(bytes), slotBytes, batchSize, extraStride)),
     );
   }
 
@@ -97,7 +133,7 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
     return this.slotBytes * this.#batchSize;
   }
 
-  /** Decodes `item` into its slot at `pointer` (slot `index` of `buffer`); throws its typed error. */
+  /** Decodes `item` into slot `index` of `buffer` (at byte `pointer` of wasm memory for WasmSlots); throws its typed error. */
   protected abstract fill(item: Item, pointer: number, buffer: BatchBuffer, index: number, signal?: AbortSignal): Promise<void>;
 
   /** The batch handed out for a finished buffer. */
@@ -200,7 +236,7 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const b of this.#buffers.slots) this.pool.free(b.pointer);
+    for (const b of this.#buffers.slots) this.storage.free(b.pointer);
   }
 
   #assign(signal?: AbortSignal): Promise<{ buffer: BatchBuffer; index: number }> {
@@ -237,13 +273,8 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
       this.#recycle(buffer);
       return undefined;
     }
-    const memory = this.pool.memory;
     buffer.use = 'handed';
     let released = false;
-    const bytes = count * this.slotBytes;
-    // Taken again when the memory's buffer changed: in the workers mode a growth replaces the
-    // unshared buffer and detaches views of the old one (shared memory keeps them valid).
-    let data = new Uint8Array(memory.buffer, buffer.pointer, bytes);
     const release = () => {
       if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was already released`);
       released = true;
@@ -252,10 +283,6 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
     return this.describe({
       buffer,
       count,
-      view: () => {
-        if (data.buffer !== memory.buffer) data = new Uint8Array(memory.buffer, buffer.pointer, bytes);
-        return data;
-      },
       guard: (value) => {
         if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was used after release()`);
         return value;
@@ -272,7 +299,6 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
     let count = buffer.assigned;
     if (buffer.failed.length === 0) return count;
     const failed = new Set(buffer.failed);
-    const heap = new Uint8Array(this.pool.memory.buffer);
     const slot = this.slotBytes;
     const stride = buffer.extraStride;
     const holes = [...failed].sort((a, b) => a - b);
@@ -280,7 +306,7 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
       while (count > 0 && failed.has(count - 1)) count--;
       if (hole >= count) break;
       const from = count - 1;
-      heap.copyWithin(buffer.pointer + hole * slot, buffer.pointer + from * slot, buffer.pointer + (from + 1) * slot);
+      this.storage.move(buffer.pointer, from * slot, hole * slot, slot);
       buffer.labels[hole] = buffer.labels[from] ?? -1;
       buffer.keys[hole] = buffer.keys[from] ?? '';
       if (stride > 0) buffer.extra.copyWithin(hole * stride, from * stride, (from + 1) * stride);
