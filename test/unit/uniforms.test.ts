@@ -16,6 +16,7 @@ import {
   MatmulParams,
   OptimHyper,
 } from '../../src/vit/params.ts';
+import { FramePassParams } from '../../src/video/frame-pass.ts';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -30,6 +31,7 @@ const DECLARED: Record<string, UniformStruct<string>> = {
   'vit/loss.wgsl': LossParams,
   'vit/matmul-common.wgsl': MatmulParams,
   'vit/optim.wgsl': OptimHyper,
+  'video/frame-pass.wgsl': FramePassParams,
 };
 
 /** The struct a file binds as `var<uniform>`, as [name, [field, type][]], from the WGSL source. */
@@ -82,6 +84,8 @@ describe('UniformStruct.pack', () => {
     expect(NormalizeParams.bytes).toBe(48);
     expect(AugmentParams.bytes).toBe(64);
     expect(MatmulParams.bytes).toBe(80);
+    expect(FramePassParams.bytes).toBe(96);
+    expect(FramePassParams.offsetOf('area')).toBe(48);
     const packed = new DataView(AugmentParams.pack({ images: 3, row_pitch: 7, mean: [0.5, 0.25], inv_std: [2, 4, 8, 16] }));
     expect(packed.getUint32(16, true)).toBe(3);
     expect(packed.getUint32(24, true)).toBe(7);

@@ -1,0 +1,243 @@
+// A decoded VideoFrame → f32 NHWC slots of a caller's GPU buffer, in one compute dispatch per frame
+// (frame-pass.wgsl), with no copy of the pixels through the CPU. The frame reaches the shader by the
+// first route this device accepts, tried in this order and remembered:
+//   'external'  importExternalTexture (zero copy where the frame lives in GPU memory);
+//   'copy'      copyExternalImageToTexture of the frame into an rgba8unorm texture;
+//   'bitmap'    createImageBitmap(frame), then copyExternalImageToTexture of the bitmap.
+// Headless Chromium on SwiftShader refuses VideoFrame sources in both WebGPU entry points
+// ("Failed to import texture from video"), so there the route is 'bitmap'.
+import { DecodeError } from '../decode/index.ts';
+import { UniformStruct } from '../gpu/internal.ts';
+import { readText } from '../runtime/index.ts';
+import { type ClipFrameTarget, MAX_DOWNSCALE, sourceArea } from './frame-target.ts';
+
+export type { ClipFrameTarget } from './frame-target.ts';
+
+/** `struct Params` of frame-pass.wgsl. */
+export const FramePassParams = new UniformStruct('Params', [
+  ['out_width', 'u32'],
+  ['out_height', 'u32'],
+  ['channels', 'u32'],
+  ['flip', 'u32'],
+  ['in_width', 'u32'],
+  ['in_height', 'u32'],
+  ['slot_begin', 'u32'],
+  ['slot_count', 'u32'],
+  ['row_pitch', 'u32'],
+  ['slot_floats', 'u32'],
+  ['pad0', 'u32'],
+  ['pad1', 'u32'],
+  ['area', 'vec4f'],
+  ['mean', 'vec4f'],
+  ['inv_std', 'vec4f'],
+] as const);
+
+export type FrameRoute = 'external' | 'copy' | 'bitmap';
+
+const WORKGROUP = 256;
+const MAX_GROUPS = 65535;
+/** Splits frame-pass.wgsl into its `// @section NAME` parts. */
+function sections(code: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  let name = 'head';
+  for (const line of code.split('\n')) {
+    const m = /^\/\/ @section (\w+)\s*$/.exec(line);
+    if (m?.[1]) name = m[1];
+    else out[name] = `${out[name] ?? ''}${line}\n`;
+  }
+  return out;
+}
+
+/** The compiled pass for one device; the route found to work is kept for every later frame. */
+export class FramePass {
+  readonly device: GPUDevice;
+  /** The pipelines reading the frame as an rgba8unorm texture and as a texture_external. */
+  readonly texturePipeline: GPUComputePipeline;
+  readonly externalPipeline: GPUComputePipeline | undefined;
+  #route: FrameRoute;
+
+  private constructor(device: GPUDevice, texture: GPUComputePipeline, external: GPUComputePipeline | undefined, route: FrameRoute) {
+    this.device = device;
+    this.texturePipeline = texture;
+    this.externalPipeline = external;
+    this.#route = route;
+  }
+
+  static async create(device: GPUDevice, options: { route?: FrameRoute } = {}): Promise<FramePass> {
+    const code = sections(await readText(new URL('./frame-pass.wgsl', import.meta.url)));
+    const compile = async (kind: 'external' | 'texture') => {
+      const module = device.createShaderModule({ code: (code[kind] ?? '') + (code.body ?? ''), label: `tandem frame pass ${kind}` });
+      return device.createComputePipelineAsync({
+        layout: 'auto',
+        compute: { module, entryPoint: 'main' },
+        label: `tandem frame pass ${kind}`,
+      });
+    };
+    const texture = await compile('texture');
+    // A device without texture_external support still has the texture routes.
+    const external = await compile('external').catch(() => undefined);
+    return new FramePass(device, texture, external, external ? (options.route ?? 'external') : 'copy');
+  }
+
+  /** The route frames take now: where one is refused, the next is tried and kept. */
+  get route(): FrameRoute {
+    return this.#route;
+  }
+
+  /** Refuses a route for the rest of this pass's life (after the device refused a frame). */
+  demote(): void {
+    this.#route = this.#route === 'external' ? 'copy' : 'bitmap';
+  }
+}
+
+/**
+ * One clip's writes: its uniforms and the slot list (the target's slot indices in the order frames
+ * serve them) live in two small buffers made once per clip; each frame writes its range of the list.
+ */
+export class ClipPass {
+  readonly #pass: FramePass;
+  readonly #target: ClipFrameTarget;
+  readonly #params: GPUBuffer;
+  readonly #slots: GPUBuffer;
+  readonly #uniform: ArrayBuffer;
+  readonly #view: DataView;
+  #texture: GPUTexture | undefined;
+  #frameSize = [0, 0];
+  #groups: [number, number] = [1, 1];
+
+  constructor(pass: FramePass, target: ClipFrameTarget, slotOrder: Uint32Array<ArrayBuffer>, norm: { mean: number[]; invStd: number[] }) {
+    this.#pass = pass;
+    this.#target = target;
+    const device = pass.device;
+    const pixels = target.width * target.height;
+    const groups = Math.max(1, Math.ceil(pixels / WORKGROUP));
+    const rows = Math.ceil(groups / MAX_GROUPS);
+    this.#groups = [Math.ceil(groups / rows), rows];
+    this.#uniform = FramePassParams.pack({
+      out_width: target.width,
+      out_height: target.height,
+      channels: target.channels,
+      flip: target.flip ? 1 : 0,
+      row_pitch: this.#groups[0] * WORKGROUP,
+      slot_floats: pixels * target.channels,
+      mean: norm.mean,
+      inv_std: norm.invStd,
+    });
+    this.#view = new DataView(this.#uniform);
+    this.#params = device.createBuffer({
+      size: FramePassParams.bytes,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+      label: 'tandem frame pass params',
+    });
+    this.#slots = device.createBuffer({
+      size: Math.max(16, slotOrder.byteLength),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      label: 'tandem frame pass slots',
+    });
+    device.queue.writeBuffer(this.#slots, 0, slotOrder);
+  }
+
+  /**
+   * Writes `frame` into slots slotOrder[begin .. begin + count) and closes it once the work is
+   * submitted (also on a throw). Rejects with a DecodeError 'bad-request' when the crop leaves the frame.
+   */
+  async write(frame: VideoFrame, begin: number, count: number): Promise<void> {
+    let bitmap: ImageBitmap | undefined;
+    let open: VideoFrame | undefined = frame;
+    try {
+      const width = frame.displayWidth;
+      const height = frame.displayHeight;
+      if (width !== this.#frameSize[0] || height !== this.#frameSize[1]) this.#plan(width, height);
+      const device = this.#pass.device;
+      let binding: GPUBindingResource | undefined;
+      let pipeline = this.#pass.texturePipeline;
+      if (this.#pass.route === 'external' && this.#pass.externalPipeline) {
+        try {
+          binding = device.importExternalTexture({ source: frame });
+          pipeline = this.#pass.externalPipeline;
+        } catch {
+          this.#pass.demote();
+          binding = undefined;
+        }
+      }
+      if (!binding) {
+        const texture = this.#textureFor(width, height);
+        if (this.#pass.route === 'copy') {
+          try {
+            device.queue.copyExternalImageToTexture({ source: frame }, { texture }, [width, height]);
+          } catch {
+            this.#pass.demote();
+          }
+        }
+        if (this.#pass.route === 'bitmap') {
+          bitmap = await createImageBitmap(frame);
+          frame.close();
+          open = undefined;
+          device.queue.copyExternalImageToTexture({ source: bitmap }, { texture }, [width, height]);
+        }
+        binding = texture.createView();
+        pipeline = this.#pass.texturePipeline;
+      }
+      this.#view.setUint32(FramePassParams.offsetOf('slot_begin'), begin, true);
+      this.#view.setUint32(FramePassParams.offsetOf('slot_count'), count, true);
+      device.queue.writeBuffer(this.#params, 0, this.#uniform);
+      const group = device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: binding },
+          { binding: 1, resource: { buffer: this.#target.buffer } },
+          { binding: 2, resource: { buffer: this.#slots } },
+          { binding: 3, resource: { buffer: this.#params } },
+        ],
+      });
+      const encoder = device.createCommandEncoder({ label: 'tandem frame pass' });
+      const pass = encoder.beginComputePass({ label: 'tandem frame pass' });
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+    } finally {
+      open?.close();
+      bitmap?.close();
+    }
+  }
+
+  #plan(width: number, height: number): void {
+    const area = sourceArea(width, height, this.#target);
+    if (!area) throw new DecodeError('bad-request', `crop ${JSON.stringify(this.#target.crop)} leaves the ${width}×${height} frame`);
+    if (area.w / this.#target.width > MAX_DOWNSCALE || area.h / this.#target.height > MAX_DOWNSCALE)
+      throw new DecodeError(
+        'bad-request',
+        `a downscale over ${MAX_DOWNSCALE}× (${area.w}×${area.h} to ${this.#target.width}×${this.#target.height})`,
+      );
+    this.#view.setUint32(FramePassParams.offsetOf('in_width'), width, true);
+    this.#view.setUint32(FramePassParams.offsetOf('in_height'), height, true);
+    const at = FramePassParams.offsetOf('area');
+    [area.x, area.y, area.w, area.h].forEach((v, i) => {
+      this.#view.setFloat32(at + 4 * i, v, true);
+    });
+    this.#frameSize = [width, height];
+  }
+
+  #textureFor(width: number, height: number): GPUTexture {
+    const t = this.#texture;
+    if (t && t.width === width && t.height === height) return t;
+    t?.destroy();
+    this.#texture = this.#pass.device.createTexture({
+      size: [width, height],
+      format: 'rgba8unorm',
+      usage: GPUTextureUsage.COPY_DST | GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.RENDER_ATTACHMENT,
+      label: 'tandem frame pass source',
+    });
+    return this.#texture;
+  }
+
+  /** Frees the clip's buffers and texture; work already submitted still completes. */
+  close(): void {
+    this.#params.destroy();
+    this.#slots.destroy();
+    this.#texture?.destroy();
+    this.#texture = undefined;
+  }
+}

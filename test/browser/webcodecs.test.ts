@@ -1,0 +1,235 @@
+// The WebCodecs clip decoder in headless Chromium: frames of clips encoded in the page (H.264 as
+// MP4 stores it, VP8, VP9) go from VideoDecoder into a GPU buffer with no readback, and match a CPU
+// reference of the wasm path's geometry, resize and normalisation to 1.5/255 (0..1 scale, before
+// normalisation); frame selection follows "the frame shown at t"; failures are typed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DecodeError } from '../../src/decode/index.ts';
+import { acquireGpu, type GpuContext, readBuffer } from '../../src/gpu/index.ts';
+import { type ClipFrameTarget, type EncodedClip, WebCodecsClipDecoder } from '../../src/video/webcodecs.ts';
+import { countReadbacks, describeReadbacks } from '../shared/readbacks.ts';
+import { decodeToRgba, encodeClip, FRAME_US, type RgbaFrame, watchWebCodecs } from '../shared/webcodecs-clips.ts';
+import { maxSlotDiff, referenceBytes } from '../shared/webcodecs-reference.ts';
+
+const TOLERANCE = 1.5 / 255;
+const H264 = 'avc1.42001f';
+
+let gpu: GpuContext;
+let decoder: WebCodecsClipDecoder;
+let watch: ReturnType<typeof watchWebCodecs>;
+const clips = new Map<string, { clip: EncodedClip; frames: RgbaFrame[] }>();
+
+async function clipOf(codec: string, frames = 6, width = 160, height = 96) {
+  const key = `${codec} ${frames} ${width}x${height}`;
+  let c = clips.get(key);
+  if (!c) {
+    const clip = await encodeClip(codec, width, height, frames);
+    c = { clip, frames: await decodeToRgba(clip) };
+    clips.set(key, c);
+  }
+  return c;
+}
+
+function makeTarget(slots: number, t: Omit<ClipFrameTarget, 'buffer'>): ClipFrameTarget {
+  const bytes = (t.firstFrame + slots) * t.width * t.height * t.channels * 4;
+  const buffer = gpu.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  return { ...t, buffer };
+}
+
+async function read(t: ClipFrameTarget): Promise<Float32Array> {
+  return new Float32Array(await readBuffer(gpu.device, t.buffer));
+}
+
+/** The definition: the last frame with timestamp ≤ t, else the first. */
+function shownAt(frames: readonly RgbaFrame[], t: number): RgbaFrame {
+  let pick = frames[0] as RgbaFrame;
+  for (const f of frames) if (f.timestampUs <= t) pick = f;
+  return pick;
+}
+
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof DecodeError ? e.code : `not a DecodeError: ${String(e)}`),
+  );
+
+beforeAll(async () => {
+  watch = watchWebCodecs();
+  gpu = await acquireGpu();
+  decoder = await WebCodecsClipDecoder.create(gpu.device, { decoders: 2, decodeQueueSize: 4 });
+});
+
+afterAll(async () => {
+  await decoder?.close();
+  watch?.restore();
+  gpu?.close();
+});
+
+describe('WebCodecsClipDecoder (Chromium)', () => {
+  const geometries: [string, Omit<ClipFrameTarget, 'buffer'>][] = [
+    ['cover 64×64, RGB', { firstFrame: 0, width: 64, height: 64, channels: 3, fit: 'cover', flip: false }],
+    [
+      'crop then stretch to 48×40, flipped, RGBA',
+      {
+        firstFrame: 2,
+        width: 48,
+        height: 40,
+        channels: 4,
+        fit: 'stretch',
+        flip: true,
+        crop: { x: 10, y: 8, width: 100, height: 70 },
+        mean: [0.5, 0.4, 0.3, 0.5],
+        std: [0.25, 0.5, 0.2, 2],
+      },
+    ],
+    [
+      'upscale to 200×130, crop + cover',
+      { firstFrame: 0, width: 200, height: 130, channels: 3, fit: 'cover', flip: false, crop: { x: 3, y: 5, width: 120, height: 80 } },
+    ],
+  ];
+  for (const codec of [H264, 'vp8', 'vp09.00.10.08']) {
+    it(`${codec}: every frame matches the CPU reference within 1.5/255 for each geometry, with zero readbacks`, async () => {
+      const { clip, frames } = await clipOf(codec);
+      expect(await WebCodecsClipDecoder.isSupported(clip.config)).toBe(true);
+      if (codec === H264) expect(clip.config.description).toBeDefined();
+      expect(frames.length).toBe(6);
+      const want = Float64Array.from(frames, (f) => f.timestampUs);
+      let worst = 0;
+      for (const [name, geometry] of geometries) {
+        const target = makeTarget(want.length, geometry);
+        const counted = await countReadbacks(() => decoder.decodeClip(clip, want, target));
+        expect(counted.readbacks, `${name}: readbacks ${describeReadbacks(counted)}`).toBe(0);
+        expect(Array.from(counted.result.timestampsUs)).toEqual(Array.from(want));
+        expect(counted.result.framesWritten).toBe(frames.length);
+        const gpuValues = await read(target);
+        frames.forEach((frame, i) => {
+          const diff = maxSlotDiff(gpuValues, i, referenceBytes(frame, geometry), target);
+          expect(diff, `${name}, frame ${i}`).toBeLessThanOrEqual(TOLERANCE);
+          worst = Math.max(worst, diff);
+        });
+        if (geometry.flip) {
+          // The same comparison against the unflipped reference fails by far: the check sees a flip.
+          const unflipped = maxSlotDiff(gpuValues, 0, referenceBytes(frames[0] as RgbaFrame, { ...geometry, flip: false }), target);
+          expect(unflipped).toBeGreaterThan(0.2);
+        }
+        // Frames differ from one another, so a wrong frame in a slot would be seen.
+        expect(maxSlotDiff(gpuValues, 1, referenceBytes(frames[0] as RgbaFrame, geometry), target)).toBeGreaterThan(0.1);
+        target.buffer.destroy();
+      }
+      expect(watch.openFrames()).toBe(0);
+      console.log(`${codec}: largest difference from the reference ${(worst * 255).toFixed(3)}/255`);
+    });
+  }
+
+  it('frame selection: times between frames, repeats, out of order, before the first and past the last', async () => {
+    const { clip, frames } = await clipOf(H264);
+    const last = (frames.length - 1) * FRAME_US;
+    const want = Float64Array.from([
+      -5000,
+      0,
+      FRAME_US - 1,
+      FRAME_US,
+      2.5 * FRAME_US,
+      FRAME_US,
+      last + 1e9,
+      FRAME_US / 2,
+      last,
+      3 * FRAME_US + 1,
+    ]);
+    const geometry = { firstFrame: 1, width: 32, height: 24, channels: 3, fit: 'stretch', flip: false } as const;
+    const target = makeTarget(want.length, geometry);
+    const result = await decoder.decodeClip(clip, want, target);
+    const expected = Array.from(want, (t) => shownAt(frames, t).timestampUs);
+    expect(Array.from(result.timestampsUs)).toEqual(expected);
+    expect(expected).toEqual([0, 0, 0, FRAME_US, 2 * FRAME_US, FRAME_US, last, 0, last, 3 * FRAME_US]);
+    expect(result.framesWritten).toBe(new Set(expected).size);
+    const values = await read(target);
+    want.forEach((t, i) => {
+      expect(maxSlotDiff(values, i, referenceBytes(shownAt(frames, t), geometry), target), `slot ${i} (t ${t})`).toBeLessThanOrEqual(
+        TOLERANCE,
+      );
+    });
+    target.buffer.destroy();
+  });
+
+  it('stops feeding once every wanted time is settled', async () => {
+    const { clip, frames } = await clipOf(H264, 24);
+    const want = Float64Array.from([FRAME_US, 0]);
+    const geometry = { firstFrame: 0, width: 16, height: 16, channels: 3, fit: 'cover', flip: false } as const;
+    const target = makeTarget(2, geometry);
+    const result = await decoder.decodeClip(clip, want, target);
+    expect(Array.from(result.timestampsUs)).toEqual([FRAME_US, 0]);
+    expect(result.chunksFed).toBeLessThan(clip.chunks.length);
+    const values = await read(target);
+    expect(maxSlotDiff(values, 0, referenceBytes(frames[1] as RgbaFrame, geometry), target)).toBeLessThanOrEqual(TOLERANCE);
+    expect(watch.openFrames()).toBe(0);
+    target.buffer.destroy();
+  });
+
+  it('a corrupted chunk fails its clip with DecodeError corrupt; the next clip decodes fine', async () => {
+    for (const codec of [H264, 'vp8']) {
+      const { clip, frames } = await clipOf(codec);
+      const chunks = clip.chunks.map((c, i) => (i === 0 ? { ...c, data: c.data.map((b, k) => (k < 2 ? b : (b * 7 + k) & 0xff)) } : c));
+      const target = makeTarget(frames.length, { firstFrame: 0, width: 32, height: 32, channels: 3, fit: 'cover', flip: false });
+      const want = Float64Array.from(frames, (f) => f.timestampUs);
+      expect(await code(decoder.decodeClip({ config: clip.config, chunks }, want, target)), codec).toBe('corrupt');
+      expect(watch.openFrames()).toBe(0);
+      const good = await decoder.decodeClip(clip, want, target);
+      expect(Array.from(good.timestampsUs)).toEqual(Array.from(want));
+      target.buffer.destroy();
+    }
+  });
+
+  it('an unsupported or garbage config: isSupported false, decodeClip rejects unknown-format', async () => {
+    const { clip } = await clipOf('vp8');
+    const target = makeTarget(1, { firstFrame: 0, width: 8, height: 8, channels: 3, fit: 'cover', flip: false });
+    for (const codec of ['hev1.1.6.L93.B0', 'garbage', '']) {
+      const config = { codec, codedWidth: 160, codedHeight: 96 };
+      expect(await WebCodecsClipDecoder.isSupported(config)).toBe(false);
+      expect(await code(decoder.decodeClip({ config, chunks: clip.chunks }, Float64Array.of(0), target))).toBe('unknown-format');
+    }
+    target.buffer.destroy();
+  });
+
+  it('abort mid-clip rejects cancelled, leaves nothing open, and the decoder takes the next clip', async () => {
+    const { clip, frames } = await clipOf('vp8', 40);
+    const target = makeTarget(frames.length, { firstFrame: 0, width: 32, height: 32, channels: 3, fit: 'stretch', flip: false });
+    const want = Float64Array.from(frames, (f) => f.timestampUs);
+    const abort = new AbortController();
+    const startedAt = watch.framesOut();
+    watch.onFrame = (n) => {
+      if (n === startedAt + 3) abort.abort();
+    };
+    const aborted = decoder.decodeClip(clip, want, target, abort.signal);
+    expect(await code(aborted)).toBe('cancelled');
+    watch.onFrame = undefined;
+    expect(watch.framesOut() - startedAt).toBeLessThan(frames.length);
+    expect(watch.openFrames()).toBe(0);
+    const again = await decoder.decodeClip(clip, want, target);
+    expect(again.framesWritten).toBe(frames.length);
+    target.buffer.destroy();
+  });
+
+  it('bad arguments are OptionErrors; close() ends with every decoder closed and no frame open', async () => {
+    const { clip } = await clipOf('vp8');
+    const small = makeTarget(1, { firstFrame: 0, width: 8, height: 8, channels: 3, fit: 'cover', flip: false });
+    await expect(decoder.decodeClip(clip, Float64Array.of(0, 1), small)).rejects.toMatchObject({ code: 'invalid-option', field: 'buffer' });
+    await expect(decoder.decodeClip(clip, Float64Array.of(Number.NaN), small)).rejects.toMatchObject({
+      code: 'invalid-option',
+      field: 'wantUs',
+    });
+    small.buffer.destroy();
+    const before = watch.decoders.length;
+    const own = await WebCodecsClipDecoder.create(gpu.device, { decoders: 1 });
+    expect(['external', 'copy', 'bitmap']).toContain(own.route);
+    const target = makeTarget(1, { firstFrame: 0, width: 8, height: 8, channels: 3, fit: 'cover', flip: false });
+    await own.decodeClip(clip, Float64Array.of(0), target);
+    console.log(`frames reach the GPU by the '${own.route}' route here`);
+    await own.close();
+    const made = watch.decoders.slice(before);
+    expect(made.length).toBe(1);
+    expect(made.map((d) => d.state)).toEqual(['closed']);
+    expect(watch.openFrames()).toBe(0);
+    expect(await code(own.decodeClip(clip, Float64Array.of(0), target))).toBe('closed');
+    target.buffer.destroy();
+  });
+});
