@@ -165,6 +165,28 @@ describe('WebCodecsClipDecoder (Chromium)', () => {
     target.buffer.destroy();
   });
 
+  it('clips wait for one of the two decoders; each gets its own frames; never more than 4 chunks queued', async () => {
+    const sources = await Promise.all([clipOf(H264), clipOf('vp8'), clipOf('vp09.00.10.08'), clipOf('vp8', 24)]);
+    const geometry = { firstFrame: 0, width: 24, height: 24, channels: 3, fit: 'cover', flip: true } as const;
+    const jobs = sources.map(async ({ clip, frames }) => {
+      const want = Float64Array.from(frames, (f) => f.timestampUs).reverse();
+      const target = makeTarget(want.length, geometry);
+      const result = await decoder.decodeClip(clip, want, target);
+      return { want, frames, target, result };
+    });
+    for (const { want, frames, target, result } of await Promise.all(jobs)) {
+      expect(Array.from(result.timestampsUs)).toEqual(Array.from(want));
+      const values = await read(target);
+      want.forEach((t, i) => {
+        expect(maxSlotDiff(values, i, referenceBytes(shownAt(frames, t), geometry), target)).toBeLessThanOrEqual(TOLERANCE);
+      });
+      target.buffer.destroy();
+    }
+    expect(watch.maxQueued()).toBeGreaterThan(0);
+    expect(watch.maxQueued()).toBeLessThanOrEqual(4);
+    expect(watch.openFrames()).toBe(0);
+  });
+
   it('a corrupted chunk fails its clip with DecodeError corrupt; the next clip decodes fine', async () => {
     for (const codec of [H264, 'vp8']) {
       const { clip, frames } = await clipOf(codec);

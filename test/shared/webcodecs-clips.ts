@@ -6,6 +6,9 @@ import type { EncodedClip } from '../../src/video/webcodecs.ts';
 
 export const FRAME_US = 40_000;
 
+/** The page's own VideoDecoder, taken before any watch replaces it: the reference's decodes are not watched. */
+const PlainVideoDecoder = globalThis.VideoDecoder;
+
 /** Frame i of a clip: a colour ramp, a bar that moves with i and a left/right asymmetric wedge. */
 function drawFrame(ctx: OffscreenCanvasRenderingContext2D, i: number, width: number, height: number): void {
   const ramp = ctx.createLinearGradient(0, 0, width, height);
@@ -73,7 +76,7 @@ export interface RgbaFrame {
 /** Every frame of `clip` as RGBA bytes (VideoFrame.copyTo: the test's own view of the pixels). */
 export async function decodeToRgba(clip: EncodedClip): Promise<RgbaFrame[]> {
   const frames: Promise<RgbaFrame>[] = [];
-  const decoder = new VideoDecoder({
+  const decoder = new PlainVideoDecoder({
     output: (frame) => {
       const width = frame.displayWidth;
       const height = frame.displayHeight;
@@ -100,6 +103,8 @@ export async function decodeToRgba(clip: EncodedClip): Promise<RgbaFrame[]> {
 /** Watches every VideoDecoder made and every frame they output until restore(). */
 export function watchWebCodecs(): {
   decoders: VideoDecoder[];
+  /** The most chunks any watched decoder held queued, counting the one being given. */
+  maxQueued(): number;
   openFrames(): number;
   framesOut(): number;
   onFrame?: (framesOut: number) => void;
@@ -109,8 +114,10 @@ export function watchWebCodecs(): {
   const originalClose = VideoFrame.prototype.close;
   const open = new Set<VideoFrame>();
   let out = 0;
+  let queued = 0;
   const watch = {
     decoders: [] as VideoDecoder[],
+    maxQueued: () => queued,
     openFrames: () => open.size,
     framesOut: () => out,
     onFrame: undefined as ((framesOut: number) => void) | undefined,
@@ -131,6 +138,10 @@ export function watchWebCodecs(): {
         },
       });
       watch.decoders.push(this);
+    }
+    override decode(chunk: EncodedVideoChunk): void {
+      queued = Math.max(queued, this.decodeQueueSize + 1);
+      super.decode(chunk);
     }
   }
   globalThis.VideoDecoder = Watched;
