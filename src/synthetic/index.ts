@@ -12,6 +12,8 @@ export {
   solidPatches,
 } from './shapes.ts';
 export type { PatchPattern, ShapeName, SyntheticSample, SyntheticSampleOptions } from './shapes.ts';
+export { MOTION_NAMES, motionLabelFor, movingFrame, renderMovingDataset, renderMovingSample } from './moving.ts';
+export type { MotionName, MovingSample, MovingSampleOptions } from './moving.ts';
 export { ZIGZAG, encodeJpeg, scaleQuantTable } from './jpeg.ts';
 export type { JpegOptions } from './jpeg.ts';
 export { ByteSink, adler32, crc32, encodePng, encodePngPalette, zlibStored } from './png.ts';
