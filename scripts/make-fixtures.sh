@@ -67,4 +67,6 @@ fi
 # its index (moov) at the end, so streaming must seek there first.
 make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 -pix_fmt yuv420p -g 50 -bf 0 -crf 28
 make long.vp9.webm -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libvpx-vp9 -pix_fmt yuv420p -g 50 -b:v 150k -deadline realtime -cpu-used 8
+# ffprobe's packets of the videos, for the demux tests.
+bash scripts/make-demux-reference.sh
 echo "$key" > "$out/.key"

@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 54;
+export const JOB_WORDS = 66;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -79,6 +79,21 @@ export const enum Field {
   FrameH,
   // result: microseconds the thread spent on the job
   ThreadUs,
+  // video request: 1 mirrors every frame left to right after the resize
+  Flip,
+  // demux request: range end (ms, -1: none), limits, 1 to copy packet bytes
+  EndMs,
+  MaxPackets,
+  MaxBytes,
+  DemuxBytes,
+  // demux result: the malloc'd block (src/decode/demux.ts reads it) and the codec's parameters
+  Result,
+  ResultLen,
+  ExtradataLen,
+  DataLen,
+  Profile,
+  Level,
+  BitDepth,
 }
 
 export const enum JobKind {
@@ -86,6 +101,8 @@ export const enum JobKind {
   Audio = 1,
   Video = 2,
   VideoStream = 3,
+  VideoDemux = 4,
+  VideoDemuxStream = 5,
 }
 export const enum SelectMode {
   Indices = 0,

@@ -10,7 +10,8 @@
  *   host → worker  {type:'job', id, record, input, select, outputBytes}
  *   worker → host  {type:'done', id, record, output, pts}
  * `record` is the job record's bytes (request in, result and message out); `output` the bytes
- * the decoder wrote at `dst`, exactly `outputBytes` long; `pts` the video timestamps, if any.
+ * the decoder wrote at `dst`, exactly `outputBytes` long, or for a demux job its result block
+ * (freed here); `pts` the video timestamps, if any.
  */
 
 // Vite and vitest rewrite `import()` expressions; this form they leave alone.
@@ -18,7 +19,7 @@ const importModule = /** @type {(url: string) => Promise<{ default: (o: object) 
   new Function('url', 'return import(url)')
 );
 
-/** @type {{ words: number, jobBytes: number, padding: number, status: number, src: number, srcLen: number, dst: number, maxFrames: number, select: number, ptsOut: number, onPoolThread: number, kind: number, videoKind: number, corrupt: number, noMemory: number }} */
+/** @type {{ words: number, jobBytes: number, padding: number, status: number, src: number, srcLen: number, dst: number, maxFrames: number, select: number, ptsOut: number, onPoolThread: number, kind: number, videoKind: number, demuxKind: number, result: number, resultLen: number, corrupt: number, noMemory: number }} */
 let layout;
 /** @type {string} */
 let moduleUrl;
@@ -103,7 +104,16 @@ function run(job) {
   wasm._td_decode_now(jobPtr);
   heap = wasm.HEAPU8; // memory may have grown while decoding
   const out = heap.slice(jobPtr, jobPtr + layout.jobBytes);
-  new Int32Array(out.buffer, 0, layout.words)[layout.onPoolThread] = 1;
+  const result = new Int32Array(out.buffer, 0, layout.words);
+  result[layout.onPoolThread] = 1;
+  if (request[layout.kind] === layout.demuxKind) {
+    // The C side malloc'd the result in this instance: hand a copy back and free it here.
+    const block = result[layout.result];
+    const output = block ? heap.slice(block, block + result[layout.resultLen]) : new Uint8Array(0);
+    if (block) wasm._free(block);
+    result[layout.result] = 0;
+    return { record: out, output, pts: null };
+  }
   const output = heap.slice(outputPtr, outputPtr + outputBytes);
   const pts = isVideo ? new Int32Array(heap.buffer.slice(auxPtr + 4 * frames, auxPtr + 8 * frames)) : null;
   return { record: out, output, pts };

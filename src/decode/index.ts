@@ -10,6 +10,7 @@ export {
   type RandomCropOptions,
   type VideoStreamOptions,
 } from './pool.ts';
+export { codecString, type DemuxedVideo, type VideoDemuxOptions } from './demux.ts';
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { VideoClipBatcher, type EncodedClip, type VideoClipBatch, type VideoClipBatcherOptions } from './clips.ts';

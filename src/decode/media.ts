@@ -50,6 +50,8 @@ export type FrameSelection =
 /** Each selected frame is fitted into its slot of the clip as an image would be. */
 export interface VideoDecodeOptions extends ResizeOptions {
   frames: FrameSelection;
+  /** Mirror every frame left to right after the resize (the whole slot, padding included); default false. */
+  flip?: boolean;
   /**
    * Refuse files declaring a longer duration, before decoding anything (default 24 hours, 0: no
    * limit). Nothing is allocated from a declared duration; the limit keeps a forged header from
@@ -77,7 +79,7 @@ export interface DecodedVideoInfo {
 
 const MAX_MS = 0x7fffffff;
 
-function badRequest(detail: string): never {
+export function badRequest(detail: string): never {
   throw new DecodeError('bad-request', detail);
 }
 
@@ -92,13 +94,13 @@ const DEFAULT_MAX_DURATION_SECONDS = 24 * 3600;
 /** The default wall-clock limit of an audio or video job, in ms. */
 export const DEFAULT_MEDIA_TIME_LIMIT_MS = 60_000;
 
-function timeLimitMs(ms: number | undefined): number {
+export function timeLimitMs(ms: number | undefined): number {
   const limit = ms ?? DEFAULT_MEDIA_TIME_LIMIT_MS;
   if (!Number.isFinite(limit) || limit < 0 || limit > MAX_MS) badRequest(`timeLimitMs must be between 0 and ${MAX_MS}`);
   return limit === 0 ? 0 : Math.max(1, Math.round(limit));
 }
 
-function limitMs(seconds: number | undefined): number {
+export function limitMs(seconds: number | undefined): number {
   const s = seconds ?? DEFAULT_MAX_DURATION_SECONDS;
   return s === 0 ? 0 : Math.max(1, toMs(s, 'maxDurationSeconds'));
 }
@@ -152,6 +154,7 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
   }
   w[Field.Kind] = JobKind.Video;
   writeResize(w, targetPtr, o);
+  w[Field.Flip] = o.flip ? 1 : 0;
   w[Field.MaxFrames] = n;
   w[Field.Select] = auxPtr;
   w[Field.PtsOut] = auxPtr + 4 * n;
@@ -159,7 +162,7 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
   w[Field.TimeLimitMs] = timeLimitMs(o.timeLimitMs);
 }
 
-function duration(w: Int32Array): number {
+export function duration(w: Int32Array): number {
   const ms = w[Field.DurationMs] ?? -1;
   return ms < 0 ? Number.NaN : ms / 1000;
 }

@@ -14,6 +14,7 @@ import {
   type VideoDecodeOptions,
 } from './media.ts';
 import { writeRandomCrop, writeResize, type ImageDecodeOptions } from './options.ts';
+import { checkDemuxOptions, fillDemux, readDemux, type DemuxedVideo, type VideoDemuxOptions } from './demux.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
@@ -324,16 +325,63 @@ export class DecodePool {
     const targetPtr = this.#targetAddress(target, clipBytes(options));
     const capacity = Math.floor(options.windowBytes ?? 1 << 20);
     if (!(capacity >= 4096 && capacity <= 1 << 30)) throw new DecodeError('bad-request', 'windowBytes must be between 4 KiB and 1 GiB');
+    return this.#streamed(source, capacity, options.readTimeoutMs, signal, (record) =>
+      this.#video(NO_BYTES, targetPtr, options, signal, (w) => {
+        w[Field.Kind] = JobKind.VideoStream;
+        w[Field.Src] = record;
+      }),
+    );
+  }
+
+  /**
+   * The packets of a video's best stream, undecoded, with what a WebCodecs VideoDecoder needs to
+   * take them (codec string, description, coded size), or (`packets: false`) only every frame's
+   * times and key flags. `input` is the whole file, or a ByteSource read a window at a time as
+   * decodeVideoStream reads it (pthreads mode only). Bad options throw an OptionError; a bad file
+   * or a limit rejects with a DecodeError for this item only.
+   */
+  async demuxVideo(input: Uint8Array | ByteSource, options: VideoDemuxOptions = {}, signal?: AbortSignal): Promise<DemuxedVideo> {
+    const { windowBytes, readTimeoutMs } = checkDemuxOptions(options);
+    if (input instanceof Uint8Array) return this.#demux(input, options, signal);
+    if (this.mode !== 'pthreads')
+      throw new DecodeError(
+        'bad-request',
+        'streamed demuxing needs the pthreads mode (SharedArrayBuffer); pass the whole file as a Uint8Array',
+      );
+    return this.#streamed(input, windowBytes, readTimeoutMs, signal, (record) => this.#demux(NO_BYTES, options, signal, record));
+  }
+
+  #demux(bytes: Uint8Array, options: VideoDemuxOptions, signal?: AbortSignal, streamRecord?: number): Promise<DemuxedVideo> {
+    return this.#run(
+      bytes,
+      signal,
+      (words) => fillDemux(words, options, streamRecord),
+      (slot) => this.#media(slot, (w) => readDemux(w, this.memory.buffer)),
+      (slot) => {
+        // The result block is malloc'd by the C side (or, in workers mode, by the backend for its copy).
+        const words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
+        const block = words[Field.Result] ?? 0;
+        words[Field.Result] = 0;
+        if (block) this.#backend.free(block);
+      },
+    );
+  }
+
+  /** Runs `job` on a stream record whose window the event loop fills from `source` meanwhile. */
+  async #streamed<T>(
+    source: ByteSource,
+    capacity: number,
+    readTimeoutMs: number | undefined,
+    signal: AbortSignal | undefined,
+    job: (record: number) => Promise<T>,
+  ): Promise<T> {
     const record = this.malloc(STREAM_WORDS * 4 + capacity);
     const server = new StreamServer(source, () => this.memory.buffer, record);
-    if (options.readTimeoutMs) server.readTimeoutMs = options.readTimeoutMs;
+    if (readTimeoutMs) server.readTimeoutMs = readTimeoutMs;
     initStreamRecord(this.memory.buffer, record, record + STREAM_WORDS * 4, capacity, source.size);
     const serving = server.serve(signal);
     try {
-      return await this.#video(NO_BYTES, targetPtr, options, signal, (w) => {
-        w[Field.Kind] = JobKind.VideoStream;
-        w[Field.Src] = record;
-      });
+      return await job(record);
     } catch (error) {
       if (server.failure === undefined || signal?.aborted) throw error;
       throw new DecodeError(
@@ -389,6 +437,8 @@ export class DecodePool {
     signal: AbortSignal | undefined,
     fill: (words: Int32Array, slot: JobSlot) => void,
     read: (slot: JobSlot) => T,
+    /** Once the job has completed, whether or not `read` ran: frees what the job allocated. */
+    after?: (slot: JobSlot) => void,
   ): Promise<T> {
     if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
     signal?.throwIfAborted();
@@ -405,6 +455,7 @@ export class DecodePool {
       throw error;
     }
     let held = false;
+    let ran = false;
     try {
       if (this.#closed) throw new DecodeError('closed', 'the decode pool is closed');
       this.#throwIfStalled();
@@ -426,18 +477,23 @@ export class DecodePool {
           // The job still holds its thread: keep the record away from new jobs until it is done.
           held = true;
           this.#failed++;
-          const release = (): void => this.#release(slot, true);
+          const release = (): void => {
+            after?.(slot);
+            this.#release(slot, true);
+          };
           void executing.then(release, release);
           throw error;
         });
       } else {
         await executing;
       }
+      ran = true;
       if (slot.words.buffer !== this.memory.buffer) slot.words = new Int32Array(this.memory.buffer, slot.ptr, JOB_WORDS);
       this.#threadUs += slot.words[Field.ThreadUs] ?? 0;
       signal?.throwIfAborted();
       return read(slot);
     } finally {
+      if (ran) after?.(slot);
       if (!held) this.#release(slot, false);
     }
   }

@@ -47,7 +47,8 @@ export class PthreadBackend implements DecodeBackend {
 
   async execute(slot: JobSlot, bytes: Uint8Array): Promise<void> {
     // A streamed job's `src` already points at its stream record; its bytes come later, on request.
-    if (slot.words[Field.Kind] !== JobKind.VideoStream) this.#copyInput(slot, bytes);
+    const kind = slot.words[Field.Kind];
+    if (kind !== JobKind.VideoStream && kind !== JobKind.VideoDemuxStream) this.#copyInput(slot, bytes);
     this.#module.exports._td_submit(slot.ptr);
     // The job cannot be withdrawn once a thread may hold it: the caller's slot is reused only
     // after the thread has finished with it.

@@ -199,11 +199,38 @@ export class WorkerBackend implements DecodeBackend {
     const heap = new Uint8Array(this.memory.buffer);
     heap.set(reply.record.subarray(0, JOB_BYTES), job.slot.ptr);
     const result = new Int32Array(this.memory.buffer, job.slot.ptr, JOB_WORDS);
-    if (result[Field.Status] === 0 && reply.output) heap.set(reply.output, dst);
+    if (isDemux(result)) this.#placeDemuxResult(job.slot.ptr, reply.output);
+    else if (result[Field.Status] === 0 && reply.output) heap.set(reply.output, dst);
     if (result[Field.Status] === 0 && reply.pts) new Int32Array(this.memory.buffer, ptsOut, reply.pts.length).set(reply.pts);
     job.done();
     if (!this.#closed) this.#idle.push(worker);
     this.#dispatch();
+  }
+
+  /**
+   * A demux job's result block came back as the worker's copy (the worker freed its own): it goes
+   * into a block of this memory, which the pool reads and frees as in the pthreads mode.
+   */
+  #placeDemuxResult(recordPtr: number, output: Uint8Array | undefined): void {
+    const words = new Int32Array(this.memory.buffer, recordPtr, JOB_WORDS);
+    words[Field.Result] = 0;
+    if (words[Field.Status] !== 0) return;
+    if (!output || output.length !== words[Field.ResultLen]) {
+      words[Field.Status] = STATUS_CORRUPT;
+      writeJobMessage(new Uint8Array(this.memory.buffer), recordPtr, 'the decode worker returned no demux result');
+      return;
+    }
+    let block: number;
+    try {
+      block = this.malloc(output.length);
+    } catch (error) {
+      const again = new Int32Array(this.memory.buffer, recordPtr, JOB_WORDS);
+      again[Field.Status] = STATUS_NO_MEMORY;
+      writeJobMessage(new Uint8Array(this.memory.buffer), recordPtr, `cannot hold the demux result: ${String(error)}`);
+      return;
+    }
+    new Uint8Array(this.memory.buffer).set(output, block);
+    new Int32Array(this.memory.buffer, recordPtr, JOB_WORDS)[Field.Result] = block;
   }
 
   /** A worker that crashed (out of memory, killed) fails its item and is replaced. */
@@ -230,9 +257,14 @@ export class WorkerBackend implements DecodeBackend {
   }
 }
 
-/** Bytes the decoder writes at `dst` for this request. */
+function isDemux(w: Int32Array): boolean {
+  return w[Field.Kind] === JobKind.VideoDemux || w[Field.Kind] === JobKind.VideoDemuxStream;
+}
+
+/** Bytes the decoder writes at `dst` for this request (demux jobs: none; their result is a block of its own). */
 function outputSize(w: Int32Array): number {
   const kind = w[Field.Kind];
+  if (isDemux(w)) return 0;
   const channels = w[Field.Channels] ?? 0;
   if (kind === JobKind.Audio) return (w[Field.MaxFrames] ?? 0) * channels * 4;
   const frame = (w[Field.DstW] ?? 0) * (w[Field.DstH] ?? 0) * channels;
@@ -254,6 +286,9 @@ const LAYOUT = {
   onPoolThread: Field.OnPoolThread,
   kind: Field.Kind,
   videoKind: JobKind.Video,
+  demuxKind: JobKind.VideoDemux,
+  result: Field.Result,
+  resultLen: Field.ResultLen,
   corrupt: STATUS_CORRUPT,
   noMemory: STATUS_NO_MEMORY,
 };

@@ -37,3 +37,12 @@ it('every field of the C job record has the TypeScript field of the same name at
   expect(ts).toEqual(c.names);
   expect(c.messageBytes).toBe(JOB_MESSAGE_BYTES);
 });
+
+it('every job kind of C (td_kind) has the TypeScript JobKind of the same value', () => {
+  const c = /enum td_kind \{([\s\S]*?)\};/.exec(read('wasm/src/tandem_decode.h'))?.[1] ?? '';
+  const kinds = [...c.matchAll(/TD_KIND_(\w+)\s*=\s*(\d+)/g)].map((m) => [snake(m[1]!.toLowerCase()), Number(m[2])]);
+  const body = /export const enum JobKind \{([\s\S]*?)\n\}/.exec(read('src/decode/abi.ts'))?.[1] ?? '';
+  const ts = [...body.matchAll(/(\w+)\s*=\s*(\d+)/g)].map((m) => [snake(m[1]!), Number(m[2])]);
+  expect(kinds.length).toBe(6);
+  expect(ts).toEqual(kinds);
+});

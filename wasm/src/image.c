@@ -253,6 +253,8 @@ static void mirror_rows(uint8_t *out, int stride, rect d, int ch) {
   }
 }
 
+void td_mirror_image(unsigned char *out, int w, int h, int ch) { mirror_rows(out, w * ch, (rect){0, 0, w, h}, ch); }
+
 int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned char *out) {
   int ch = job->channels;
   rect src, dst;

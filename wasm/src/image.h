@@ -28,6 +28,8 @@ void td_worker_free(td_worker *w);
 /* Crops (job->crop_*), fits (job->fit, pad_value) and converts one decoded frame into `out`, a
  * dst_h x dst_w x channels u8 image; no orientation. Returns TD_OK or a td_status. */
 int td_scale_frame(td_worker *w, const td_job *job, const struct AVFrame *f, unsigned char *out);
+/* Mirrors a h x w x ch image left to right, in place. */
+void td_mirror_image(unsigned char *out, int w, int h, int ch);
 /* Fills job's result fields; returns job->status. */
 int td_decode_image(td_worker *w, td_job *job);
 #endif

@@ -75,7 +75,7 @@ static void init_budget(td_io *io, const td_job *job) {
 
 int td_io_init(td_io *io, const td_job *job) {
   memset(io, 0, sizeof *io);
-  if (job->kind != TD_KIND_VIDEO_STREAM) {
+  if (job->kind != TD_KIND_VIDEO_STREAM && job->kind != TD_KIND_VIDEO_DEMUX_STREAM) {
     io->data = (const uint8_t *)(uintptr_t)job->src;
     io->size = job->src_len;
     init_budget(io, job);

@@ -31,7 +31,8 @@ int td_io_over_budget(void *opaque);
  * process-wide); called as each job starts. */
 void td_bound_allocations(const td_job *job);
 
-/* Sets up the reader for `job`: TD_KIND_VIDEO_STREAM jobs read through job->src as a td_stream. */
+/* Sets up the reader for `job`: TD_KIND_VIDEO_STREAM and TD_KIND_VIDEO_DEMUX_STREAM jobs read
+ * through job->src as a td_stream. */
 int td_io_init(td_io *io, const td_job *job);
 int td_io_read(void *opaque, uint8_t *buf, int n);
 int64_t td_io_seek(void *opaque, int64_t offset, int whence);

@@ -15,6 +15,7 @@
 #include "image.h"
 #include "io.h"
 #include "media.h"
+#include "demux.h"
 #include "tandem_decode.h"
 
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
@@ -45,6 +46,11 @@ static void td_decode_kind(td_worker *worker, td_job *job) {
     case TD_KIND_VIDEO: td_decode_video(worker, job); break;
     case TD_KIND_VIDEO_STREAM:
       td_decode_video(worker, job);
+      td_stream_close((td_stream *)(uintptr_t)job->src);
+      break;
+    case TD_KIND_VIDEO_DEMUX: td_demux_video(worker, job); break;
+    case TD_KIND_VIDEO_DEMUX_STREAM:
+      td_demux_video(worker, job);
       td_stream_close((td_stream *)(uintptr_t)job->src);
       break;
     default: job->status = TD_E_BAD_REQUEST; strcpy(job->message, "unknown job kind");

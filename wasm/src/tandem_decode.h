@@ -44,8 +44,17 @@ enum td_format {
   TD_FORMAT_OGG = 12
 };
 
-/* TD_KIND_VIDEO_STREAM: a video job whose `src` points to a td_stream instead of the file. */
-enum td_kind { TD_KIND_IMAGE = 0, TD_KIND_AUDIO = 1, TD_KIND_VIDEO = 2, TD_KIND_VIDEO_STREAM = 3 };
+/* TD_KIND_VIDEO_STREAM: a video job whose `src` points to a td_stream instead of the file.
+ * TD_KIND_VIDEO_DEMUX: the packets of the video stream without decoding them (demux.c); its
+ * _STREAM form reads through a td_stream as TD_KIND_VIDEO_STREAM does. */
+enum td_kind {
+  TD_KIND_IMAGE = 0,
+  TD_KIND_AUDIO = 1,
+  TD_KIND_VIDEO = 2,
+  TD_KIND_VIDEO_STREAM = 3,
+  TD_KIND_VIDEO_DEMUX = 4,
+  TD_KIND_VIDEO_DEMUX_STREAM = 5
+};
 /* How a video job picks its frames; `select` holds max_frames values (indices or ms). */
 enum td_select { TD_SELECT_INDICES = 0, TD_SELECT_TIMES_MS = 1, TD_SELECT_RATE = 2 };
 enum td_codec {
@@ -65,6 +74,8 @@ enum td_codec {
 #define TD_MAX_CLIP_FRAMES     65536
 #define TD_MAX_AUDIO_CHANNELS  8
 #define TD_MAX_SOURCE_CHANNELS 64
+#define TD_MAX_DEMUX_PACKETS   (1 << 24)
+#define TD_MAX_DEMUX_BYTES     (1 << 30)
 
 typedef struct td_job {
   int32_t state;  /* td_state; the word JS waits on */
@@ -126,16 +137,38 @@ typedef struct td_job {
   /* result: microseconds of wall clock the thread spent on the job (its decode, not its wait in
    * the queue): summed over jobs against threads x elapsed, how busy the pool's threads were */
   int32_t thread_us;
-  char message[96]; /* NUL-terminated detail for failures */
+  /* request, video: 1 mirrors every frame left to right after the resize (whole slot) */
+  int32_t flip;
+  /* Demux jobs (TD_KIND_VIDEO_DEMUX*). Request: start_ms (seek to the keyframe at or before it),
+   * end_ms (stop at the first packet whose dts, or pts without one, is past it; -1: to the end),
+   * max_duration_ms, time_limit_ms and max_pixels as video jobs; limits on packets and bytes; and
+   * whether packet bytes are copied. Result: format, codec, src_w/src_h (coded size), src_rate,
+   * duration_ms as video jobs, frames_out the packet count, and one malloc'd block the caller frees:
+   *   data (data_len bytes) | extradata (extradata_len) | zero pad to 8 |
+   *   f64 pts_us[n] | f64 dts_us[n] | f64 duration_us[n] | u32 offset[n] | u32 size[n] | u8 key[n]
+   * with times in microseconds from the stream's start (NaN where none). */
+  int32_t end_ms;
+  int32_t max_packets; /* 1..TD_MAX_DEMUX_PACKETS */
+  int32_t max_bytes;   /* 0..TD_MAX_DEMUX_BYTES of packet data */
+  int32_t demux_bytes; /* 1: copy each packet's bytes into data; 0: times, flags and sizes only */
+  int32_t result;      /* uint8_t*, the block above (0 on failure) */
+  int32_t result_len;
+  int32_t extradata_len;
+  int32_t data_len;
+  int32_t profile, level; /* codecpar->profile and level (negative: unknown) */
+  int32_t bit_depth;      /* of the declared pixel format's first component (0: unknown) */
+  char message[96];       /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 54
+#define TD_JOB_WORDS 66
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, codec) == 39 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, time_limit_ms) == 40 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, flipped) == 47 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, flip) == 54 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, result) == 59 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
 
 /* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until
