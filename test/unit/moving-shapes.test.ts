@@ -67,12 +67,14 @@ describe('moving shapes', () => {
 
   it('moves the shape in its class direction, frame to frame, at its speed', () => {
     for (const s of renderMovingDataset(4, 40)) {
-      const [dx, dy] = [
-        [1, 0],
-        [-1, 0],
-        [0, 1],
-        [0, -1],
-      ][s.label]!;
+      const [dx, dy] = (
+        [
+          [1, 0],
+          [-1, 0],
+          [0, 1],
+          [0, -1],
+        ] as const
+      )[s.label as 0 | 1 | 2 | 3];
       expect(s.className).toBe(MOTION_NAMES[s.label]);
       expect(s.speed).toBeGreaterThanOrEqual(1);
       expect(s.speed).toBeLessThanOrEqual(3);
