@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../src/decode/index.ts';
 import { acquireGpu, type GpuContext, readBuffer } from '../../src/gpu/index.ts';
+import { FramePass } from '../../src/video/frame-pass.ts';
 import { type ClipFrameTarget, type EncodedClip, WebCodecsClipDecoder } from '../../src/video/webcodecs.ts';
 import { countReadbacks, describeReadbacks } from '../shared/readbacks.ts';
 import { decodeToRgba, encodeClip, FRAME_US, type RgbaFrame, watchWebCodecs } from '../shared/webcodecs-clips.ts';
@@ -229,6 +230,24 @@ describe('WebCodecsClipDecoder (Chromium)', () => {
     const again = await decoder.decodeClip(clip, want, target);
     expect(again.framesWritten).toBe(frames.length);
     target.buffer.destroy();
+  });
+
+  it('both WGSL variants compile (texture_external and rgba8unorm texture); SwiftShader refuses VideoFrame imports, so frames go as bitmaps', async () => {
+    const pass = await FramePass.create(gpu.device);
+    expect(pass.externalPipeline).toBeDefined();
+    expect(pass.texturePipeline).toBeDefined();
+    const { frames } = await clipOf('vp8');
+    const frame = new VideoFrame(frames[0]?.rgba as Uint8Array, { format: 'RGBA', codedWidth: 160, codedHeight: 96, timestamp: 0 });
+    let imported = true;
+    try {
+      gpu.device.importExternalTexture({ source: frame });
+    } catch {
+      imported = false;
+    }
+    frame.close();
+    // Where the adapter imports frames, the decoder keeps the zero-copy route; here it falls back.
+    if (imported) expect(decoder.route).toBe('external');
+    else expect(['copy', 'bitmap']).toContain(decoder.route);
   });
 
   it('bad arguments are OptionErrors; close() ends with every decoder closed and no frame open', async () => {
