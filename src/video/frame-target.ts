@@ -64,23 +64,14 @@ export function checkTarget(where: string, target: ClipFrameTarget, slots: numbe
 }
 
 /**
- * The frame area the output reads, as the wasm path plans it (wasm/src/image.c): a crop is taken in
- * whole pixels; 'cover' without a crop is torchvision's Resize then CenterCrop (the covering scale,
- * the other side truncated, a centre offset rounded half to even), with a crop it centres a whole
- * pixel window of the target's aspect; 'stretch' reads the whole crop (or frame). Undefined when
- * the crop leaves the frame.
+ * The frame area the output reads, in whole pixels, as the wasm path plans a video frame's
+ * (plan_geometry in wasm/src/image.c, which td_scale_frame uses): the crop rounded to whole pixels,
+ * then for 'cover' the centred window of the target's aspect inside it, its offset truncated;
+ * 'stretch' reads the whole crop (or frame). Undefined when the crop leaves the frame. (Images use
+ * torchvision's fractional Resize + CenterCrop area instead; video frames do not.)
  */
 export function sourceArea(frameWidth: number, frameHeight: number, target: ClipFrameTarget): SourceArea | undefined {
   const { width: dw, height: dh, crop } = target;
-  if (!crop && target.fit === 'cover') {
-    const s = Math.max(dw / frameWidth, dh / frameHeight);
-    const widthLeads = dw / frameWidth >= dh / frameHeight;
-    const rw = Math.max(dw, widthLeads ? dw : Math.trunc(frameWidth * s));
-    const rh = Math.max(dh, widthLeads ? Math.trunc(frameHeight * s) : dh);
-    const sx = frameWidth / rw;
-    const sy = frameHeight / rh;
-    return { x: roundHalfEven((rw - dw) / 2) * sx, y: roundHalfEven((rh - dh) / 2) * sy, w: dw * sx, h: dh * sy };
-  }
   let r = { x: 0, y: 0, w: frameWidth, h: frameHeight };
   if (crop) {
     if (crop.x + crop.width > frameWidth || crop.y + crop.height > frameHeight) return undefined;
@@ -98,10 +89,4 @@ export function sourceArea(frameWidth: number, frameHeight: number, target: Clip
     r = { x: r.x + Math.trunc((r.w - cw) / 2), y: r.y + Math.trunc((r.h - ch) / 2), w: Math.max(1, cw), h: Math.max(1, ch) };
   }
   return r;
-}
-
-function roundHalfEven(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  return d > 0.5 || (d === 0.5 && f % 2 !== 0) ? f + 1 : f;
 }

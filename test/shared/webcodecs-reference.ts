@@ -1,5 +1,5 @@
 // The CPU reference for the WebCodecs frame pass, written from the wasm path's definitions rather
-// than from the WGSL: the source area of wasm/src/image.c (plan_geometry, torchvision_cover), the
+// than from the WGSL: the whole-pixel source area of wasm/src/image.c's plan_geometry, the
 // fixed-point two-pass resize of wasm/src/resize.c (horizontal first, both rounded to 8 bits), a
 // horizontal flip of the result, then (v / 255 − mean) / std as NormalizeKernel computes it.
 import type { ClipFrameTarget } from '../../src/video/webcodecs.ts';
@@ -14,18 +14,10 @@ interface Area {
   h: number;
 }
 
-/** image.c's source area for a frame of fw × fh pixels. */
+/** image.c's plan_geometry (the area td_scale_frame gives a video frame) for a frame of fw × fh pixels. */
 export function referenceArea(fw: number, fh: number, t: Pick<ClipFrameTarget, 'width' | 'height' | 'fit' | 'crop'>): Area {
   const W = t.width;
   const H = t.height;
-  if (t.fit === 'cover' && !t.crop) {
-    const s = Math.max(W / fw, H / fh);
-    const byWidth = W / fw >= H / fh;
-    const rw = Math.max(W, byWidth ? W : Math.floor(fw * s));
-    const rh = Math.max(H, byWidth ? Math.floor(fh * s) : H);
-    const evenRound = (v: number) => (v % 1 === 0.5 && Math.floor(v) % 2 === 0 ? Math.floor(v) : Math.round(v));
-    return { x: (evenRound((rw - W) / 2) * fw) / rw, y: (evenRound((rh - H) / 2) * fh) / rh, w: (W * fw) / rw, h: (H * fh) / rh };
-  }
   const c = t.crop ?? { x: 0, y: 0, width: fw, height: fh };
   let r = { x: Math.floor(c.x), y: Math.floor(c.y), w: Math.max(1, Math.floor(c.width + 0.5)), h: Math.max(1, Math.floor(c.height + 0.5)) };
   if (t.fit === 'cover') {
