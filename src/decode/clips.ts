@@ -3,6 +3,7 @@
 // presentation times beside it. The slot machinery (input order, dense batches, release) is
 // SlotBatcher's, the same as images'.
 import { OptionChecker } from '../errors/index.ts';
+import { DecodeError } from './errors.ts';
 import type { FIT_CODES } from './abi.ts';
 import type { DecodePool } from './pool.ts';
 import type { VideoDecodeOptions } from './media.ts';
@@ -59,8 +60,14 @@ export interface VideoClipBatcherOptions {
   decode?: Pick<VideoDecodeOptions, 'filter' | 'maxPixels' | 'maxDurationSeconds' | 'timeLimitMs'>;
 }
 
-/** Times are given to the decoder in whole ms: a frame's own time is rounded up so that it selects that frame, not the one before (frames are ≥ 1 ms apart). */
-const MICROSECOND = 1e-6;
+/**
+ * The times a video job is given for frames wanted at `times` (s). The job takes whole ms: a
+ * frame's own time is rounded up (less a µs of float error), so that it selects that frame and
+ * not the one before it (frames are at least 1 ms apart).
+ */
+export function decoderTimes(times: ArrayLike<number>): number[] {
+  return Array.from(times, (t) => Math.max(0, Math.ceil((t - 1e-6) * 1000) / 1000));
+}
 
 /**
  * Decodes clips straight into slots of reusable [batch, frames, H, W, C] buffers in the decode
@@ -123,11 +130,10 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
     const times = buffer.extra.subarray(index * n, (index + 1) * n);
     times.fill(Number.NaN);
     if (item.times.length !== n)
-      throw new RangeError(`VideoClipBatcher: clip ${item.key ?? ''} has ${item.times.length} frame times, the batcher ${n}`);
-    const wanted = Array.from(item.times, (t) => Math.max(0, Math.ceil((t - MICROSECOND) * 1000) / 1000));
+      throw new DecodeError('bad-request', `VideoClipBatcher: clip ${item.key ?? ''} has ${item.times.length} frame times, the batcher ${n}`);
     const request = {
       ...this.#request,
-      frames: { times: wanted },
+      frames: { times: decoderTimes(item.times) },
       ...(item.crop ? { crop: item.crop } : {}),
       ...(item.flip ? { flip: true } : {}),
     };

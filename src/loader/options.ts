@@ -190,7 +190,7 @@ function checkSize(o: OptionChecker): [number, number] {
   return o.fail('size', `a side in [1, ${MAX_SIDE}] or [height, width]`);
 }
 
-function checkBudget(o: OptionChecker): FailureBudget {
+export function checkBudget(o: OptionChecker): FailureBudget {
   const budget = o.raw('failureBudget');
   if (budget === undefined) return { maxFailureRate: 0.5, minItems: 64 };
   const inner = new OptionChecker('loader options.failureBudget', budget, ['maxFailures', 'maxFailureRate', 'minItems']);

@@ -77,18 +77,19 @@ export interface ResolvedSource {
 
 const WHERE = 'loader';
 
-export async function resolveSource(source: LoaderSource, fetchOptions: FetchOptions): Promise<ResolvedSource> {
+/** `accept`: the file names a folder source keeps (default: images). */
+export async function resolveSource(source: LoaderSource, fetchOptions: FetchOptions, accept?: RegExp): Promise<ResolvedSource> {
   if (typeof source === 'string') {
-    const { files, classes } = await listImageFolder(source);
+    const { files, classes } = await listImageFolder(source, accept);
     return { list: files.map((f) => pathItem(f.path, f.label, f.path)), stream: undefined, classes };
   }
   if (isShardSource(source)) return { list: undefined, stream: undefined, shards: source, classes: [] };
-  if (isDirectoryHandle(source)) return picked(await listPickedDirectory(source));
+  if (isDirectoryHandle(source)) return picked(await listPickedDirectory(source, accept));
   if (isArrayLike(source)) {
     const first = source.length > 0 ? source[0] : undefined;
-    if (isDroppedItem(first)) return picked(await listDroppedItems(source as ArrayLike<DataTransferItemLike>));
-    if (isFile(first) && !Array.isArray(source)) return picked(listFileList(source as ArrayLike<File>));
-    if (isFile(first) && (first as File).webkitRelativePath) return picked(listFileList(source as ArrayLike<File>));
+    if (isDroppedItem(first)) return picked(await listDroppedItems(source as ArrayLike<DataTransferItemLike>, accept));
+    if (isFile(first) && !Array.isArray(source)) return picked(listFileList(source as ArrayLike<File>, accept));
+    if (isFile(first) && (first as File).webkitRelativePath) return picked(listFileList(source as ArrayLike<File>, accept));
     const list = Array.from(source as ArrayLike<string | URL | SourceItem | File>, (item, i) => listItem(item, i, fetchOptions));
     return { list, stream: undefined, classes: [] };
   }

@@ -10,17 +10,20 @@ export interface LabelledFile {
 
 const IMAGE_EXTENSIONS = /\.(jpe?g|png|webp|bmp|gif)$/i;
 
-/** Lists an ImageNet-style folder (one subfolder per class, sorted names → labels 0..K-1). */
-export async function listImageFolder(root: string): Promise<{ files: LabelledFile[]; classes: string[] }> {
+/**
+ * Lists an ImageNet-style folder (one subfolder per class, sorted names → labels 0..K-1): images,
+ * or the files `accept` matches (videos, say).
+ */
+export async function listImageFolder(root: string, accept: RegExp = IMAGE_EXTENSIONS): Promise<{ files: LabelledFile[]; classes: string[] }> {
   const classes = (await listDir(root))
     .filter((e) => e.isDirectory)
     .map((e) => e.name)
     .sort();
-  if (classes.length === 0) throw new DatasetError('no-classes', `${root}: no class subfolders (expected root/<class>/<image>)`);
+  if (classes.length === 0) throw new DatasetError('no-classes', `${root}: no class subfolders (expected root/<class>/<file>)`);
   const files: LabelledFile[] = [];
   for (const [label, className] of classes.entries()) {
     const names = (await listDir(`${root}/${className}`))
-      .filter((e) => !e.isDirectory && IMAGE_EXTENSIONS.test(e.name))
+      .filter((e) => !e.isDirectory && accept.test(e.name))
       .map((e) => e.name)
       .sort();
     for (const name of names) files.push({ path: `${root}/${className}/${name}`, label, className });

@@ -14,7 +14,7 @@ const LAYERS: string[][] = [
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx'],
   ['loader'],
-  ['train'],
+  ['train', 'video'],
   ['cli', 'vite', 'index'],
 ];
 const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(room));

@@ -1,0 +1,254 @@
+// videoLoader(): one object from video files to batches of clips, the video counterpart of loader():
+//
+//   source videos (seeded order per epoch, this rank's share)
+//     → read      event loop, async I/O
+//     → sample    wasm demuxer (every frame's time; the packets too for WebCodecs) → clip sampler
+//                 → a crop box and flip per clip; each clip becomes its own item
+//     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
+//                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL)
+//     → the consumer's `for await`: VideoClipBatch (u8, wasm memory) or VideoDeviceBatch (f32, GPU)
+import { DecodeError, DecodePool, type DemuxedVideo, type EncodedClip as EncodedVideoClip, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
+import { acquireGpu, type GpuContext } from '../gpu/index.ts';
+import { listOrder, resolveSource, type PassItem, type PassOrder } from '../loader/internal.ts';
+import { LoaderError, type LoaderSource } from '../loader/index.ts';
+import { bottleneck, formatStats, PipelineBuilder, type Bottleneck, type FailureRecord, type Pipeline, type PipelineStats } from '../pipeline/index.ts';
+import { drawClipCrop } from './crop.ts';
+import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
+import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
+import { sampleClips } from './samplers.ts';
+import { WebCodecsClipDecoder } from './webcodecs.ts';
+
+/** The file names a folder source keeps. */
+export const VIDEO_EXTENSIONS = /\.(mp4|m4v|mov|webm|mkv)$/i;
+
+/** What a `for await` over the video loader gives: f32 clips on the GPU with `to` a device, else u8 clips in wasm memory. */
+export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPUDevice | GpuContext } ? VideoDeviceBatch : VideoClipBatch;
+
+/** Clips decoded so far by each road. */
+export interface VideoRoads {
+  webcodecs: number;
+  wasm: number;
+}
+
+interface Opened {
+  pool: DecodePool;
+  ownPool: boolean;
+  order: PassOrder;
+  classes: readonly string[];
+  batcher: VideoClipBatcher | GpuClipBatcher;
+  webcodecs: WebCodecsClipDecoder | undefined;
+}
+
+interface Releasable {
+  readonly keys: readonly string[];
+  release(): void;
+}
+
+/**
+ * Batches of clips from the videos of `source` (a class folder, files, URLs or browser files, as
+ * loader() takes them), sampled, decoded and sent where `options.to` says. Options are checked now
+ * (an OptionError names a bad one); threads, decoders and buffers are made on the first `for await`.
+ */
+export function videoLoader<const O extends VideoLoaderOptions>(source: LoaderSource, options: O): VideoLoader<VideoLoaderBatch<O>> {
+  return new VideoLoader<VideoLoaderBatch<O>>(source, checkVideoLoaderOptions(options));
+}
+
+export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
+  readonly #source: LoaderSource;
+  readonly #o: VideoLoaderSettings;
+  #opened: Promise<Opened> | undefined;
+  #pipeline: Pipeline<Releasable> | undefined;
+  #epoch = 0;
+  #running = false;
+  #closed = false;
+  readonly #failures: FailureRecord[] = [];
+  readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
+
+  constructor(source: LoaderSource, settings: VideoLoaderSettings) {
+    this.#source = source;
+    this.#o = settings;
+    settings.signal?.addEventListener('abort', () => void this.close(), { once: true });
+  }
+
+  /** Clips per batch, frames per clip, frame height and width, channels. */
+  get shape(): { batchSize: number; frames: number; height: number; width: number; channels: 3 } {
+    const { batchSize, frames, height, width } = this.#o;
+    return { batchSize, frames, height, width, channels: 3 };
+  }
+
+  async classes(): Promise<readonly string[]> {
+    return (await this.#open()).classes;
+  }
+
+  /** Clips decoded so far through WebCodecs and through the wasm threads. */
+  roads(): VideoRoads {
+    return { ...this.#roads };
+  }
+
+  /** `epochs` epochs of clips from the current epoch (0, or setEpoch's); the next `for await` goes on from there. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<B, void, undefined> {
+    if (this.#closed) throw new LoaderError('closed', 'videoLoader: iterated after close()');
+    if (this.#running) throw new LoaderError('busy', 'videoLoader: already being iterated (one `for await` at a time)');
+    this.#running = true;
+    try {
+      const r = await this.#open();
+      const pipeline = this.#build(r);
+      this.#pipeline = pipeline;
+      for await (const batch of pipeline) yield batch as B;
+      this.#epoch += this.#o.epochs;
+    } finally {
+      const pipeline = this.#pipeline;
+      if (pipeline) {
+        await pipeline.stop();
+        this.#failures.push(...pipeline.failures());
+      }
+      this.#running = false;
+    }
+  }
+
+  setEpoch(epoch: number): void {
+    if (!Number.isInteger(epoch) || epoch < 0) throw new RangeError(`videoLoader.setEpoch: epoch must be a whole number, got ${epoch}`);
+    this.#epoch = epoch;
+  }
+
+  stats(): PipelineStats | undefined {
+    return this.#pipeline?.stats();
+  }
+
+  bottleneck(): Bottleneck | undefined {
+    const stats = this.stats();
+    return stats && bottleneck(stats);
+  }
+
+  summary(): string {
+    const stats = this.stats();
+    return stats ? formatStats(stats) : 'videoLoader: not started';
+  }
+
+  /** Every video or clip not delivered, with its key, stage and typed error. */
+  failures(): readonly FailureRecord[] {
+    return this.#pipeline && this.#running ? [...this.#failures, ...this.#pipeline.failures()] : this.#failures;
+  }
+
+  /** Batch buffers not back with the loader (0 once every batch is released). */
+  held(): number {
+    const batcher = this.#openedNow?.batcher;
+    if (!batcher) return 0;
+    const s = batcher.stats();
+    return s.buffers - s.free;
+  }
+
+  #openedNow: Opened | undefined;
+
+  /** Stops the pass in progress, closes the decoders and frees threads and buffers. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pipeline?.stop();
+    const r = await this.#opened?.catch(() => undefined);
+    if (!r) return;
+    await r.webcodecs?.close();
+    r.batcher.close();
+    if (r.ownPool) await r.pool.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #build(r: Opened): Pipeline<Releasable> {
+    const o = this.#o;
+    const items = r.order.items(this.#epoch, 0, o.epochs, () => {});
+    const read = async (item: PassItem) => ({ item, bytes: await item.read() });
+    const sample = async ({ item, bytes }: { item: PassItem; bytes: Uint8Array }) => this.#sample(r, item, bytes);
+    const batcher = r.batcher;
+    const decoded = new PipelineBuilder()
+      .addSource(items)
+      .pipe(read, { name: 'read', concurrency: o.readConcurrency })
+      .pipe(sample, { name: 'sample', concurrency: r.pool.maxInFlight })
+      .disaggregate({ name: 'clips' });
+    const batched =
+      batcher instanceof GpuClipBatcher
+        ? decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' })
+        : decoded.pipe((job: ClipJob) => toEncodedClip(job)).batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
+    return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget });
+  }
+
+  /** One video's clips: its timeline (and packets, for WebCodecs) from the demuxer, then the sampler's draw. */
+  async #sample(r: Opened, item: PassItem, bytes: Uint8Array): Promise<ClipJob[]> {
+    const o = this.#o;
+    const wantPackets = r.webcodecs !== undefined;
+    const video = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
+    const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(video)));
+    if (o.backend === 'webcodecs' && !usable) throw unsupported(video);
+    const demuxed: DemuxedVideo | undefined = usable ? video : undefined;
+    const shape = { framesPerClip: o.frames, ...(o.fps !== undefined ? { fps: o.fps } : { stride: o.stride ?? 1 }) };
+    const draw = { seed: o.seed, epoch: item.epoch, key: item.key };
+    const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
+    const many = clips.length > 1;
+    return clips.map((clip) => {
+      const random = o.transform === 'random-crop' ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, { ...draw, clip: clip.clipIndex }) : undefined;
+      if (demuxed) this.#roads.webcodecs++;
+      else this.#roads.wasm++;
+      return {
+        key: many ? `${item.key}#${clip.clipIndex}` : item.key,
+        label: item.label,
+        bytes,
+        clip,
+        demuxed,
+        crop: random?.crop,
+        flip: random?.flip ?? false,
+      };
+    });
+  }
+
+  #open(): Promise<Opened> {
+    this.#opened ??= this.#openResources();
+    return this.#opened;
+  }
+
+  async #openResources(): Promise<Opened> {
+    const o = this.#o;
+    const ownPool = o.pool === undefined;
+    const starting = o.pool ? Promise.resolve(o.pool) : DecodePool.create({ threads: o.threads });
+    const pool = await starting;
+    let webcodecs: WebCodecsClipDecoder | undefined;
+    try {
+      const resolved = await resolveSource(this.#source, o.fetch, VIDEO_EXTENSIONS);
+      if (!resolved.list) throw new TypeError('videoLoader: the source must be a folder or a list of files, URLs or items');
+      const order = listOrder(resolved.list, o);
+      let batcher: VideoClipBatcher | GpuClipBatcher;
+      if (o.to === 'cpu') {
+        batcher = new VideoClipBatcher(pool, {
+          batchSize: o.batchSize,
+          frames: o.frames,
+          height: o.height,
+          width: o.width,
+          fit: o.transform === 'stretch' ? 'stretch' : 'cover',
+          decode: o.decode,
+        });
+      } else {
+        const gpu: GpuContext = 'queue' in o.to ? await acquireGpu({ device: o.to }) : o.to;
+        if (o.backend !== 'wasm' && typeof VideoDecoder !== 'undefined')
+          webcodecs = await WebCodecsClipDecoder.create(gpu.device, { decoders: o.decoders, decodeQueueSize: o.decodeQueueSize });
+        const fit = o.transform === 'stretch' ? 'stretch' : 'cover';
+        batcher = await GpuClipBatcher.create(gpu.device, pool, { ...o, fit }, webcodecs);
+      }
+      this.#openedNow = { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs };
+      return this.#openedNow;
+    } catch (error) {
+      await webcodecs?.close();
+      if (ownPool) await pool.close();
+      throw error;
+    }
+  }
+}
+
+function toEncodedClip(job: ClipJob): EncodedVideoClip {
+  return { bytes: job.bytes, times: job.clip.frameTimes, label: job.label, key: job.key, flip: job.flip, ...(job.crop ? { crop: job.crop } : {}) };
+}
+
+function unsupported(video: DemuxedVideo): Error {
+  const what = video.codecString || video.codec;
+  return new DecodeError('unknown-format', `this browser's VideoDecoder does not take ${what} (backend 'webcodecs'; 'auto' decodes it on the wasm threads)`);
+}

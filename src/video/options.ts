@@ -1,0 +1,202 @@
+// videoLoader()'s options: every one checked when the loader is made, before anything is allocated.
+import type { DecodePool } from '../decode/index.ts';
+import { OptionChecker } from '../errors/index.ts';
+import type { GpuContext } from '../gpu/index.ts';
+import type { FetchOptions } from '../sources/index.ts';
+import type { FailureBudget } from '../pipeline/index.ts';
+import { checkBudget } from '../loader/internal.ts';
+import { hardwareConcurrency } from '../runtime/index.ts';
+import type { ClipSampler, PastEndPolicy } from './samplers.ts';
+
+/** Which decoder a clip goes through: WebCodecs where the browser takes the file, else the wasm threads. */
+export type VideoBackend = 'auto' | 'wasm' | 'webcodecs';
+
+export interface VideoLoaderOptions {
+  /** Frames per clip and their spacing: `stride` frames apart (default 1), or `fps` samples a second (each the frame shown then). */
+  clip: { frames: number; stride?: number; fps?: number };
+  /** Which clips of each video (default 'random'): 'random' or 'uniform' give `clipsPerVideo` clips, 'all' every clip once. */
+  sampler?: 'random' | 'uniform' | 'all' | ClipSampler;
+  /** Clips per video for 'random' and 'uniform' (default 1). */
+  clipsPerVideo?: number;
+  /** Slots past a video's end (default 'repeat-last'; 'error' fails a video shorter than a clip). */
+  pastEnd?: PastEndPolicy;
+  /** Clips per batch (default 8). */
+  batchSize?: number;
+  /** Frame size: a side or [height, width] (default 112). */
+  size?: number | readonly [number, number];
+  /** 'cover' (default): shorter side to size, centre crop; 'random-crop': one RandomResizedCrop box and flip per clip; 'stretch'. */
+  transform?: 'cover' | 'random-crop' | 'stretch';
+  /** Share of the frame's area the random crop keeps (default [0.25, 1]). */
+  cropScale?: readonly [number, number];
+  shuffle?: boolean;
+  /** Seed of the shuffle, the clip draws and the crops (default 0). */
+  seed?: number;
+  epochs?: number;
+  rank?: number;
+  worldSize?: number;
+  /** 'auto' (default): WebCodecs for the files the browser's VideoDecoder takes, wasm for the rest; needs `to` a GPU. */
+  backend?: VideoBackend;
+  /** 'cpu' (default): u8 clips in wasm memory; a GPUDevice or GpuContext: normalised f32 clips on it. */
+  to?: 'cpu' | GPUDevice | GpuContext;
+  /** GPU: per-channel mean and std on the 0..1 scale (default ImageNet's). */
+  mean?: readonly number[];
+  std?: readonly number[];
+  /** WebCodecs: decoders at once (default 2) and chunks queued in each (default 8). */
+  decoders?: number;
+  decodeQueueSize?: number;
+  threads?: number;
+  pool?: DecodePool;
+  failureBudget?: FailureBudget;
+  readConcurrency?: number;
+  fetch?: FetchOptions;
+  /** Decode limits for every video. */
+  decode?: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
+  signal?: AbortSignal;
+}
+
+export interface VideoLoaderSettings {
+  frames: number;
+  stride: number | undefined;
+  fps: number | undefined;
+  sampler: ClipSampler;
+  pastEnd: PastEndPolicy;
+  batchSize: number;
+  height: number;
+  width: number;
+  transform: 'cover' | 'random-crop' | 'stretch';
+  cropScale: readonly [number, number];
+  shuffle: boolean;
+  seed: number;
+  epochs: number;
+  rank: number | undefined;
+  worldSize: number | undefined;
+  backend: VideoBackend;
+  to: 'cpu' | GPUDevice | GpuContext;
+  mean: readonly number[];
+  std: readonly number[];
+  decoders: number;
+  decodeQueueSize: number;
+  threads: number;
+  pool: DecodePool | undefined;
+  failureBudget: FailureBudget;
+  readConcurrency: number;
+  fetch: FetchOptions;
+  decode: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
+  signal: AbortSignal | undefined;
+}
+
+const KNOWN = [
+  'clip',
+  'sampler',
+  'clipsPerVideo',
+  'pastEnd',
+  'batchSize',
+  'size',
+  'transform',
+  'cropScale',
+  'shuffle',
+  'seed',
+  'epochs',
+  'rank',
+  'worldSize',
+  'backend',
+  'to',
+  'mean',
+  'std',
+  'decoders',
+  'decodeQueueSize',
+  'threads',
+  'pool',
+  'failureBudget',
+  'readConcurrency',
+  'fetch',
+  'decode',
+  'signal',
+] as const;
+
+const IMAGENET_MEAN = [0.485, 0.456, 0.406],
+  IMAGENET_STD = [0.229, 0.224, 0.225];
+
+export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoaderSettings {
+  const o = new OptionChecker('videoLoader options', options, KNOWN);
+  const clip = o.raw('clip');
+  if (typeof clip !== 'object' || clip === null) o.fail('clip', 'an object { frames, stride? | fps? }');
+  const c = new OptionChecker('videoLoader options.clip', clip, ['frames', 'stride', 'fps']);
+  const frames = c.integer('frames', 0, 1, 4096);
+  if (c.raw('stride') !== undefined && c.raw('fps') !== undefined) c.fail('fps', 'left out when stride is given');
+  const stride = c.optionalInteger('stride', 1, 1 << 20);
+  const fps = c.raw('fps') === undefined ? undefined : c.number('fps', 0, 1e-6, 1e5);
+  const [height, width] = checkSize(o);
+  const worldSize = o.optionalInteger('worldSize', 1);
+  const to = checkTarget(o);
+  const backend = o.oneOf<VideoBackend>('backend', 'auto', ['auto', 'wasm', 'webcodecs']);
+  if (backend === 'webcodecs' && to === 'cpu') o.fail('backend', "'wasm' or 'auto' when `to` is 'cpu' (WebCodecs frames go to a GPU)");
+  const cropScale = o.numbers('cropScale', 2, 0) ?? [0.25, 1];
+  if (!((cropScale[0] ?? 0) <= (cropScale[1] ?? 0) && (cropScale[1] ?? 0) <= 1)) o.fail('cropScale', '[lo, hi] with 0 < lo ≤ hi ≤ 1');
+  const pool = o.raw('pool');
+  if (pool !== undefined && (typeof pool !== 'object' || pool === null || typeof (pool as DecodePool).decodeVideo !== 'function'))
+    o.fail('pool', 'a DecodePool');
+  const decode = o.raw('decode') ?? {};
+  const d = new OptionChecker('videoLoader options.decode', decode, ['maxPixels', 'maxDurationSeconds', 'timeLimitMs']);
+  d.optionalInteger('maxPixels', 1);
+  if (d.raw('maxDurationSeconds') !== undefined) d.number('maxDurationSeconds', 0, 0);
+  d.optionalInteger('timeLimitMs', 0);
+  return {
+    frames,
+    stride,
+    fps,
+    sampler: checkSampler(o),
+    pastEnd: o.oneOf<PastEndPolicy>('pastEnd', 'repeat-last', ['repeat-last', 'wrap', 'error']),
+    batchSize: o.integer('batchSize', 8, 1, 65536),
+    height,
+    width,
+    transform: o.oneOf('transform', 'cover', ['cover', 'random-crop', 'stretch']),
+    cropScale: [cropScale[0] ?? 0.25, cropScale[1] ?? 1],
+    shuffle: o.boolean('shuffle', false),
+    seed: o.integer('seed', 0, -0x80000000, 0x7fffffff),
+    epochs: o.integer('epochs', 1),
+    rank: o.optionalInteger('rank', 0, worldSize === undefined ? Number.MAX_SAFE_INTEGER : worldSize - 1),
+    worldSize,
+    backend,
+    to,
+    mean: o.numbers('mean', 3) ?? IMAGENET_MEAN,
+    std: o.numbers('std', 3, 0) ?? IMAGENET_STD,
+    decoders: o.integer('decoders', 2, 1, 16),
+    decodeQueueSize: o.integer('decodeQueueSize', 8, 1, 256),
+    threads: o.integer('threads', hardwareConcurrency(), 1, 256),
+    pool: pool as DecodePool | undefined,
+    failureBudget: checkBudget(o),
+    readConcurrency: o.integer('readConcurrency', 8, 1, 1024),
+    fetch: (o.raw('fetch') ?? {}) as FetchOptions,
+    decode: decode as VideoLoaderSettings['decode'],
+    signal: o.signal(),
+  };
+}
+
+function checkSampler(o: OptionChecker): ClipSampler {
+  const s = o.raw('sampler') ?? 'random';
+  const clips = o.integer('clipsPerVideo', 1, 1, 65536);
+  if (s === 'random' || s === 'uniform') return { kind: s, clips };
+  if (s === 'all') return { kind: 'all' };
+  if (typeof s === 'object' && s !== null && typeof (s as { kind?: unknown }).kind === 'string') return s as ClipSampler;
+  return o.fail('sampler', "'random', 'uniform', 'all' or a sampler object ({ kind, clips | hop })");
+}
+
+function checkSize(o: OptionChecker): [number, number] {
+  const size = o.raw('size') ?? 112;
+  const side = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 4096;
+  if (side(size)) return [size as number, size as number];
+  if (Array.isArray(size) && size.length === 2 && side(size[0]) && side(size[1])) return [size[0] as number, size[1] as number];
+  return o.fail('size', 'a side in [1, 4096] or [height, width]');
+}
+
+function checkTarget(o: OptionChecker): VideoLoaderSettings['to'] {
+  const to = o.raw('to') ?? 'cpu';
+  if (to === 'cpu') return to;
+  if (typeof to === 'object' && to !== null) {
+    const t = to as Partial<GpuContext> & Partial<GPUDevice>;
+    if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
+    if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
+  }
+  return o.fail('to', "'cpu', a GPUDevice or a GpuContext (acquireGpu())");
+}
