@@ -69,4 +69,23 @@ make long.h264.mp4 -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libx264 
 make long.vp9.webm -f lavfi -i testsrc2=size=320x240:rate=10 -t 60 -c:v libvpx-vp9 -pix_fmt yuv420p -g 50 -b:v 150k -deadline realtime -cpu-used 8
 # ffprobe's packets of the videos, for the demux tests.
 bash scripts/make-demux-reference.sh
+# Moving-shapes videos (src/synthetic/moving.ts; the class is the direction of motion): 96 for
+# training and a held-out 48 of another seed, H.264 64x64, 16 frames at 8 fps, as <class>/<index>.mp4.
+# Keyed by their own generators too (the key above reads only this script and the .py ones).
+vkey=$(cat scripts/make-video-dataset.ts src/synthetic/moving.ts src/synthetic/shapes.ts src/random/index.ts | sha256sum | cut -c1-16)
+if [ "$(cat "$out/moving-shapes/.key" 2>/dev/null)" != "$vkey" ]; then rm -rf "$out/moving-shapes" "$out/moving-shapes-test"; fi
+npx deno run -A scripts/make-video-dataset.ts "$out/moving-shapes" --count 96 --seed 1 --codec h264 --fps 8
+npx deno run -A scripts/make-video-dataset.ts "$out/moving-shapes-test" --count 48 --seed 2 --codec h264 --fps 8
+echo "$vkey" > "$out/moving-shapes/.key"
+# A variable-frame-rate H.264 MP4: 40 frames whose gaps alternate 20/60 ms, then 20 frames 100 ms
+# apart (pts 0 ... 3.5 s, ms timescale), and ffprobe's pts of every frame, sorted, as a JSON array.
+make vfr.h264.mp4 -f lavfi -i testsrc2=size=160x120:rate=50 -frames:v 60 \
+  -vf "setpts='if(lt(N,40),floor(N/2)*0.08+mod(N,2)*0.02,1.6+(N-40)*0.1)/TB'" -fps_mode passthrough \
+  -c:v libx264 -pix_fmt yuv420p -g 10 -bf 0 -video_track_timescale 1000
+if [ ! -s "$out/vfr.h264.mp4.pts.json" ]; then
+  ffprobe -v error -select_streams v -show_entries frame=pts_time -of json "$out/vfr.h264.mp4" |
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps(sorted(float(f["pts_time"]) for f in json.load(sys.stdin)["frames"])))' \
+      > "$out/vfr.h264.mp4.pts.json.tmp" && mv "$out/vfr.h264.mp4.pts.json.tmp" "$out/vfr.h264.mp4.pts.json"
+  echo "[fixtures] made $out/vfr.h264.mp4.pts.json (ffprobe's frame times)"
+fi
 echo "$key" > "$out/.key"
