@@ -130,7 +130,10 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
     const times = buffer.extra.subarray(index * n, (index + 1) * n);
     times.fill(Number.NaN);
     if (item.times.length !== n)
-      throw new DecodeError('bad-request', `VideoClipBatcher: clip ${item.key ?? ''} has ${item.times.length} frame times, the batcher ${n}`);
+      throw new DecodeError(
+        'bad-request',
+        `VideoClipBatcher: clip ${item.key ?? ''} has ${item.times.length} frame times, the batcher ${n}`,
+      );
     const request = {
       ...this.#request,
       frames: { times: decoderTimes(item.times) },

@@ -14,7 +14,10 @@ const IMAGE_EXTENSIONS = /\.(jpe?g|png|webp|bmp|gif)$/i;
  * Lists an ImageNet-style folder (one subfolder per class, sorted names → labels 0..K-1): images,
  * or the files `accept` matches (videos, say).
  */
-export async function listImageFolder(root: string, accept: RegExp = IMAGE_EXTENSIONS): Promise<{ files: LabelledFile[]; classes: string[] }> {
+export async function listImageFolder(
+  root: string,
+  accept: RegExp = IMAGE_EXTENSIONS,
+): Promise<{ files: LabelledFile[]; classes: string[] }> {
   const classes = (await listDir(root))
     .filter((e) => e.isDirectory)
     .map((e) => e.name)

@@ -16,9 +16,11 @@ export interface ClipJob {
   label: number;
   bytes: Uint8Array;
   clip: SampledClip;
+  /** The clip's frame times (= clip.frameTimes), so a job is also a wasm clip batcher's item. */
+  times: Float64Array;
   /** The video's packets (WebCodecs road), or undefined for the wasm road. */
   demuxed: DemuxedVideo | undefined;
-  crop: { x: number; y: number; width: number; height: number } | undefined;
+  crop?: { x: number; y: number; width: number; height: number };
   flip: boolean;
 }
 
@@ -280,6 +282,7 @@ export function configOf(video: DemuxedVideo): VideoDecoderConfig {
     codec: video.codecString,
     codedWidth: video.codedWidth,
     codedHeight: video.codedHeight,
+    colorSpace: { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false },
     ...(video.description ? { description: video.description } : {}),
   };
 }

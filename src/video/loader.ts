@@ -7,11 +7,19 @@
 //     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
 //                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL)
 //     → the consumer's `for await`: VideoClipBatch (u8, wasm memory) or VideoDeviceBatch (f32, GPU)
-import { DecodeError, DecodePool, type DemuxedVideo, type EncodedClip as EncodedVideoClip, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
+import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { listOrder, resolveSource, type PassItem, type PassOrder } from '../loader/internal.ts';
 import { LoaderError, type LoaderSource } from '../loader/index.ts';
-import { bottleneck, formatStats, PipelineBuilder, type Bottleneck, type FailureRecord, type Pipeline, type PipelineStats } from '../pipeline/index.ts';
+import {
+  bottleneck,
+  formatStats,
+  PipelineBuilder,
+  type Bottleneck,
+  type FailureRecord,
+  type Pipeline,
+  type PipelineStats,
+} from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
@@ -159,7 +167,8 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
   #build(r: Opened): Pipeline<Releasable> {
     const o = this.#o;
     const items = r.order.items(this.#epoch, 0, o.epochs, () => {});
-    const read = async (item: PassItem) => ({ item, bytes: await item.read() });
+    // The key rides at the top of each stage's item: a failure is reported under it.
+    const read = async (item: PassItem) => ({ key: item.key, item, bytes: await item.read() });
     const sample = async ({ item, bytes }: { item: PassItem; bytes: Uint8Array }) => this.#sample(r, item, bytes);
     const batcher = r.batcher;
     const decoded = new PipelineBuilder()
@@ -170,7 +179,7 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     const batched =
       batcher instanceof GpuClipBatcher
         ? decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' })
-        : decoded.pipe((job: ClipJob) => toEncodedClip(job)).batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
+        : decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
     return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget });
   }
 
@@ -187,7 +196,10 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
     const many = clips.length > 1;
     return clips.map((clip) => {
-      const random = o.transform === 'random-crop' ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, { ...draw, clip: clip.clipIndex }) : undefined;
+      const random =
+        o.transform === 'random-crop'
+          ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, { ...draw, clip: clip.clipIndex })
+          : undefined;
       if (demuxed) this.#roads.webcodecs++;
       else this.#roads.wasm++;
       return {
@@ -195,9 +207,10 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
         label: item.label,
         bytes,
         clip,
+        times: clip.frameTimes,
         demuxed,
-        crop: random?.crop,
         flip: random?.flip ?? false,
+        ...(random ? { crop: random.crop } : {}),
       };
     });
   }
@@ -244,11 +257,10 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
   }
 }
 
-function toEncodedClip(job: ClipJob): EncodedVideoClip {
-  return { bytes: job.bytes, times: job.clip.frameTimes, label: job.label, key: job.key, flip: job.flip, ...(job.crop ? { crop: job.crop } : {}) };
-}
-
 function unsupported(video: DemuxedVideo): Error {
   const what = video.codecString || video.codec;
-  return new DecodeError('unknown-format', `this browser's VideoDecoder does not take ${what} (backend 'webcodecs'; 'auto' decodes it on the wasm threads)`);
+  return new DecodeError(
+    'unknown-format',
+    `this browser's VideoDecoder does not take ${what} (backend 'webcodecs'; 'auto' decodes it on the wasm threads)`,
+  );
 }

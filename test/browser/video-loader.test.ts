@@ -1,0 +1,50 @@
+// videoLoader() in headless Chromium: the wasm road to the GPU gives the CPU clips normalised, the
+// WebCodecs road (VideoDecoder → WGSL frame pass) gives the wasm road's frames with no readback,
+// and broken videos fail their own items on either road.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DecodePool } from '../../src/decode/index.ts';
+import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
+import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { countReadbacks } from '../shared/readbacks.ts';
+import {
+  brokenVideosFailTheirOwnItem,
+  gpuClipsAreCpuClipsNormalised,
+  webcodecsRoadMatchesWasmRoad,
+} from '../shared/video-loader-scenarios.ts';
+
+const load: FixtureLoader = async (name) => new Uint8Array(await (await fetch(`/test/fixtures/generated/${name}`)).arrayBuffer());
+
+/** Mean absolute difference per clip between the roads, 0..1 scale: the decoders convert YUV to RGB in different code. */
+const ROAD_TOLERANCE = 16 / 255;
+
+describe('videoLoader (Chromium)', () => {
+  let pool: DecodePool;
+  let gpu: GpuContext;
+  beforeAll(async () => {
+    pool = await DecodePool.create({ threads: 2 });
+    gpu = await acquireGpu();
+  });
+  afterAll(async () => {
+    await pool?.close();
+    gpu?.close();
+  });
+
+  it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool, gpu, load));
+  it('the WebCodecs road gives the wasm road its frames: same clips, times and labels, pixels within 16/255, no readback', async () => {
+    const r = await webcodecsRoadMatchesWasmRoad(
+      pool,
+      gpu,
+      load,
+      async (fn) => {
+        const counted = await countReadbacks(fn);
+        return { result: counted.result, readbacks: counted.readbacks };
+      },
+      ROAD_TOLERANCE,
+    );
+    console.log(
+      `roads differ by ${(r.meanAbs * 255).toFixed(2)}/255 on average, ${(r.worstClipMeanAbs * 255).toFixed(2)}/255 on the worst clip`,
+    );
+    expect(r.clips).toBe(8);
+  });
+  it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool, load, gpu));
+});

@@ -1,0 +1,220 @@
+// Runtime-neutral checks of videoLoader(): the clips it hands out are the sampler's (same frames,
+// same times, same labels), broken videos fail their own item with a typed error and nothing is
+// lost, the GPU clips are the CPU clips normalised, and in browsers the WebCodecs road gives the
+// wasm road's frames. Fixtures from scripts/make-fixtures.sh, loaded through each runtime's loader.
+import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
+import { type GpuContext, readBuffer } from '../../src/gpu/index.ts';
+import { normalizeReference } from '../../src/gpu/internal.ts';
+import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOptions } from '../../src/video/index.ts';
+import { check } from './assert.ts';
+import type { FixtureLoader } from './media-scenarios.ts';
+
+export const CLIP_FIXTURES = ['testsrc.h264.mp4', 'rgb.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv'] as const;
+const MEAN = [0.5, 0.5, 0.5],
+  STD = [0.25, 0.25, 0.25];
+const BASE = {
+  clip: { frames: 4, stride: 2 },
+  sampler: 'uniform',
+  clipsPerVideo: 2,
+  size: 32,
+  batchSize: 3,
+  mean: MEAN,
+  std: STD,
+} as const satisfies Omit<VideoLoaderOptions, 'to'>;
+
+async function items(load: FixtureLoader) {
+  return Promise.all(CLIP_FIXTURES.map(async (name, label) => ({ bytes: await load(name), label, key: name })));
+}
+
+/** Every delivered clip: key → its frame times, label, and (GPU) its floats. */
+interface Seen {
+  times: number[];
+  label: number;
+  floats?: Float32Array;
+  bytes?: Uint8Array;
+}
+
+export async function cpuClipsFollowTheSampler(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const source = await items(load);
+  const seen = new Map<string, Seen>();
+  await using data = videoLoader(source, { ...BASE, pool });
+  let batches = 0;
+  for await (const batch of data) {
+    batches++;
+    check(batch.shape.slice(1).join() === '4,32,32,3', `shape ${batch.shape.join()}`);
+    batch.keys.forEach((key, i) => {
+      seen.set(key, { times: Array.from(batch.frameTimes.subarray(i * 4, i * 4 + 4)), label: batch.labels[i] ?? -2 });
+    });
+    batch.release();
+  }
+  check(batches === Math.ceil((2 * CLIP_FIXTURES.length) / 3), `${batches} batches`);
+  check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+  for (const { bytes, label, key } of source) {
+    const video = await pool.demuxVideo(bytes, { packets: false });
+    const want = sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind: 'uniform', clips: 2 }, { seed: 0, epoch: 0, key });
+    for (const clip of want) {
+      const got = seen.get(`${key}#${clip.clipIndex}`);
+      check(got !== undefined, `${key}#${clip.clipIndex} not delivered (got ${[...seen.keys()]})`);
+      check(got.label === label, `${key}: label ${got.label}, expected ${label}`);
+      const off = got.times.map((t, i) => Math.abs(t - (clip.frameTimes[i] ?? Number.NaN)));
+      check(
+        Math.max(...off) <= 0.0015,
+        `${key}#${clip.clipIndex}: frame times ${got.times} against the sampler's ${Array.from(clip.frameTimes)}`,
+      );
+    }
+  }
+  check(data.held() === 0, `${data.held()} batch buffers still held`);
+}
+
+/** Videos that cannot give a clip, each for its own reason. */
+async function brokenItems(load: FixtureLoader) {
+  const rgb = await load('rgb.h264.mp4');
+  const long = await load('long.h264.mp4');
+  return [
+    { bytes: long.subarray(0, 3000), label: 0, key: 'index-cut-off' },
+    { bytes: new Uint8Array(20000).map((_, i) => (i * 2654435761) >>> 24), label: 0, key: 'random-bytes' },
+    { bytes: await load('sine440.m4a'), label: 0, key: 'audio-only' },
+    { bytes: new Uint8Array(0), label: 0, key: 'empty' },
+    { bytes: rgb, label: 1, key: 'good' },
+  ];
+}
+
+export async function brokenVideosFailTheirOwnItem(pool: DecodePool, load: FixtureLoader, to: GpuContext | 'cpu' = 'cpu'): Promise<void> {
+  const source = await brokenItems(load);
+  const delivered: string[] = [];
+  await using data = videoLoader(source, { ...BASE, clipsPerVideo: 1, pool, to, failureBudget: { maxFailures: 10 } });
+  for await (const batch of data) {
+    delivered.push(...batch.keys);
+    batch.release();
+  }
+  const failures = data.failures();
+  check(JSON.stringify(delivered) === '["good"]', `delivered ${JSON.stringify(delivered)}`);
+  const failed = failures.map((f) => f.key).sort();
+  check(
+    JSON.stringify(failed) === JSON.stringify(['audio-only', 'empty', 'index-cut-off', 'random-bytes']),
+    `failed ${JSON.stringify(failed)}`,
+  );
+  for (const f of failures) {
+    check(f.error instanceof DecodeError, `${f.key}: ${String(f.error)} is not a DecodeError`);
+    check(f.stage === 'sample', `${f.key} failed in ${f.stage}`);
+  }
+  const code = (key: string) => (failures.find((f) => f.key === key)?.error as DecodeError).code;
+  check(code('random-bytes') === 'unknown-format', `random bytes: ${code('random-bytes')}`);
+  check(code('audio-only') === 'unknown-format', `audio only: ${code('audio-only')}`);
+  check(code('empty') === 'empty', `empty: ${code('empty')}`);
+  check(data.held() === 0, `${data.held()} batch buffers still held`);
+}
+
+/** Reads every clip of a GPU loader back (after the loop: the reads are the test's, not the loader's). */
+async function gpuClips(gpu: GpuContext, options: VideoLoaderOptions, source: { bytes: Uint8Array; label: number; key: string }[]) {
+  const kept: { batch: Pick<VideoDeviceBatch, 'keys' | 'labels' | 'frameTimes' | 'count'>; copy: GPUBuffer }[] = [];
+  const data = videoLoader(source, { ...options, to: gpu });
+  try {
+    for await (const batch of data) {
+      // A GPU-side copy, so the loader's buffer can go back at once.
+      const copy = gpu.device.createBuffer({ size: batch.clips.size, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      const encoder = gpu.device.createCommandEncoder();
+      encoder.copyBufferToBuffer(batch.clips, 0, copy, 0, batch.clips.size);
+      gpu.device.queue.submit([encoder.finish()]);
+      kept.push({ batch: { keys: batch.keys, labels: batch.labels, frameTimes: batch.frameTimes, count: batch.count }, copy });
+      batch.release();
+    }
+    check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+    check(data.held() === 0, `${data.held()} GPU batch buffers still held`);
+    return { kept, roads: data.roads() };
+  } finally {
+    await data.close();
+  }
+}
+
+async function unpack(gpu: GpuContext, kept: Awaited<ReturnType<typeof gpuClips>>['kept']): Promise<Map<string, Seen>> {
+  const seen = new Map<string, Seen>();
+  const clipFloats = 4 * 32 * 32 * 3;
+  for (const { batch, copy } of kept) {
+    const floats = new Float32Array(await readBuffer(gpu.device, copy));
+    copy.destroy();
+    batch.keys.forEach((key, i) => {
+      seen.set(key, {
+        times: Array.from(batch.frameTimes.subarray(i * 4, i * 4 + 4)),
+        label: batch.labels[i] ?? -2,
+        floats: floats.slice(i * clipFloats, (i + 1) * clipFloats),
+      });
+    });
+  }
+  return seen;
+}
+
+/** The wasm road to a GPU: each clip is the CPU loader's u8 clip normalised (NHWC per frame), to float rounding. */
+export async function gpuClipsAreCpuClipsNormalised(pool: DecodePool, gpu: GpuContext, load: FixtureLoader): Promise<void> {
+  const source = await items(load);
+  const cpu = new Map<string, Uint8Array>();
+  {
+    await using data = videoLoader(source, { ...BASE, pool });
+    for await (const batch of data) {
+      batch.keys.forEach((key, i) => cpu.set(key, batch.data.slice(i * 4 * 32 * 32 * 3, (i + 1) * 4 * 32 * 32 * 3)));
+      batch.release();
+    }
+  }
+  const { kept, roads } = await gpuClips(gpu, { ...BASE, pool, backend: 'wasm' }, source);
+  check(roads.wasm === 2 * CLIP_FIXTURES.length && roads.webcodecs === 0, `roads ${JSON.stringify(roads)}`);
+  const gpuSeen = await unpack(gpu, kept);
+  check(gpuSeen.size === cpu.size, `${gpuSeen.size} GPU clips, ${cpu.size} CPU clips`);
+  for (const [key, bytes] of cpu) {
+    const floats = gpuSeen.get(key)?.floats;
+    check(floats !== undefined, `${key}: no GPU clip`);
+    const want = normalizeReference(bytes, { images: 4, height: 32, width: 32, channels: 3 }, { mean: MEAN, std: STD, layout: 'NHWC' });
+    let worst = 0;
+    for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs((floats[i] ?? 0) - (want[i] ?? 0)));
+    check(worst < 1e-4, `${key}: GPU clip differs from the normalised CPU clip by ${worst}`);
+  }
+}
+
+export interface RoadComparison {
+  clips: number;
+  meanAbs: number;
+  worstClipMeanAbs: number;
+  readbacks: number;
+}
+
+/**
+ * Browsers: the WebCodecs road gives the wasm road's clips — the same keys in the same order, the
+ * same frame times, pixels within `tolerance` (mean absolute difference on the 0..1 scale; the two
+ * roads convert YUV to RGB in different code) — and `count` counts no readback while it runs.
+ */
+export async function webcodecsRoadMatchesWasmRoad(
+  pool: DecodePool,
+  gpu: GpuContext,
+  load: FixtureLoader,
+  count: <T>(fn: () => Promise<T>) => Promise<{ result: T; readbacks: number }>,
+  tolerance: number,
+): Promise<RoadComparison> {
+  const source = await items(load);
+  const wasm = await unpack(gpu, (await gpuClips(gpu, { ...BASE, pool, backend: 'wasm' }, source)).kept);
+  const counted = await count(() => gpuClips(gpu, { ...BASE, pool, backend: 'webcodecs' }, source));
+  check(counted.result.roads.webcodecs === 2 * CLIP_FIXTURES.length, `roads ${JSON.stringify(counted.result.roads)}`);
+  const web = await unpack(gpu, counted.result.kept);
+  check(JSON.stringify([...web.keys()]) === JSON.stringify([...wasm.keys()]), `keys ${[...web.keys()]} against ${[...wasm.keys()]}`);
+  let sum = 0,
+    n = 0,
+    worstClip = 0;
+  for (const [key, w] of wasm) {
+    const c = web.get(key) as Seen;
+    const off = c.times.map((t, i) => Math.abs(t - (w.times[i] ?? Number.NaN)));
+    check(Math.max(...off) <= 0.0015, `${key}: WebCodecs frame times ${c.times}, wasm ${w.times}`);
+    check(c.label === w.label, `${key}: labels ${c.label} and ${w.label}`);
+    let clipSum = 0;
+    const a = w.floats as Float32Array,
+      b = c.floats as Float32Array;
+    for (let i = 0; i < a.length; i++) clipSum += Math.abs((a[i] ?? 0) - (b[i] ?? 0)) * (STD[i % 3] ?? 1);
+    worstClip = Math.max(worstClip, clipSum / a.length);
+    sum += clipSum;
+    n += a.length;
+  }
+  const result = { clips: wasm.size, meanAbs: sum / n, worstClipMeanAbs: worstClip, readbacks: counted.readbacks };
+  check(result.readbacks === 0, `${result.readbacks} readbacks while the WebCodecs road ran`);
+  check(
+    worstClip <= tolerance,
+    `the roads differ by ${(worstClip * 255).toFixed(2)}/255 on a clip (mean ${(result.meanAbs * 255).toFixed(2)}/255), over ${(tolerance * 255).toFixed(2)}/255`,
+  );
+  return result;
+}
