@@ -98,7 +98,7 @@ export async function brokenVideosFailTheirOwnItem(pool: DecodePool, load: Fixtu
     check(f.error instanceof DecodeError, `${f.key}: ${String(f.error)} is not a DecodeError`);
     check(f.stage === 'sample', `${f.key} failed in ${f.stage}`);
   }
-  const code = (key: string) => (failures.find((f) => f.key === key)?.error as DecodeError).code;
+  const code = (key: string) => (failures.find((f) => f.key === key)?.error as DecodeError | undefined)?.code;
   check(code('random-bytes') === 'unknown-format', `random bytes: ${code('random-bytes')}`);
   check(code('audio-only') === 'unknown-format', `audio only: ${code('audio-only')}`);
   check(code('empty') === 'empty', `empty: ${code('empty')}`);
@@ -151,7 +151,9 @@ export async function gpuClipsAreCpuClipsNormalised(pool: DecodePool, gpu: GpuCo
   {
     await using data = videoLoader(source, { ...BASE, pool });
     for await (const batch of data) {
-      batch.keys.forEach((key, i) => cpu.set(key, batch.data.slice(i * 4 * 32 * 32 * 3, (i + 1) * 4 * 32 * 32 * 3)));
+      batch.keys.forEach((key, i) => {
+        cpu.set(key, batch.data.slice(i * 4 * 32 * 32 * 3, (i + 1) * 4 * 32 * 32 * 3));
+      });
       batch.release();
     }
   }
