@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the native libFuzzer targets of Tandem's C job API (wasm/fuzz/fuzz_job.c over wasm/src):
-# fuzz-image, fuzz-video, fuzz-audio, fuzz-stream and fuzz-pool, into $TANDEM_CACHE/fuzz/<key>/bin, with Debian bookworm's
+# fuzz-image, fuzz-video, fuzz-audio, fuzz-stream, fuzz-demux and fuzz-pool, into $TANDEM_CACHE/fuzz/<key>/bin, with Debian bookworm's
 # clang 14. ffmpeg, zlib and libjpeg-turbo come from the same pinned sources as the wasm modules,
 # with the same ffmpeg components and, as in wasm, no assembly or SIMD, so the fuzzers run the C
 # paths the browser runs. Sanitizers:
@@ -82,15 +82,17 @@ fi
 
 targets_key=$(cat "$here/fuzz_job.c" "$here/fuzz_pool.c" "$here/build.sh" "$here"/../src/*.c "$here"/../src/*.h | sha256sum | cut -c1-16)
 bin="$root/bin-$targets_key"
-if [ -x "$bin/fuzz-pool" ]; then
+if [ -x "$bin/fuzz-pool" ] && [ -x "$bin/fuzz-demux" ]; then
   flog "fuzz targets up to date (key $targets_key): skipped"
 else
   mkdir -p "$bin"
-  for target in image video audio stream; do
+  for target in image video audio stream demux; do
     flog "linking fuzz-$target (ASan + UBSan over wasm/src)"
     defines=(-DTD_FUZZ_${target^^})
     [ "$target" = stream ] && defines+=(-DTD_NATIVE_STREAM)
-    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,media,io}.c \
+    extra=()
+    [ "$target" = demux ] && extra+=("$here/../src/demux.c")
+    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,media,container,io}.c "${extra[@]}" \
       -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -lm -lpthread -o "$bin/fuzz-$target"
   done
   # The pool's queue under ThreadSanitizer (which cannot share a binary with AddressSanitizer);

@@ -1,12 +1,11 @@
 /* libFuzzer targets for Tandem's C job API (wasm/src), built natively with clang's AddressSanitizer
  * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, four targets chosen at compile
  * time: TD_FUZZ_IMAGE (td_decode_image), TD_FUZZ_VIDEO (td_decode_video), TD_FUZZ_AUDIO
- * (td_decode_audio) and TD_FUZZ_STREAM (td_decode_video reading through the streamed reader,
- * io.c, built with TD_NATIVE_STREAM so that this harness answers its window requests in place of
- * JS). The first 8 bytes of an input choose the request (output size, channels, fit, filter, crop,
- * frame selection, ...); the stream target takes 4 more that choose how the source answers
- * (window size, known or unknown size, short reads, a failure or a bogus length at some request);
- * the rest is the file.
+ * (td_decode_audio), TD_FUZZ_DEMUX (td_demux_video, whose result block it checks) and TD_FUZZ_STREAM (td_decode_video reading through the
+ * streamed reader, io.c, built with TD_NATIVE_STREAM so that this harness answers its window requests in place of JS). The first 8 bytes of
+ * an input choose the request (output size, channels, fit, filter, crop, frame selection, ...); the stream target takes 4 more that choose
+ * how the source answers (window size, known or unknown size, short reads, a failure or a bogus length at some request); the rest is the
+ * file.
  *
  * The job record holds 32-bit pointers (it mirrors wasm memory), so the buffers a job points at are
  * mapped below 4 GiB. ASan does not see into such mappings, so each buffer is placed to end exactly
@@ -22,6 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "../src/fail.h"
+#include "../src/demux.h"
 #include "../src/image.h"
 #include "../src/io.h"
 #include "../src/media.h"
@@ -67,6 +67,52 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   if (td_worker_init(&worker) != 0) abort();
   return 0;
 }
+
+#if defined(TD_FUZZ_DEMUX)
+#define MAX_RESULT (8 << 20)
+/* The demux job's result block, below 4 GiB as the record's 32-bit pointer needs: one block at a
+ * time, growing in place inside one mapping (its end is the guard page's start). */
+static guarded result_area;
+void *td_native_result_realloc(void *p, size_t n);
+void td_native_result_free(void *p);
+void *td_native_result_realloc(void *p, size_t n) {
+  uint8_t *base = guarded_tail(&result_area, MAX_RESULT, MAX_RESULT);
+  if (p && p != base) abort(); /* only the one block */
+  return n <= MAX_RESULT ? base : NULL;
+}
+void td_native_result_free(void *p) {
+  if (p && p != guarded_tail(&result_area, MAX_RESULT, MAX_RESULT)) abort();
+}
+
+/* What JS reads from a finished demux job: a block of the size the counts give, packets back to
+ * back inside the data, times ordered as the job promises, the first a keyframe. */
+static void check_demux_result(const td_job *job) {
+  if (job->status != TD_OK) {
+    if (job->result || job->result_len || job->frames_out) abort();
+    return;
+  }
+  const int64_t n = job->frames_out, at = ((int64_t)job->data_len + job->extradata_len + 7) & ~7;
+  if (n < 1 || n > job->max_packets || job->data_len > job->max_bytes || job->result_len != at + n * 33) abort();
+  const uint8_t *block = (const uint8_t *)(uintptr_t)job->result;
+  double pts[1], dts[1];
+  uint32_t offset, size, expected = 0;
+  for (int64_t i = 0; i < n; i++) {
+    memcpy(pts, block + at + i * 8, 8);
+    memcpy(dts, block + at + (n + i) * 8, 8);
+    memcpy(&offset, block + at + 24 * n + i * 4, 4);
+    memcpy(&size, block + at + 28 * n + i * 4, 4);
+    uint8_t key = block[at + 32 * n + i];
+    if (key > 1 || (i == 0 && !key)) abort();
+    if (job->demux_bytes) {
+      if (offset != expected || (int64_t)offset + size > job->data_len) abort();
+      expected += size;
+    } else if (offset != 0) {
+      abort();
+    }
+  }
+  if (job->demux_bytes && expected != (uint32_t)job->data_len) abort();
+}
+#endif
 
 #if defined(TD_FUZZ_STREAM)
 #define HEADER     12
@@ -130,6 +176,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job->max_frames = 1 + (o[2] | o[3] << 8) % 16384;
   job->start_ms = o[4] & 1 ? (o[5] % 64) * 100 : 0;
   out_bytes = (size_t)job->max_frames * job->channels * sizeof(float);
+#elif defined(TD_FUZZ_DEMUX)
+  job->kind = TD_KIND_VIDEO_DEMUX;
+  job->start_ms = o[0] % 64 * 100;
+  job->end_ms = o[1] ? job->start_ms + o[1] % 64 * 100 : -1;
+  job->demux_bytes = o[2] & 1;
+  job->max_packets = o[3] & 0x10 ? 1 + o[4] : 1 << 16;
+  job->max_bytes = o[3] & 0x20 ? o[5] << 8 : 4 << 20;
+  out_bytes = 0;
 #else
   job->dst_w = 1 + o[0] % 96;
   job->dst_h = 1 + o[1] % 96;
@@ -194,6 +248,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 #if defined(TD_FUZZ_AUDIO)
   int status = td_decode_audio(&worker, job);
+#elif defined(TD_FUZZ_DEMUX)
+  int status = td_demux_video(&worker, job);
+  check_demux_result(job);
 #elif defined(TD_FUZZ_VIDEO)
   int status = td_decode_video(&worker, job);
 #elif defined(TD_FUZZ_STREAM)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include "../src/demux.h"
 #include "../src/fail.h"
 #include "../src/image.h"
 #include "../src/io.h"
@@ -80,6 +81,7 @@ POOL_THREAD_CODE static int stand_in(td_job *job) {
 POOL_THREAD_CODE int td_decode_image(td_worker *w, td_job *job) { return (void)w, stand_in(job); }
 POOL_THREAD_CODE int td_decode_audio(td_worker *w, td_job *job) { return (void)w, stand_in(job); }
 POOL_THREAD_CODE int td_decode_video(td_worker *w, td_job *job) { return (void)w, stand_in(job); }
+POOL_THREAD_CODE int td_demux_video(td_worker *w, td_job *job) { return (void)w, stand_in(job); }
 
 static double now_ms(void) {
   struct timespec t;

@@ -6,14 +6,14 @@
 # input is kept under $TANDEM_CACHE/fuzz/artifacts. The corpus each target grows is kept under
 # $TANDEM_CACHE/fuzz/corpus-<target>, so later runs start deeper.
 #
-#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream|pool ...]
+#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream|demux|pool ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream pool)
+[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream demux pool)
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
 bin=$(bash "$here/build.sh" | tail -1)
 fixtures="$repo/test/fixtures/generated"
@@ -48,6 +48,9 @@ seed video "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mk
 # at request N, 8 with a bogus length), N, salt.
 seed stream "$fixtures"/*.{mp4,webm,mkv} -- '\x20\x20\x05\x01\x00\x00\x03\x00\x00\x00\x00\x00' \
   '\x10\x18\x01\x00\x02\x00\x07\x01\x03\x03\x00\x07' '\x30\x10\x29\x02\x05\x00\x02\x02\x01\x06\x04\x00'
+# The demux target's 8 bytes: start and end (100 ms steps; end 0: none), bytes or index only, limits.
+seed demux "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mkv} -- \
+  '\x00\x00\x01\x00\x00\x00\x00\x00' '\x05\x0c\x01\x03\x00\x00\x00\x00' '\x0a\x00\x00\x10\x02\x00\x00\x00'
 seed audio "$fixtures"/sine440.* -- '\x00\x03\x00\x10\x00\x00\x00\x00' '\x01\x04\xff\x0f\x01\x0a\x00\x00' '\x07\x07\x40\x00\x00\x00\x00\x00'
 # The pool target's input is a script (fuzz_pool.c): threads, then submit / wait / stop / yield steps.
 mkdir -p "$work/seed-pool"
