@@ -27,7 +27,7 @@ import { openVideoBrowser, type VideoBrowser } from './video/browser.ts';
 import { type Corpus, LARGE, largeSource, largeVideos, planClips, shapesVideos } from './video/corpus.ts';
 import { cliPass, clipArgs, ffmpegVersion } from './video/ffmpeg-cli.ts';
 import { torchvisionPass, torchvisionPlan, torchvisionVideo } from './video/torchvision.ts';
-import { CLIP, type PageColumn } from './video/types.ts';
+import { CLIP, type PageColumn, type PixelCheck } from './video/types.ts';
 
 const cores = hardwareConcurrency();
 const args = benchArgs('video', {
@@ -91,15 +91,35 @@ const LABELS: Record<Column, string> = {
 };
 const PAGE_COLUMNS: PageColumn[] = ['tandem-webcodecs', 'tandem-wasm', 'element', 'webcodecs-own'];
 const notes: string[] = [];
+const failures: string[] = [];
+/**
+ * The most a column's clip may differ from the wasm road's (mean absolute, 0..255): the decoders
+ * convert YUV to RGB in their own code and resize with their own filters (measured: see the report).
+ */
+const PIXEL_TOLERANCE = 16;
 const samples = new Map<string, Sample[]>();
 const runs: { corpus: Corpus; column: Column; run: () => Promise<Sample> }[] = [];
 
 let browser: VideoBrowser | undefined;
+const checks = new Map<string, PixelCheck[]>();
 if (!args.values['no-browser']) {
   try {
     browser = await openVideoBrowser(corpora, threads);
     log(`Chromium ${browser.version}, adapter ${browser.adapter}`);
     const b = browser;
+    for (const corpus of corpora) {
+      const c = await b.check(corpus.id);
+      checks.set(corpus.id, c);
+      for (const x of c) {
+        log(
+          `check ${corpus.name} / ${LABELS[x.column]}: ${x.mean.toFixed(2)}/255 from the wasm road (per clip ${x.each.map((d) => d.toFixed(1)).join(' ')}; clips differ from each other by ≥ ${x.otherClip.toFixed(2)})`,
+        );
+        if (!(x.worstClip <= PIXEL_TOLERANCE))
+          failures.push(
+            `${corpus.name} / ${LABELS[x.column]}: a clip differs from the wasm road's by ${x.worstClip.toFixed(2)}/255 (over ${PIXEL_TOLERANCE})`,
+          );
+      }
+    }
     for (const corpus of corpora)
       for (const column of PAGE_COLUMNS)
         runs.push({
@@ -143,7 +163,6 @@ if ('version' in torchvision)
 else notes.push(torchvision.missing);
 
 // ---- interleaved repetitions ------------------------------------------------------------------
-const failures: string[] = [];
 const describe = (r: (typeof runs)[number]) => `${r.corpus.name} / ${LABELS[r.column]}`;
 for (const r of runs.filter((r) => PAGE_COLUMNS.includes(r.column as PageColumn))) await r.run(); // decoders, shaders, JIT: untimed
 log(`warm-up done; ${runs.length} columns × ${reps} repetitions`);
@@ -228,6 +247,20 @@ const lines = [
   "batch: every GPU→CPU or canvas read in the pass (test/shared/readbacks.ts's countReadbacks), ÷ batches.",
   '',
   ...corpora.flatMap(corpusTable),
+  '## Same pixels?',
+  '',
+  "Before the timings, each browser column's first batch is read back (untimed) and compared with the wasm road's, clip by",
+  `clip: mean absolute difference on the 0..255 scale (a run fails above ${PIXEL_TOLERANCE}). The decoders convert YUV to RGB in their own code and`,
+  "resize with their own filters (Tandem's antialiased bilinear, Skia's drawImage and createImageBitmap 'medium'); the last",
+  'column says how far apart two different clips of the corpus are, i.e. what a wrong clip would cost.',
+  '',
+  ...table(
+    ['corpus', 'column', 'mean', 'worst clip', 'nearest other clip'],
+    corpora.flatMap((c) =>
+      (checks.get(c.id) ?? []).map((x) => [c.name, LABELS[x.column], x.mean.toFixed(2), x.worstClip.toFixed(2), x.otherClip.toFixed(2)]),
+    ),
+  ),
+  '',
   '## How each column runs',
   '',
   "- **Tandem videoLoader**: `videoLoader(items, { clip: { frames: 8, stride: 2 }, sampler: 'uniform', clipsPerVideo: 1, size: 112,",

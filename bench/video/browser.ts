@@ -8,7 +8,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { createServer, type Plugin, type ViteDevServer } from 'vite';
 import { chromiumArgs, isolation } from '../../vite.config.ts';
 import type { Corpus } from './corpus.ts';
-import type { PageColumn, PageSample } from './types.ts';
+import type { PageColumn, PageSample, PixelCheck } from './types.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -40,6 +40,7 @@ export interface VideoBrowser {
   version: string;
   adapter: string;
   pass(corpus: string, column: PageColumn): Promise<PageSample>;
+  check(corpus: string): Promise<PixelCheck[]>;
   errors: string[];
   close(): Promise<void>;
 }
@@ -76,6 +77,7 @@ export async function openVideoBrowser(corpora: readonly Corpus[], threads: numb
       version: opened.version(),
       adapter,
       pass: (corpus, column) => page.evaluate(([c, col]) => window.tandemVideoBench!.pass(c, col), [corpus, column] as const),
+      check: (corpus) => page.evaluate((c) => window.tandemVideoBench!.check(c), corpus),
       errors,
       async close() {
         await page.evaluate(() => window.tandemVideoBench!.close()).catch(() => undefined);

@@ -1,8 +1,8 @@
 // The bench's two corpora and each video's one clip:
 //   - the moving-shapes fixtures (scripts/make-fixtures.sh): H.264, 64×64, 16 frames at 8 fps;
 //   - made here with Debian's ffmpeg CLI and cached: H.264 320×240, 10 s at 30 fps, a keyframe
-//     every 2 s, from lavfi sources that differ per file (testsrc2 with seeded noise, mandelbrot
-//     zooms, seeded life), so that decoding, not file handling, is the cost.
+//     every 2 s, from lavfi sources that differ per file (testsrc2 with its hue turned and seeded noise, mandelbrot
+//     zooms, seeded life in 4-pixel cells), so that decoding, not file handling, is the cost.
 // The clip of each video (the sampler's frame times) is worked out once here with Tandem's
 // demuxer and sampleClips, and handed to every column, so each decodes the same frames.
 import { spawnSync } from 'node:child_process';
@@ -32,7 +32,7 @@ export interface Corpus {
 const root = new URL('../../', import.meta.url).pathname;
 export const SHAPES_DIR = `${root}test/fixtures/generated/moving-shapes`;
 export const LARGE = { width: 320, height: 240, seconds: 10, fps: 30, keyframeSeconds: 2 } as const;
-const LARGE_DIR = `${cacheDir()}/bench/video-h264-${LARGE.width}x${LARGE.height}-${LARGE.seconds}s-${LARGE.fps}fps-g${LARGE.keyframeSeconds * LARGE.fps}-v1`;
+const LARGE_DIR = `${cacheDir()}/bench/video-h264-${LARGE.width}x${LARGE.height}-${LARGE.seconds}s-${LARGE.fps}fps-g${LARGE.keyframeSeconds * LARGE.fps}-v3`;
 
 /** The lavfi source of large file `i`: three kinds in turn, each with its own seed or view. */
 export function largeSource(i: number): { kind: string; filter: string } {
@@ -41,8 +41,8 @@ export function largeSource(i: number): { kind: string; filter: string } {
   switch (i % 3) {
     case 0:
       return {
-        kind: 'testsrc2 + noise',
-        filter: `testsrc2=${size}:duration=${seconds},noise=alls=${8 + (i % 7) * 2}:allf=t:all_seed=${i + 1}`,
+        kind: 'testsrc2, hue turned, seeded noise',
+        filter: `testsrc2=${size}:duration=${seconds},hue=h=${(i * 47) % 360},noise=alls=${8 + (i % 7) * 2}:allf=t:all_seed=${i + 1}`,
       };
     case 1:
       return {
@@ -50,9 +50,10 @@ export function largeSource(i: number): { kind: string; filter: string } {
         filter: `mandelbrot=${size}:maxiter=256:start_scale=${(1.5 + (i % 5) * 0.5).toFixed(1)}:end_scale=0.05:start_x=${(-0.75 + (i % 4) * 0.01).toFixed(2)},trim=duration=${seconds}`,
       };
     default:
+      // Cells of 4 pixels, softened: with 1-pixel cells the resize filters, not the decoders, would set the pixels apart.
       return {
         kind: 'life',
-        filter: `life=${size}:seed=${i + 1}:mold=10:ratio=${(0.2 + (i % 4) * 0.05).toFixed(2)},trim=duration=${seconds}`,
+        filter: `life=size=${w / 4}x${h / 4}:rate=${fps}:seed=${i + 1}:mold=10:ratio=${(0.2 + (i % 4) * 0.05).toFixed(2)},scale=${w}:${h}:flags=bicubic,format=yuv420p,trim=duration=${seconds}`,
       };
   }
 }

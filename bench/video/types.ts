@@ -31,11 +31,26 @@ export interface PageSample {
   firstError?: string;
 }
 
+/** Each column's first batch against the wasm road's, mean absolute difference on the 0..255 scale. */
+export interface PixelCheck {
+  column: PageColumn;
+  clips: number;
+  /** Over every value of the batch, and of the worst clip. */
+  mean: number;
+  worstClip: number;
+  /** Per clip, in corpus order. */
+  each: number[];
+  /** The smallest mean difference between a clip and another clip of the wasm road: what a wrong frame would cost. */
+  otherClip: number;
+}
+
 /** What bench/video/page/main.ts puts on `window.tandemVideoBench`. */
 export interface VideoPageApi {
   /** Fetches a corpus's files into the page (untimed); the first call also opens the GPU and the pool. */
   load(corpus: string, plans: ClipPlan[], threads: number): Promise<{ crossOriginIsolated: boolean; adapter: string; cores: number }>;
   pass(corpus: string, column: PageColumn): Promise<PageSample>;
+  /** Every column's first batch (untimed, read back), compared with the wasm road's. */
+  check(corpus: string): Promise<PixelCheck[]>;
   close(): Promise<void>;
 }
 

@@ -3,10 +3,10 @@
 // with the same thing on the same device: a batch of normalised f32 clips in a GPU buffer; a pass
 // ends when the GPU has finished the work it was given (onSubmittedWorkDone).
 import { DecodePool } from '../../../src/decode/index.ts';
-import { acquireGpu, type GpuContext } from '../../../src/gpu/index.ts';
+import { acquireGpu, type GpuContext, readBuffer } from '../../../src/gpu/index.ts';
 import { type VideoDeviceBatch, type VideoLoader, videoLoader } from '../../../src/video/index.ts';
 import { countReadbacks } from '../../../test/shared/readbacks.ts';
-import { CLIP, type ClipPlan, type PageColumn, type PageSample, type VideoPageApi } from '../types.ts';
+import { CLIP, type ClipPlan, type PageColumn, type PageSample, type PixelCheck, STD, type VideoPageApi } from '../types.ts';
 import { CLIP_FLOATS, ElementPeer, OwnWebCodecsPeer, type PeerResult } from './peers.ts';
 
 interface Loaded {
@@ -74,6 +74,36 @@ async function tandemPass(corpus: string, backend: 'webcodecs' | 'wasm', c: Load
   };
 }
 
+/** One column's first batch of clips (as many as a batch holds), read back to the CPU. */
+async function firstBatch(column: PageColumn, c: Loaded): Promise<Float32Array> {
+  const device = gpu!.device;
+  const n = Math.min(CLIP.batchSize, c.files.length);
+  const first = { files: c.files.slice(0, n), plans: c.plans.slice(0, n), times: c.times };
+  if (column === 'element' || column === 'webcodecs-own') {
+    await (column === 'element' ? element! : own!).pass(device, batchBuffer!, first.files, first.plans);
+    return new Float32Array(await readBuffer(device, batchBuffer!, n * CLIP_FLOATS * 4));
+  }
+  const loader = loaderFor(`check-${column}`, column === 'tandem-webcodecs' ? 'webcodecs' : 'wasm', first);
+  try {
+    for await (const batch of loader) {
+      const floats = new Float32Array(await readBuffer(device, batch.clips, n * CLIP_FLOATS * 4));
+      batch.release();
+      return floats;
+    }
+    throw new Error(`${column}: no batch`);
+  } finally {
+    await loader.close();
+    loaders.delete(`check-${column}/${column === 'tandem-webcodecs' ? 'webcodecs' : 'wasm'}`);
+  }
+}
+
+/** Mean |a − b| of two clips' floats, back on the 0..255 scale (the floats are (x/255 − mean) / std). */
+function clipDifference(a: Float32Array, b: Float32Array, i: number, j: number): number {
+  let sum = 0;
+  for (let k = 0; k < CLIP_FLOATS; k++) sum += Math.abs(a[i * CLIP_FLOATS + k]! - b[j * CLIP_FLOATS + k]!) * STD[k % 3]!;
+  return (sum / CLIP_FLOATS) * 255;
+}
+
 const api: VideoPageApi = {
   async load(corpus, plans, threads) {
     gpu ??= await acquireGpu();
@@ -116,6 +146,23 @@ const api: VideoPageApi = {
     });
     const seconds = (performance.now() - t0) / 1000;
     return { ...counted.result, seconds, readbacks: counted.readbacks };
+  },
+
+  async check(corpus: string): Promise<PixelCheck[]> {
+    const c = corpora.get(corpus);
+    if (!c) throw new Error(`corpus ${corpus} not loaded`);
+    const n = Math.min(CLIP.batchSize, c.files.length);
+    const reference = await firstBatch('tandem-wasm', c);
+    let otherClip = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) if (i !== j) otherClip = Math.min(otherClip, clipDifference(reference, reference, i, j));
+    const out: PixelCheck[] = [];
+    for (const column of ['tandem-webcodecs', 'element', 'webcodecs-own'] as const) {
+      const floats = await firstBatch(column, c);
+      const each = Array.from({ length: n }, (_, i) => clipDifference(floats, reference, i, i));
+      out.push({ column, clips: n, mean: each.reduce((s, x) => s + x, 0) / n, worstClip: Math.max(...each), each, otherClip });
+    }
+    return out;
   },
 
   async close() {
