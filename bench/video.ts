@@ -22,8 +22,9 @@ import { treeCpuSeconds, treeMemory } from './decode/proc.ts';
 import { table } from './decode/report.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
 import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
-import { fixed, spread, times } from './shared/stats.ts';
+import { fixed } from './shared/stats.ts';
 import { openVideoBrowser, type VideoBrowser } from './video/browser.ts';
+import { type Column, corpusResults, hardwareLines, type Sample } from './video/report.ts';
 import { type Corpus, LARGE, largeSource, largeVideos, planClips, shapesVideos } from './video/corpus.ts';
 import { cliPass, clipArgs, ffmpegVersion } from './video/ffmpeg-cli.ts';
 import { torchvisionPass, torchvisionPlan, torchvisionVideo } from './video/torchvision.ts';
@@ -71,16 +72,6 @@ for (const [id, name, description, videos] of [
 }
 
 // ---- columns ----------------------------------------------------------------------------------
-interface Sample {
-  seconds: number;
-  cpu: number;
-  clips: number;
-  readbacksPerBatch: number | undefined;
-  wrongTimes: number;
-  failures: number;
-  firstError?: string;
-}
-type Column = PageColumn | 'ffmpeg-cli' | 'torchvision';
 const LABELS: Record<Column, string> = {
   'tandem-webcodecs': "Tandem videoLoader, backend 'webcodecs'",
   'tandem-wasm': `Tandem videoLoader, backend 'wasm' (${threads} threads)`,
@@ -145,7 +136,12 @@ if (ffmpeg)
     runs.push({
       corpus,
       column: 'ffmpeg-cli',
-      run: async () => ({ ...(await cliPass(corpus.videos, corpus.plans, jobs)), readbacksPerBatch: undefined, wrongTimes: 0 }),
+      run: async () => ({
+        ...(await cliPass(corpus.videos, corpus.plans, jobs)),
+        readbacksPerBatch: undefined,
+        wrongTimes: 0,
+        firstBatchSeconds: Number.NaN,
+      }),
     });
 else notes.push("ffmpeg CLI column missing: install Debian's `ffmpeg`.");
 const torchvision = torchvisionVideo();
@@ -157,7 +153,7 @@ if ('version' in torchvision)
     runs.push({
       corpus,
       column: 'torchvision',
-      run: async () => ({ ...(await torchvisionPass(plan)), readbacksPerBatch: undefined, wrongTimes: 0 }),
+      run: async () => ({ ...(await torchvisionPass(plan)), readbacksPerBatch: undefined, wrongTimes: 0, firstBatchSeconds: Number.NaN }),
     });
   }
 else notes.push(torchvision.missing);
@@ -197,34 +193,7 @@ const loadAtEnd = machineLoad();
 
 // ---- report -----------------------------------------------------------------------------------
 const COLUMNS: Column[] = [...PAGE_COLUMNS, 'ffmpeg-cli', 'torchvision'];
-const rateOf = (s: Sample) => s.clips / s.seconds;
-function corpusTable(corpus: Corpus): string[] {
-  const element = samples.get(`${corpus.id}/element`);
-  const elementRate = element ? spread(element.map(rateOf)).median : NaN;
-  const rows = COLUMNS.flatMap((column) => {
-    const ss = samples.get(`${corpus.id}/${column}`);
-    if (!ss?.length) return [];
-    const rate = spread(ss.map(rateOf));
-    const cpu = spread(ss.map((s) => (s.cpu / s.clips) * 1000));
-    const rb = ss[0]!.readbacksPerBatch === undefined ? undefined : spread(ss.map((s) => s.readbacksPerBatch ?? 0));
-    return [
-      [
-        LABELS[column],
-        `${fixed(rate.median, 1)} (${fixed(rate.min, 1)}–${fixed(rate.max, 1)})`,
-        fixed(cpu.median, 1),
-        rb === undefined ? 'n/a (CPU bytes)' : fixed(rb.median, 1),
-        times(rate.median / elementRate),
-      ],
-    ];
-  });
-  return [
-    `### ${corpus.name}: ${corpus.description}`,
-    '',
-    ...table(['column', 'clips/s, median (range)', 'CPU ms / clip', 'readbacks / batch', '× <video> peer'], rows),
-    '',
-  ];
-}
-
+const corpusTable = (corpus: Corpus) => corpusResults(corpus, samples, LABELS, COLUMNS);
 const shapesFirst = corpora[0]!.plans[0]!.times;
 const largeFirst = corpora[1]?.plans[0]?.times ?? [];
 const lines = [
@@ -244,7 +213,8 @@ const lines = [
   'reverses every repetition), after one untimed warm-up pass of each browser column; medians, with the range over repetitions.',
   'clips/s is wall time to the last clip on the GPU (onSubmittedWorkDone); CPU ms / clip is the CPU time of Deno + every Chromium',
   'process (renderer, GPU, utility) for the browser columns, of the exited ffmpeg processes for the CLI column. Readbacks per',
-  "batch: every GPU→CPU or canvas read in the pass (test/shared/readbacks.ts's countReadbacks), ÷ batches.",
+  "batch: every GPU→CPU or canvas read in the pass (test/shared/readbacks.ts's countReadbacks), ÷ batches. First batch: from the",
+  "pass's start to the first batch in the loop's hands (Tandem) or the first 8 clips written (peers), loaders already made.",
   '',
   ...corpora.flatMap(corpusTable),
   '## Same pixels?',
@@ -284,6 +254,7 @@ const lines = [
   '  handed to every peer, so the peers are spared the demuxing and sampling that the Tandem columns do inside their pass.',
   `- The large corpus's sources: ${[0, 1, 2].map((i) => `\`${largeSource(i).filter}\``).join(', ')} (seeds and views vary per file).`,
   '',
+  ...hardwareLines(adapter),
   '## Notes',
   '',
   `- At the end Deno + Chromium (${memory.processes} processes) held ${(memory.rssKb / 1024).toFixed(0)} MiB resident; the Deno process peaked at ${(memory.selfPeakKb / 1024).toFixed(0)} MiB.`,

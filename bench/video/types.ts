@@ -21,6 +21,8 @@ export type PageColumn = 'tandem-webcodecs' | 'tandem-wasm' | 'element' | 'webco
 /** One timed pass of one column over one corpus. */
 export interface PageSample {
   seconds: number;
+  /** From the pass's start to the first batch in the consumer's hands (Tandem) or written (peers). */
+  firstBatchSeconds: number;
   clips: number;
   batches: number;
   /** GPU→CPU readbacks of every kind during the pass (test/shared/readbacks.ts). */

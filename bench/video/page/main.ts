@@ -46,14 +46,17 @@ function loaderFor(corpus: string, backend: 'webcodecs' | 'wasm', c: Loaded): Vi
 }
 
 /** One epoch of a videoLoader; its loader (decoders, buffers, shaders) is kept for the next pass. */
-async function tandemPass(corpus: string, backend: 'webcodecs' | 'wasm', c: Loaded): Promise<Omit<PageSample, 'seconds' | 'readbacks'>> {
+type PassResult = Omit<PageSample, 'seconds' | 'readbacks' | 'firstBatchSeconds'> & { firstBatchAt: number };
+
+async function tandemPass(corpus: string, backend: 'webcodecs' | 'wasm', c: Loaded): Promise<PassResult> {
   const loader = loaderFor(corpus, backend, c);
   const failedBefore = loader.failures().length;
   let clips = 0,
     batches = 0,
-    wrongTimes = 0;
+    wrongTimes = 0,
+    firstBatchAt = Number.NaN;
   for await (const batch of loader) {
-    batches++;
+    if (batches++ === 0) firstBatchAt = performance.now();
     clips += batch.count;
     batch.keys.forEach((key, i) => {
       const want = c.times.get(key);
@@ -67,6 +70,7 @@ async function tandemPass(corpus: string, backend: 'webcodecs' | 'wasm', c: Load
   if (backend === 'webcodecs' && roads.wasm > 0) throw new Error(`the WebCodecs column decoded ${roads.wasm} clips on the wasm road`);
   return {
     clips,
+    firstBatchAt,
     batches,
     wrongTimes,
     failures: failures.length,
@@ -134,7 +138,7 @@ const api: VideoPageApi = {
     const device = gpu.device;
     const t0 = performance.now();
     const counted = await countReadbacks(async () => {
-      let r: Omit<PageSample, 'seconds' | 'readbacks'>;
+      let r: PassResult;
       if (column === 'tandem-webcodecs' || column === 'tandem-wasm')
         r = await tandemPass(corpus, column === 'tandem-webcodecs' ? 'webcodecs' : 'wasm', c);
       else {
@@ -145,7 +149,8 @@ const api: VideoPageApi = {
       return r;
     });
     const seconds = (performance.now() - t0) / 1000;
-    return { ...counted.result, seconds, readbacks: counted.readbacks };
+    const { firstBatchAt, ...result } = counted.result;
+    return { ...result, seconds, firstBatchSeconds: (firstBatchAt - t0) / 1000, readbacks: counted.readbacks };
   },
 
   async check(corpus: string): Promise<PixelCheck[]> {

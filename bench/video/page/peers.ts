@@ -19,6 +19,8 @@ const BIAS = MEAN.map((m, c) => -m / STD[c]!);
 
 export interface PeerResult {
   clips: number;
+  /** When the first batch's worth of clips was written (performance.now()). */
+  firstBatchAt: number;
   batches: number;
   failures: number;
   firstError?: string;
@@ -56,7 +58,8 @@ async function run(
 ): Promise<PeerResult> {
   let next = 0,
     failures = 0,
-    clips = 0;
+    clips = 0,
+    firstBatchAt = Number.NaN;
   let firstError: string | undefined;
   await Promise.all(
     lanes.map(async (lane, laneIndex) => {
@@ -64,7 +67,7 @@ async function run(
         try {
           await clipFn(lane, files[i]!, plans[i]!, laneIndex);
           device.queue.writeBuffer(batch, (i % CLIP.batchSize) * CLIP_FLOATS * 4, lane.floats);
-          clips++;
+          if (++clips === Math.min(CLIP.batchSize, files.length)) firstBatchAt = performance.now();
         } catch (e) {
           failures++;
           firstError ??= `${plans[i]!.key}: ${(e as Error).message}`;
@@ -72,7 +75,7 @@ async function run(
       }
     }),
   );
-  return { clips, batches: Math.ceil(files.length / CLIP.batchSize), failures, ...(firstError ? { firstError } : {}) };
+  return { clips, firstBatchAt, batches: Math.ceil(files.length / CLIP.batchSize), failures, ...(firstError ? { firstError } : {}) };
 }
 
 const once = (target: EventTarget, ok: string, what: string) =>
