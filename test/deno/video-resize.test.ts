@@ -13,15 +13,21 @@ import {
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 const opts = { sanitizeOps: true, sanitizeResources: true };
 
-Deno.test({
-  name: "video: a reduced decode is resize.c's filter on the own-size frame; other filters keep swscale; BT.709 tags honoured and reported",
-  ...opts,
-  fn: () =>
-    withPool(2, async (p) => {
-      await reducedVideoDecodesEqualResizeOfOwnSize(p, load);
-      await otherFiltersKeepSwscale(p, load);
-      await bt709ClipMatchesFfmpegCli(p, load);
-      await demuxReportsColourTags(p, load);
-      colourTagNames();
-    }),
-});
+for (const mode of ['pthreads', 'workers'] as const) {
+  Deno.test({
+    name: `video (${mode}): a reduced decode is resize.c's filter on the own-size frame; other filters keep swscale; BT.709 tags honoured and reported`,
+    ...opts,
+    fn: () =>
+      withPool(
+        2,
+        async (p) => {
+          await reducedVideoDecodesEqualResizeOfOwnSize(p, load);
+          await otherFiltersKeepSwscale(p, load);
+          await bt709ClipMatchesFfmpegCli(p, load);
+          await demuxReportsColourTags(p, load);
+          colourTagNames();
+        },
+        mode,
+      ),
+  });
+}
