@@ -50,6 +50,11 @@ ref testsrc.vp9.webm.rgb testsrc.vp9.webm -f rawvideo -pix_fmt rgb24
 ref sine440.mp3.f32 sine440.mp3 -f f32le -c:a pcm_f32le
 ref sine440.flac.f32 sine440.flac -f f32le -c:a pcm_f32le
 ref sine440.m4a.f32 sine440.m4a -f f32le -c:a pcm_f32le
+# testsrc2 converted to YUV with the BT.709 matrix (limited range) and tagged so: decoders must
+# read the tags (an untagged BT.601 decode is off by about 6 levels), with the CLI's reference.
+make testsrc.bt709.h264.mp4 -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -vf "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p" \
+  -c:v libx264 -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv -g 5 -bf 0
+ref testsrc.bt709.h264.mp4.rgb testsrc.bt709.h264.mp4 -f rawvideo -pix_fmt rgb24
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"

@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 66;
+export const JOB_WORDS = 70;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -94,6 +94,11 @@ export const enum Field {
   Profile,
   Level,
   BitDepth,
+  // demux result: the stream's colour tags as libavcodec's enum values
+  ColorSpace,
+  ColorRange,
+  ColorPrimaries,
+  ColorTrc,
 }
 
 export const enum JobKind {

@@ -68,6 +68,58 @@ export interface DemuxedVideo {
   data: Uint8Array;
   /** Presentation times in seconds of the packets that have one, ascending (the clip samplers' input). */
   frameTimes: Float64Array;
+  /**
+   * The stream's colour tags in WebCodecs' VideoColorSpaceInit names, for VideoDecoderConfig.colorSpace;
+   * undefined when the stream tags none of them. A field is undefined where that tag is missing or
+   * has no WebCodecs name. The wasm decode converts with the tagged matrix and range, BT.601
+   * ('smpte170m') and limited range where untagged, so filling the missing fields with those
+   * gives WebCodecs the wasm decode's conversion.
+   */
+  colorSpace: VideoColorTags | undefined;
+}
+
+/** VideoColorSpaceInit's names (WebCodecs), declared here so that Node and Deno builds need no DOM types. */
+export type VideoMatrixName = 'rgb' | 'bt709' | 'bt470bg' | 'smpte170m' | 'bt2020-ncl';
+export type VideoPrimariesName = 'bt709' | 'bt470bg' | 'smpte170m' | 'bt2020' | 'smpte432';
+export type VideoTransferName = 'bt709' | 'smpte170m' | 'iec61966-2-1' | 'linear' | 'pq' | 'hlg';
+export interface VideoColorTags {
+  matrix: VideoMatrixName | undefined;
+  primaries: VideoPrimariesName | undefined;
+  transfer: VideoTransferName | undefined;
+  fullRange: boolean | undefined;
+}
+
+// libavutil/pixfmt.h's AVColorSpace, AVColorPrimaries and AVColorTransferCharacteristic values
+// that WebCodecs names; 2 is UNSPECIFIED in all three.
+const MATRIX_NAMES: Partial<Record<number, VideoMatrixName>> = { 0: 'rgb', 1: 'bt709', 5: 'bt470bg', 6: 'smpte170m', 9: 'bt2020-ncl' };
+const PRIMARIES_NAMES: Partial<Record<number, VideoPrimariesName>> = {
+  1: 'bt709',
+  5: 'bt470bg',
+  6: 'smpte170m',
+  9: 'bt2020',
+  12: 'smpte432',
+};
+const TRANSFER_NAMES: Partial<Record<number, VideoTransferName>> = {
+  1: 'bt709',
+  6: 'smpte170m',
+  8: 'linear',
+  13: 'iec61966-2-1',
+  16: 'pq',
+  18: 'hlg',
+};
+const UNSPECIFIED = 2;
+/** AVColorRange: 0 unspecified, 1 MPEG (limited), 2 JPEG (full). */
+const RANGE_FULL = 2;
+
+/** The colour tags of a finished demux job (see DemuxedVideo.colorSpace). */
+export function colorTags(space: number, range: number, primaries: number, transfer: number): VideoColorTags | undefined {
+  if (space === UNSPECIFIED && primaries === UNSPECIFIED && transfer === UNSPECIFIED && range === 0) return undefined;
+  return {
+    matrix: MATRIX_NAMES[space],
+    primaries: PRIMARIES_NAMES[primaries],
+    transfer: TRANSFER_NAMES[transfer],
+    fullRange: range === 0 ? undefined : range === RANGE_FULL,
+  };
 }
 
 const DEFAULT_MAX_PACKETS = 1_000_000;
@@ -176,5 +228,11 @@ export function readDemux(w: Int32Array, memory: ArrayBufferLike): DemuxedVideo 
     key: heap.slice(at + 32 * n, at + 33 * n),
     data: heap.slice(block, block + dataLen),
     frameTimes,
+    colorSpace: colorTags(
+      w[Field.ColorSpace] ?? UNSPECIFIED,
+      w[Field.ColorRange] ?? 0,
+      w[Field.ColorPrimaries] ?? UNSPECIFIED,
+      w[Field.ColorTrc] ?? UNSPECIFIED,
+    ),
   };
 }

@@ -91,6 +91,13 @@ static int demux_setup(demux_job *d) {
   job->level = par->level;
   const AVPixFmtDescriptor *pix = par->format >= 0 ? av_pix_fmt_desc_get(par->format) : NULL;
   job->bit_depth = pix ? pix->comp[0].depth : 0;
+  job->color_space = par->color_space;
+  job->color_primaries = par->color_primaries;
+  job->color_trc = par->color_trc;
+  /* The yuvj formats are full range whatever the stream says, as the wasm decode takes them. */
+  const int yuvj = par->format == AV_PIX_FMT_YUVJ420P || par->format == AV_PIX_FMT_YUVJ422P || par->format == AV_PIX_FMT_YUVJ444P ||
+                   par->format == AV_PIX_FMT_YUVJ440P || par->format == AV_PIX_FMT_YUVJ411P;
+  job->color_range = yuvj ? AVCOL_RANGE_JPEG : par->color_range;
   if (par->extradata_size < 0 || par->extradata_size > MAX_EXTRADATA)
     return td_fail(job, TD_E_CORRUPT, 0, "implausible codec configuration size");
   d->start_us = (double)job->start_ms * 1000;
@@ -242,6 +249,10 @@ int td_demux_video(td_worker *w, td_job *job) {
   job->result = job->result_len = job->data_len = job->extradata_len = 0;
   job->profile = job->level = -99;
   job->bit_depth = 0;
+  job->color_space = AVCOL_SPC_UNSPECIFIED;
+  job->color_primaries = AVCOL_PRI_UNSPECIFIED;
+  job->color_trc = AVCOL_TRC_UNSPECIFIED;
+  job->color_range = AVCOL_RANGE_UNSPECIFIED;
   int st = demux_check_request(job);
   if (st != TD_OK) return st;
   demux_job d = {.w = w, .job = job};

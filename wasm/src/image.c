@@ -30,6 +30,7 @@ void td_worker_free(td_worker *w) {
   td_jpeg_free(w->jpeg);
   free(w->pixels);
   td_resizer_free(&w->resizer);
+  free(w->converted);
   memset(w, 0, sizeof *w);
 }
 
@@ -255,23 +256,107 @@ static void mirror_rows(uint8_t *out, int stride, rect d, int ch) {
 
 void td_mirror_image(unsigned char *out, int w, int h, int ch) { mirror_rows(out, w * ch, (rect){0, 0, w, h}, ch); }
 
+static int is_full_range_format(int format) {
+  return format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P || format == AV_PIX_FMT_YUVJ444P || format == AV_PIX_FMT_YUVJ440P ||
+         format == AV_PIX_FMT_YUVJ411P;
+}
+
+/* YUV to RGB with the matrix and range the frame is tagged with, as the ffmpeg CLI's scale filter
+ * takes them: an untagged matrix (or one swscale has no coefficients for) is BT.601, an untagged
+ * range limited, except in the full-range yuvj formats. Gray output keeps the context's matrix
+ * (luma is luma; a matrix change there would make swscale cascade a YUV conversion). Set only when
+ * the context holds something else: a change rebuilds its tables. */
+static void use_colour_tags(struct SwsContext *sws, const AVFrame *f, int gray_out) {
+  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+  if (!d || (d->flags & AV_PIX_FMT_FLAG_RGB) || d->nb_components < 3) return;
+  int matrix = f->colorspace;
+  if (matrix < AVCOL_SPC_BT709 || matrix > AVCOL_SPC_BT2020_CL || matrix == AVCOL_SPC_YCGCO) matrix = AVCOL_SPC_BT470BG;
+  const int full = f->color_range == AVCOL_RANGE_JPEG || is_full_range_format(f->format);
+  int *in_table, *out_table, in_full, out_full, brightness, contrast, saturation;
+  if (sws_getColorspaceDetails(sws, &in_table, &in_full, &out_table, &out_full, &brightness, &contrast, &saturation) < 0) return;
+  int want[4], keep[4];
+  memcpy(want, gray_out ? in_table : sws_getCoefficients(matrix), sizeof want);
+  memcpy(keep, out_table, sizeof keep);
+  if (in_full == full && memcmp(in_table, want, sizeof want) == 0) return;
+  sws_setColorspaceDetails(sws, want, full, keep, out_full, brightness, contrast, saturation);
+}
+
+static enum AVPixelFormat pixel_format_for(int channels) {
+  return channels == 1 ? AV_PIX_FMT_GRAY8 : channels == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
+}
+
+/* One swscale call: the frame's rect `r` (moved down to its chroma grid) to out_w x out_h. */
+static int sws_convert(td_worker *w, const AVFrame *f, rect r, int flags, enum AVPixelFormat out_fmt, int out_w, int out_h, uint8_t *target,
+                       int target_stride) {
+  uint8_t *planes[4];
+  offset_planes(f, &r, planes);
+  w->sws = sws_getCachedContext(w->sws, r.w, r.h, f->format, out_w, out_h, out_fmt, flags, NULL, NULL, NULL);
+  if (!w->sws) return TD_E_CORRUPT;
+  use_colour_tags(w->sws, f, out_fmt == AV_PIX_FMT_GRAY8);
+  /* sws_scale reads four plane pointers and four strides, whatever the format uses. */
+  uint8_t *targets[4] = {target};
+  int strides[4] = {target_stride};
+  return sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, r.h, targets, strides) > 0 ? TD_OK : TD_E_CORRUPT;
+}
+
+/* One axis of the frame that the resize of [start, start + span) to `out` samples reads: the
+ * filter's reach (its support, the scale factor but at least 1) and three pixels more, so that no
+ * pixel a chroma filter treats as an edge carries weight; from and to the chroma grid `grid`. An
+ * odd-sized axis is taken whole: swscale converts odd sizes another way, and the pixels would not
+ * be those of a whole-frame conversion. */
+static void window_axis(int size, int grid, int start, int span, int out, int *lo, int *hi) {
+  const int reach = (int)ceil(fmax((double)span / out, 1.0)) + 3;
+  int a = start - reach, b = start + span + reach;
+  if (size & 1 || a < 0) a = 0;
+  if (size & 1 || b > size) b = size;
+  a -= a % grid;
+  b += (grid - b % grid) % grid;
+  *lo = a;
+  *hi = b < size ? b : size;
+}
+
+/* The bilinear road: the pixels around `src` converted at their own size (the conversion a
+ * same-size decode makes, pixel for pixel), then resize.c's filter over `src` of them, the filter
+ * JPEG images and the WebCodecs frame pass use. -1: left to the one swscale call (alpha kept, or a
+ * downscale the resize does not take). */
+static int convert_then_resize(td_worker *w, const td_job *job, const AVFrame *f, rect src, rect dst, uint8_t *target, int stride) {
+  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
+  const int ch = job->channels, in_ch = ch == 1 ? 1 : 3;
+  if (!d || (ch == 4 && (d->flags & AV_PIX_FMT_FLAG_ALPHA))) return -1;
+  const int grid_x = d->flags & AV_PIX_FMT_FLAG_BITSTREAM ? 8 : 1 << d->log2_chroma_w, grid_y = 1 << d->log2_chroma_h;
+  int x0, x1, y0, y1;
+  window_axis(f->width, grid_x, src.x, src.w, dst.w, &x0, &x1);
+  window_axis(f->height, grid_y, src.y, src.h, dst.h, &y0, &y1);
+  const rect win = {x0, y0, x1 - x0, y1 - y0};
+  if ((int64_t)win.w * win.h > job->max_pixels) return TD_E_TOO_LARGE;
+  /* 16 bytes of slack: the resize's SIMD loads read up to 3 bytes past the last pixel. */
+  const size_t need = (size_t)win.w * win.h * in_ch + 16;
+  if (need > w->converted_cap) {
+    free(w->converted);
+    w->converted = malloc(need);
+    w->converted_cap = w->converted ? need : 0;
+    if (!w->converted) return TD_E_NOMEM;
+  }
+  int st =
+      sws_convert(w, f, win, SWS_BILINEAR, in_ch == 1 ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_RGB24, win.w, win.h, w->converted, win.w * in_ch);
+  if (st != TD_OK) return st;
+  const td_area area = {src.x - win.x, src.y - win.y, src.w, src.h};
+  return td_resize(&w->resizer, w->converted, win.w * in_ch, win.w, win.h, in_ch, area, target, stride, dst.w, dst.h, ch) == 0 ? TD_OK : -1;
+}
+
 int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned char *out) {
   int ch = job->channels;
   rect src, dst;
   plan_geometry(job, f->width, f->height, 1.0, &src, &dst);
   if (src.x + src.w > f->width || src.y + src.h > f->height) return TD_E_BAD_REQUEST;
-  uint8_t *planes[4];
-  offset_planes(f, &src, planes);
   int stride = job->dst_w * ch;
   if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
-  enum AVPixelFormat out_fmt = ch == 1 ? AV_PIX_FMT_GRAY8 : ch == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA;
-  w->sws = sws_getCachedContext(w->sws, src.w, src.h, f->format, dst.w, dst.h, out_fmt, sws_flags_for(job->filter), NULL, NULL, NULL);
-  if (!w->sws) return TD_E_CORRUPT;
-  /* sws_scale reads four plane pointers and four strides, whatever the format uses. */
-  uint8_t *targets[4] = {out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch};
-  int strides[4] = {stride};
-  int r = sws_scale(w->sws, (const uint8_t *const *)planes, f->linesize, 0, src.h, targets, strides);
-  return r > 0 ? TD_OK : TD_E_CORRUPT;
+  uint8_t *target = out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch;
+  if (job->filter == TD_FILTER_BILINEAR && (dst.w != src.w || dst.h != src.h)) {
+    int st = convert_then_resize(w, job, f, src, dst, target, stride);
+    if (st >= 0) return st;
+  }
+  return sws_convert(w, f, src, sws_flags_for(job->filter), pixel_format_for(ch), dst.w, dst.h, target, stride);
 }
 
 /* The factor the source (or its crop) is scaled by to reach the target; 1 when reduced decoding

@@ -157,10 +157,13 @@ typedef struct td_job {
   int32_t data_len;
   int32_t profile, level; /* codecpar->profile and level (negative: unknown) */
   int32_t bit_depth;      /* of the declared pixel format's first component (0: unknown) */
-  char message[96];       /* NUL-terminated detail for failures */
+  /* result, demux: the stream's colour tags as libavcodec's enums (AVColorSpace, AVColorRange,
+   * AVColorPrimaries, AVColorTransferCharacteristic); their UNSPECIFIED values when untagged */
+  int32_t color_space, color_range, color_primaries, color_trc;
+  char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 66
+#define TD_JOB_WORDS 70
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
@@ -169,6 +172,7 @@ _Static_assert(offsetof(td_job, time_limit_ms) == 40 * 4, "abi.ts mirrors this l
 _Static_assert(offsetof(td_job, flipped) == 47 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, flip) == 54 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, result) == 59 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, color_space) == 66 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
 
 /* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until
