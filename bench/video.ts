@@ -162,6 +162,7 @@ else notes.push(torchvision.missing);
 const describe = (r: (typeof runs)[number]) => `${r.corpus.name} / ${LABELS[r.column]}`;
 for (const r of runs.filter((r) => PAGE_COLUMNS.includes(r.column as PageColumn))) await r.run(); // decoders, shaders, JIT: untimed
 log(`warm-up done; ${runs.length} columns × ${reps} repetitions`);
+const repLoads: number[] = [];
 for (let rep = 0; rep < reps; rep++) {
   const order = rep % 2 === 0 ? runs : [...runs].reverse();
   const t0 = performance.now();
@@ -181,7 +182,8 @@ for (let rep = 0; rep < reps; rep++) {
       failures.push(`${describe(r)} failed: ${(e as Error).message.split('\n')[0]}`);
     }
   }
-  log(`repetition ${rep + 1}/${reps} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`);
+  repLoads.push(loadavg()[0] ?? Number.NaN);
+  log(`repetition ${rep + 1}/${reps} in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${fixed(repLoads[rep])})`);
 }
 const memory = treeMemory();
 const chromiumVersion = browser?.version;
@@ -202,6 +204,7 @@ const lines = [
   `Command: \`${command}\``,
   '',
   ...machineLines(loadAtStart, loadAtEnd, machine),
+  `- 1-minute load after each repetition: ${repLoads.map((l) => fixed(l)).join(', ')}`,
   '',
   'Absolute figures move with whatever else the host runs; the ratios, measured side by side, are what to read.',
   `Runtimes: Deno ${process.versions.deno ?? '?'}, ${chromiumVersion ? `Chromium ${chromiumVersion} (headless, Debian), WebGPU adapter ${adapter}` : 'no Chromium'}; ${ffmpeg ?? 'no ffmpeg CLI'}.`,
