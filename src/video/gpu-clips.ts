@@ -278,11 +278,19 @@ export function clipChunks(video: DemuxedVideo, clip: SampledClip): EncodedClip 
 
 /** The VideoDecoderConfig of a demuxed video. */
 export function configOf(video: DemuxedVideo): VideoDecoderConfig {
+  const tags = video.colorSpace;
   return {
     codec: video.codecString,
     codedWidth: video.codedWidth,
     codedHeight: video.codedHeight,
-    colorSpace: { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false },
+    // What the wasm road assumes for each tag the stream leaves out: BT.601, limited range. The
+    // DOM typings lag the WebCodecs registry (no 'bt2020-ncl' yet), hence the cast.
+    colorSpace: {
+      matrix: tags?.matrix ?? 'smpte170m',
+      primaries: tags?.primaries ?? 'smpte170m',
+      transfer: tags?.transfer ?? 'smpte170m',
+      fullRange: tags?.fullRange ?? false,
+    } as VideoColorSpaceInit,
     ...(video.description ? { description: video.description } : {}),
   };
 }

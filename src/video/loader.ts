@@ -133,6 +133,12 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     return stats ? formatStats(stats) : 'videoLoader: not started';
   }
 
+  /** Awaits `wait` (a GPU fence, say) as the consumer's wait for `resource`, so the statistics do not take a loop held up by the GPU for the bottleneck. */
+  async waitFor<T>(wait: Promise<T>, resource = 'GPU'): Promise<T> {
+    const pipeline = this.#pipeline;
+    return pipeline && this.#running ? pipeline.consumer.waitFor(wait, resource) : wait;
+  }
+
   /** Every video or clip not delivered, with its key, stage and typed error. */
   failures(): readonly FailureRecord[] {
     return this.#pipeline && this.#running ? [...this.#failures, ...this.#pipeline.failures()] : this.#failures;

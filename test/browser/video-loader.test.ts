@@ -14,8 +14,8 @@ import {
 
 const load: FixtureLoader = async (name) => new Uint8Array(await (await fetch(`/test/fixtures/generated/${name}`)).arrayBuffer());
 
-/** Mean absolute difference per clip between the roads, 0..1 scale: the decoders convert YUV to RGB in different code. */
-const ROAD_TOLERANCE = 16 / 255;
+/** Mean absolute difference per clip between the roads, 0..1 scale (measured: about 1/255): they share the resize and the colour matrix, not the YUV→RGB code. */
+const ROAD_TOLERANCE = 2 / 255;
 
 describe('videoLoader (Chromium)', () => {
   let pool: DecodePool;
@@ -30,7 +30,7 @@ describe('videoLoader (Chromium)', () => {
   });
 
   it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool, gpu, load));
-  it('the WebCodecs road gives the wasm road its frames: same clips, times and labels, pixels within 16/255, no readback', async () => {
+  it('the WebCodecs road gives the wasm road its frames: same clips, times and labels, pixels within 2/255, no readback', async () => {
     const r = await webcodecsRoadMatchesWasmRoad(
       pool,
       gpu,

@@ -2,6 +2,7 @@
 // path's own decode of the same frames: the two roads the loader can take, compared pixel by pixel.
 import type { DecodePool, DemuxedVideo } from '../../src/decode/index.ts';
 import type { EncodedClip } from '../../src/video/webcodecs.ts';
+import { configOf } from '../../src/video/gpu-clips.ts';
 
 /** Every packet of a demuxed video as an EncodedClip (the mapping the lead's clipChunks makes per clip). */
 export function clipOfDemuxed(video: DemuxedVideo): EncodedClip {
@@ -15,9 +16,7 @@ export function clipOfDemuxed(video: DemuxedVideo): EncodedClip {
       data: video.data.subarray(offset, offset + (video.size[i] ?? 0)),
     });
   }
-  const config: VideoDecoderConfig = { codec: video.codecString, codedWidth: video.codedWidth, codedHeight: video.codedHeight };
-  if (video.description) config.description = video.description;
-  return { config, chunks };
+  return { config: configOf(video), chunks };
 }
 
 /** The wasm path's u8 RGB NHWC frames at `timesSeconds` (pool.decodeVideo, frames by time). */
