@@ -1,6 +1,6 @@
 // The consumer tier: Tandem installed from its npm tarball into fresh projects outside the
 // repository, used as the README's "Use Tandem in your app" snippets (examples/) say, as written.
-import { cpSync, createReadStream, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -159,6 +159,15 @@ function copyPhotos(dir: string): void {
   for (const cls of ['a', 'b']) cpSync(join(dir, 'images', cls), join(dir, 'photos', cls), { recursive: true });
 }
 
+/** videos/<class>/<n>.mp4: the first `perClass` generated moving-shapes videos (scripts/make-fixtures.sh) of each direction. */
+function copyVideos(dir: string, perClass: number): void {
+  const from = join(repoRoot, 'test', 'fixtures', 'generated', 'moving-shapes');
+  rmSync(join(dir, 'videos'), { recursive: true, force: true });
+  for (const cls of ['down', 'left', 'right', 'up'])
+    for (const file of readdirSync(join(from, cls)).sort().slice(0, perClass))
+      cpSync(join(from, cls, file), join(dir, 'videos', cls, file));
+}
+
 describe('Tandem installed from its tarball', () => {
   it('the tarball holds the built library and wasm modules, not tests or TypeScript sources', async () => {
     const files = await packedFiles();
@@ -200,6 +209,20 @@ describe('Tandem installed from its tarball', () => {
     const dir = await project('node', 'node');
     const { stdout } = await run('node', ['elastic-resume.mjs'], dir);
     expect(stdout).toMatch(/2 ranks → 3: 8 samples read, 8 distinct, of 8/);
+  });
+
+  it('a Node 20 script (examples/node/video-clips.mjs) loads clips from a folder of videos through tandem/video, on the wasm road', async () => {
+    const dir = await project('node', 'node');
+    copyVideos(dir, 6);
+    const { stdout } = await run('node', ['video-clips.mjs', 'videos'], dir);
+    const batches = [...stdout.matchAll(/^batch \[(\d+), 4, 32, 32, 3\] labels ([a-z ]+); first clip's frames at ([\d. ]+) s$/gm)];
+    expect(batches.map((b) => Number(b[1]))).toEqual([8, 8, 8]);
+    // 'uniform', in order: the classes sorted by name, six videos each; 16 frames at 8 fps, every 3rd.
+    const labels = batches.flatMap((b) => b[2]!.split(' '));
+    expect(labels).toEqual(['down', 'left', 'right', 'up'].flatMap((c) => Array(6).fill(c)));
+    for (const b of batches) expect(b[3]!.split(' ').map(Number)).toEqual([0, 0.375, 0.75, 1.125]);
+    expect(stdout).toMatch(/^24 clips of 4 classes \(down, left, right, up\); 0 failed$/m);
+    expect(stdout).toMatch(/bottleneck: /);
   });
 
   it('the installed tandem CLI fine-tunes from timm-layout ViT weights and saves them (tandem train --weights)', async () => {
