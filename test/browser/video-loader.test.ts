@@ -9,6 +9,7 @@ import { countReadbacks } from '../shared/readbacks.ts';
 import {
   brokenVideosFailTheirOwnItem,
   gpuClipsAreCpuClipsNormalised,
+  mutatedVideosFailTyped,
   webcodecsRoadMatchesWasmRoad,
 } from '../shared/video-loader-scenarios.ts';
 
@@ -47,4 +48,8 @@ describe('videoLoader (Chromium)', () => {
     expect(r.clips).toBe(8);
   });
   it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool, load, gpu));
+  it('60 mutated videos on the WebCodecs road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
+    const r = await mutatedVideosFailTyped(pool, load, gpu, 'webcodecs', 60, 0x71de0);
+    console.log(`mutants: ${r.delivered} delivered, ${r.failed} failed ${JSON.stringify(r.codes)}`);
+  }, 120_000);
 });

@@ -6,7 +6,10 @@ import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
 import { type GpuContext, readBuffer } from '../../src/gpu/index.ts';
 import { normalizeReference } from '../../src/gpu/internal.ts';
 import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOptions } from '../../src/video/index.ts';
+import { TandemError } from '../../src/errors/index.ts';
+import { Rng } from '../../src/random/index.ts';
 import { check } from './assert.ts';
+import { mutate } from './fuzz-scenarios.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
 
 export const CLIP_FIXTURES = ['testsrc.h264.mp4', 'rgb.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv'] as const;
@@ -219,4 +222,106 @@ export async function webcodecsRoadMatchesWasmRoad(
     `the roads differ by ${(worstClip * 255).toFixed(2)}/255 on a clip (mean ${(result.meanAbs * 255).toFixed(2)}/255), over ${(tolerance * 255).toFixed(2)}/255`,
   );
   return result;
+}
+
+/**
+ * The held-out mutations of the video fuzz (bit flips, overwritten runs, cuts, duplicated and
+ * deleted spans), seeded, through a whole loader: every mutated video is delivered or fails with a
+ * typed Tandem error under its own key, nothing hangs, every buffer comes back, and the loader
+ * after it still decodes the good files.
+ */
+export async function mutatedVideosFailTyped(
+  pool: DecodePool,
+  load: FixtureLoader,
+  to: GpuContext | 'cpu',
+  backend: 'wasm' | 'webcodecs' | 'auto',
+  count: number,
+  seed: number,
+): Promise<{ delivered: number; failed: number; codes: Record<string, number> }> {
+  const originals = await items(load);
+  const rng = new Rng(seed);
+  const source = Array.from({ length: count }, (_, i) => {
+    const from = originals[i % originals.length] as { bytes: Uint8Array; label: number; key: string };
+    return { bytes: mutate(from.bytes, rng), label: from.label, key: `mutant-${i}-${from.key}` };
+  });
+  const delivered = new Set<string>();
+  {
+    await using data = videoLoader(source, { ...BASE, clipsPerVideo: 1, pool, to, backend, failureBudget: { maxFailures: count } });
+    for await (const batch of data) {
+      for (const key of batch.keys) delivered.add(key);
+      batch.release();
+    }
+    const failed = new Set(data.failures().map((f) => f.key));
+    const codes: Record<string, number> = {};
+    for (const f of data.failures()) {
+      check(f.error instanceof TandemError, `${f.key} (${f.stage}): ${String(f.error)} is not a typed Tandem error`);
+      const code = `${f.stage}:${(f.error as TandemError & { code: string }).code}`;
+      codes[code] = (codes[code] ?? 0) + 1;
+    }
+    for (const { key } of source)
+      check(delivered.has(key) !== failed.has(key), `${key}: delivered ${delivered.has(key)}, failed ${failed.has(key)}`);
+    check(data.held() === 0, `${data.held()} batch buffers still held`);
+    const after = videoLoader(originals, { ...BASE, clipsPerVideo: 1, pool, to, backend });
+    let good = 0;
+    for await (const batch of after) {
+      good += batch.count;
+      batch.release();
+    }
+    await after.close();
+    check(good === originals.length, `after the mutants, ${good} of ${originals.length} good videos decoded`);
+    return { delivered: delivered.size, failed: failed.size, codes };
+  }
+}
+
+/**
+ * A variable-frame-rate file (gaps of 20, 60 and 100 ms; scripts/make-fixtures.sh): the demuxer's
+ * timeline is ffprobe's, and time-based clips through the loader hold, in each slot, the frame shown
+ * at its sample time — the last frame whose pts is at or before it — by a plain scan of ffprobe's list.
+ */
+export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const bytes = await load('vfr.h264.mp4');
+  const pts = JSON.parse(new TextDecoder().decode(await load('vfr.h264.mp4.pts.json'))) as number[];
+  const video = await pool.demuxVideo(bytes, { packets: false });
+  check(video.frameTimes.length === pts.length, `${video.frameTimes.length} frame times, ffprobe ${pts.length}`);
+  const origin = pts[0] ?? 0;
+  pts.forEach((t, i) =>
+    check(
+      Math.abs((video.frameTimes[i] ?? Number.NaN) - (t - origin)) < 1e-4,
+      `frame ${i}: ${video.frameTimes[i]} against ffprobe's ${t - origin}`,
+    ),
+  );
+  const gaps = new Set(pts.slice(1).map((t, i) => Math.round((t - (pts[i] ?? 0)) * 1000)));
+  check(gaps.size >= 3, `the fixture's gaps are not variable: ${[...gaps]}`);
+  const fps = 12;
+  const shownAt = (t: number) => {
+    let pick = 0;
+    for (let i = 0; i < pts.length; i++) if ((pts[i] ?? 0) - origin <= t + 1e-6) pick = i;
+    return (pts[pick] ?? 0) - origin;
+  };
+  let clips = 0;
+  await using data = videoLoader([{ bytes, label: 0, key: 'vfr' }], {
+    clip: { frames: 6, fps },
+    sampler: 'all',
+    size: 16,
+    batchSize: 4,
+    pool,
+    pastEnd: 'error',
+  });
+  for await (const batch of data) {
+    for (let c = 0; c < batch.count; c++) {
+      const clip = Number((batch.keys[c] ?? '').split('#')[1] ?? 0);
+      for (let j = 0; j < 6; j++) {
+        const sample = (clip * 6 + j) / fps;
+        const got = batch.frameTimes[c * 6 + j] ?? Number.NaN;
+        check(
+          Math.abs(got - shownAt(sample)) < 0.0015,
+          `clip ${clip} slot ${j}: frame at ${got} s for the time ${sample.toFixed(3)} s, the frame shown then is at ${shownAt(sample)} s`,
+        );
+      }
+      clips++;
+    }
+    batch.release();
+  }
+  const span = (pts.at(-1) ?? 0) - origin;
+  check(clips === Math.floor((span - 5 / fps) / (6 / fps)) + 1, `${clips} clips over ${span.toFixed(2)} s`);
 }

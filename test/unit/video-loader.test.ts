@@ -3,7 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
-import { brokenVideosFailTheirOwnItem, cpuClipsFollowTheSampler } from '../shared/video-loader-scenarios.ts';
+import {
+  brokenVideosFailTheirOwnItem,
+  cpuClipsFollowTheSampler,
+  mutatedVideosFailTyped,
+  vfrClipsFollowTime,
+} from '../shared/video-loader-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
 
@@ -18,4 +23,9 @@ describe('videoLoader (Node, CPU clips)', () => {
   it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool, load));
   it('a cut, random, audio-only or empty file fails its own item in the sample stage with a typed error; nothing is lost', () =>
     brokenVideosFailTheirOwnItem(pool, load));
+  it("a variable-frame-rate file: the timeline is ffprobe's, time-based clips hold the frame shown at each time", () =>
+    vfrClipsFollowTime(pool, load));
+  it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
+    await mutatedVideosFailTyped(pool, load, 'cpu', 'wasm', 60, 0x71de1);
+  });
 });

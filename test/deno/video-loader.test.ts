@@ -1,0 +1,21 @@
+// Deno tier: videoLoader() to CPU clips on the wasm pool (Deno has no VideoDecoder: the wasm road),
+// the same scenario bodies as Node.
+import './limits.ts';
+import { withPool } from '../shared/decode-scenarios.ts';
+import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import {
+  brokenVideosFailTheirOwnItem,
+  cpuClipsFollowTheSampler,
+  mutatedVideosFailTyped,
+  vfrClipsFollowTime,
+} from '../shared/video-loader-scenarios.ts';
+
+const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
+
+Deno.test('videoLoader: hands out the clips the sampler draws', () => withPool(2, (p) => cpuClipsFollowTheSampler(p, load)).then(() => {}));
+Deno.test('videoLoader: broken videos fail their own item with a typed error', () =>
+  withPool(2, (p) => brokenVideosFailTheirOwnItem(p, load)).then(() => {}));
+Deno.test('videoLoader: 60 mutated videos, each delivered or failed typed; the loader goes on', () =>
+  withPool(2, (p) => mutatedVideosFailTyped(p, load, 'cpu', 'wasm', 60, 0x71de2)).then(() => {}));
+Deno.test('videoLoader: a variable-frame-rate file, time-based clips hold the frame shown at each time', () =>
+  withPool(2, (p) => vfrClipsFollowTime(p, load)).then(() => {}));
