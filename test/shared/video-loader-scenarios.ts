@@ -284,12 +284,11 @@ export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader):
   const video = await pool.demuxVideo(bytes, { packets: false });
   check(video.frameTimes.length === pts.length, `${video.frameTimes.length} frame times, ffprobe ${pts.length}`);
   const origin = pts[0] ?? 0;
-  pts.forEach((t, i) =>
+  for (const [i, t] of pts.entries())
     check(
       Math.abs((video.frameTimes[i] ?? Number.NaN) - (t - origin)) < 1e-4,
       `frame ${i}: ${video.frameTimes[i]} against ffprobe's ${t - origin}`,
-    ),
-  );
+    );
   const gaps = new Set(pts.slice(1).map((t, i) => Math.round((t - (pts[i] ?? 0)) * 1000)));
   check(gaps.size >= 3, `the fixture's gaps are not variable: ${[...gaps]}`);
   const fps = 12;
