@@ -9,6 +9,7 @@
 //     → the consumer's `for await`: VideoClipBatch (u8, wasm memory) or VideoDeviceBatch (f32, GPU)
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
+import { onCpuAdapter } from '../gpu/internal.ts';
 import { listOrder, resolveSource, type PassItem, type PassOrder } from '../loader/internal.ts';
 import { LoaderError, type LoaderSource } from '../loader/index.ts';
 import {
@@ -248,7 +249,10 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
         });
       } else {
         const gpu: GpuContext = 'queue' in o.to ? await acquireGpu({ device: o.to }) : o.to;
-        if (o.backend !== 'wasm' && typeof VideoDecoder !== 'undefined')
+        // On a CPU adapter (SwiftShader, lavapipe) the GPU's work is the CPU's too and frames reach it
+        // through a bitmap copy, so 'auto' keeps the wasm road there (docs/video.md, measured).
+        const webcodecsPays = o.backend === 'webcodecs' || !onCpuAdapter(gpu.device);
+        if (o.backend !== 'wasm' && webcodecsPays && typeof VideoDecoder !== 'undefined')
           webcodecs = await WebCodecsClipDecoder.create(gpu.device, { decoders: o.decoders, decodeQueueSize: o.decodeQueueSize });
         const fit = o.transform === 'stretch' ? 'stretch' : 'cover';
         batcher = await GpuClipBatcher.create(gpu.device, pool, { ...o, fit }, webcodecs);

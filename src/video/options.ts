@@ -34,7 +34,11 @@ export interface VideoLoaderOptions {
   epochs?: number;
   rank?: number;
   worldSize?: number;
-  /** 'auto' (default): WebCodecs for the files the browser's VideoDecoder takes, wasm for the rest; needs `to` a GPU. */
+  /**
+   * 'auto' (default): WebCodecs for the files the browser's VideoDecoder takes, wasm for the rest,
+   * and wasm throughout on a CPU adapter (SwiftShader, lavapipe), where it is faster; 'webcodecs'
+   * only (a file it does not take fails 'unknown-format'); 'wasm' only. WebCodecs needs `to` a GPU.
+   */
   backend?: VideoBackend;
   /** 'cpu' (default): u8 clips in wasm memory; a GPUDevice or GpuContext: normalised f32 clips on it. */
   to?: 'cpu' | GPUDevice | GpuContext;
