@@ -37,10 +37,15 @@ interface Seen {
   bytes?: Uint8Array;
 }
 
-export async function cpuClipsFollowTheSampler(pool: DecodePool, load: FixtureLoader): Promise<void> {
+export async function cpuClipsFollowTheSampler(
+  pool: DecodePool,
+  load: FixtureLoader,
+  kind: 'uniform' | 'random' = 'uniform',
+): Promise<void> {
   const source = await items(load);
   const seen = new Map<string, Seen>();
-  await using data = videoLoader(source, { ...BASE, pool });
+  const seed = 3;
+  await using data = videoLoader(source, { ...BASE, sampler: kind, seed, pool });
   let batches = 0;
   for await (const batch of data) {
     batches++;
@@ -54,7 +59,7 @@ export async function cpuClipsFollowTheSampler(pool: DecodePool, load: FixtureLo
   check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
   for (const { bytes, label, key } of source) {
     const video = await pool.demuxVideo(bytes, { packets: false });
-    const want = sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind: 'uniform', clips: 2 }, { seed: 0, epoch: 0, key });
+    const want = sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind, clips: 2 }, { seed, epoch: 0, key });
     for (const clip of want) {
       const got = seen.get(`${key}#${clip.clipIndex}`);
       check(got !== undefined, `${key}#${clip.clipIndex} not delivered (got ${[...seen.keys()]})`);

@@ -21,6 +21,7 @@ describe('videoLoader (Node, CPU clips)', () => {
     await pool.close();
   });
   it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool, load));
+  it("random clips are the sampler's draws for (seed, epoch, key)", () => cpuClipsFollowTheSampler(pool, load, 'random'));
   it('a cut, random, audio-only or empty file fails its own item in the sample stage with a typed error; nothing is lost', () =>
     brokenVideosFailTheirOwnItem(pool, load));
   it("a variable-frame-rate file: the timeline is ffprobe's, time-based clips hold the frame shown at each time", () =>
