@@ -329,3 +329,27 @@ export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader):
   const span = (pts.at(-1) ?? 0) - origin;
   check(clips === Math.floor((span - 5 / fps) / (6 / fps)) + 1, `${clips} clips over ${span.toFixed(2)} s`);
 }
+
+/**
+ * 'random-crop': each clip's crop box and flip come from (seed, epoch, key, clip), so the same
+ * epoch gives the same bytes, another epoch other crops, and no clip equals its plain cover decode.
+ */
+export async function clipCropsAreSeeded(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const source = (await items(load)).slice(0, 1);
+  const run = async (transform: 'cover' | 'random-crop', epoch: number) => {
+    const data = videoLoader(source, { ...BASE, transform, seed: 9, pool });
+    data.setEpoch(epoch);
+    const out: Uint8Array[] = [];
+    for await (const batch of data) {
+      out.push(batch.data.slice());
+      batch.release();
+    }
+    await data.close();
+    return out;
+  };
+  const same = (a: Uint8Array[], b: Uint8Array[]) => a.length === b.length && a.every((x, i) => x.every((v, j) => v === b[i]?.[j]));
+  const first = await run('random-crop', 0);
+  check(same(first, await run('random-crop', 0)), 'the same epoch gave other crops');
+  check(!same(first, await run('random-crop', 1)), 'another epoch gave the same crops');
+  check(!same(first, await run('cover', 0)), 'random-crop gave the plain cover clips');
+}

@@ -5,6 +5,7 @@ import { DecodePool } from '../../src/decode/index.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import {
   brokenVideosFailTheirOwnItem,
+  clipCropsAreSeeded,
   cpuClipsFollowTheSampler,
   mutatedVideosFailTyped,
   vfrClipsFollowTime,
@@ -21,6 +22,7 @@ describe('videoLoader (Node, CPU clips)', () => {
     await pool.close();
   });
   it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool, load));
+  it('random-crop: one crop box and flip per clip from (seed, epoch, key, clip)', () => clipCropsAreSeeded(pool, load));
   it("random clips are the sampler's draws for (seed, epoch, key)", () => cpuClipsFollowTheSampler(pool, load, 'random'));
   it('a cut, random, audio-only or empty file fails its own item in the sample stage with a typed error; nothing is lost', () =>
     brokenVideosFailTheirOwnItem(pool, load));
