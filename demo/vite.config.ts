@@ -15,7 +15,13 @@ export function demoConfig(options: { isolated?: boolean } = {}): UserConfig {
     preview: { headers },
     worker: { format: 'es' },
     // out/ is git-ignored and outside tsconfig's include (the build copies some .ts files as assets).
-    build: { target: 'es2022', outDir: `${repoRoot}out/demo`, emptyOutDir: true },
+    build: {
+      target: 'es2022',
+      outDir: `${repoRoot}out/demo`,
+      emptyOutDir: true,
+      // Two pages: the image demo and the video demo (video.html).
+      rolldownOptions: { input: { main: `${demoRoot}index.html`, video: `${demoRoot}video.html` } },
+    },
     logLevel: 'warn',
   };
 }
