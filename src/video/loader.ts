@@ -33,7 +33,7 @@ export const VIDEO_EXTENSIONS = /\.(mp4|m4v|mov|webm|mkv)$/i;
 /** What a `for await` over the video loader gives: f32 clips on the GPU with `to` a device, else u8 clips in wasm memory. */
 export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPUDevice | GpuContext } ? VideoDeviceBatch : VideoClipBatch;
 
-/** Clips decoded so far by each road. */
+/** Clips sent down each road so far (counted when sampled; a clip that then fails to decode is in failures() too). */
 export interface VideoRoads {
   webcodecs: number;
   wasm: number;
@@ -89,12 +89,16 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     return (await this.#open()).classes;
   }
 
-  /** Clips decoded so far through WebCodecs and through the wasm threads. */
+  /** Clips sent through WebCodecs and through the wasm threads so far. */
   roads(): VideoRoads {
     return { ...this.#roads };
   }
 
-  /** `epochs` epochs of clips from the current epoch (0, or setEpoch's); the next `for await` goes on from there. */
+  /**
+   * `epochs` epochs of clips from the current epoch (0, or setEpoch's); the next `for await` goes on
+   * after them. A pass left early (`break`) starts its epoch over next time: the video loader keeps
+   * no position within an epoch (no `state()`/`resumeFrom` yet).
+   */
   async *[Symbol.asyncIterator](): AsyncGenerator<B, void, undefined> {
     if (this.#closed) throw new LoaderError('closed', 'videoLoader: iterated after close()');
     if (this.#running) throw new LoaderError('busy', 'videoLoader: already being iterated (one `for await` at a time)');
