@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
+import { onCpuAdapter } from '../../src/gpu/internal.ts';
+import { videoLoader } from '../../src/video/index.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import { countReadbacks } from '../shared/readbacks.ts';
 import {
@@ -46,6 +48,14 @@ describe('videoLoader (Chromium)', () => {
       `roads differ by ${(r.meanAbs * 255).toFixed(2)}/255 on average, ${(r.worstClipMeanAbs * 255).toFixed(2)}/255 on the worst clip`,
     );
     expect(r.clips).toBe(8);
+  });
+  it("'auto' on a CPU adapter (SwiftShader here) sends every clip down the wasm road", async () => {
+    expect(onCpuAdapter(gpu.device)).toBe(true);
+    const bytes = await load('testsrc.h264.mp4');
+    const data = videoLoader([{ bytes, label: 0, key: 'a' }], { clip: { frames: 2 }, size: 16, batchSize: 1, pool, to: gpu });
+    for await (const batch of data) batch.release();
+    await data.close();
+    expect(data.roads()).toEqual({ webcodecs: 0, wasm: 1 });
   });
   it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool, load, gpu));
   it('60 mutated videos on the WebCodecs road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
