@@ -263,6 +263,11 @@ export function clipChunks(video: DemuxedVideo, clip: SampledClip): EncodedClip 
   for (let i = 0; i < video.count; i++) if (video.key[i] && (video.ptsUs[i] ?? 0) <= firstUs) start = i;
   let end = start + 1;
   while (end < video.count && !((video.dtsUs[end] ?? 0) > lastUs)) end++;
+  return packetsAsClip(video, start, end);
+}
+
+/** Packets [start, end) of a demuxed video (decode order, `start` a keyframe) as a WebCodecs clip. */
+export function packetsAsClip(video: DemuxedVideo, start = 0, end = video.count): EncodedClip {
   const chunks = [];
   for (let i = start; i < end; i++) {
     const offset = video.offset[i] ?? 0;
