@@ -19,6 +19,20 @@ export type { JpegOptions } from './jpeg.ts';
 export { ByteSink, adler32, crc32, encodePng, encodePngPalette, zlibStored } from './png.ts';
 export type { PngOptions, PngPaletteOptions } from './png.ts';
 export { encodeBmp } from './bmp.ts';
+export {
+  CORPUS_ALPHABET,
+  CORPUS_BOS,
+  CORPUS_BOS_TOKEN,
+  CORPUS_EOS,
+  CORPUS_EOS_TOKEN,
+  CORPUS_MAX_CHARS,
+  CORPUS_MIN_CHARS,
+  CORPUS_VOCAB_SIZE,
+  corpusDocument,
+  corpusDocuments,
+  corpusIds,
+  corpusText,
+} from './text.ts';
 export type { BmpOptions } from './bmp.ts';
 
 export interface OrientedImage {
