@@ -39,8 +39,15 @@ export interface SourceOptions {
   epochMarker?: boolean;
 }
 
-/** Runs `exportName` of the ES module at `module` on a pool of workers. */
-export function workerTask(module: string | URL, exportName: string, opts: { workers?: number; transfer?: boolean } = {}): WorkerTask {
+/**
+ * Runs `exportName` of the ES module at `module` on a pool of workers; `init` is cloned once into
+ * each worker and given to the module's `init` export (if any) before its first task.
+ */
+export function workerTask(
+  module: string | URL,
+  exportName: string,
+  opts: { workers?: number; transfer?: boolean; init?: unknown } = {},
+): WorkerTask {
   return { kind: 'worker', module: String(module), export: exportName, ...opts };
 }
 

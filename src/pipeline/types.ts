@@ -84,6 +84,11 @@ export interface WorkerTask {
   readonly workers?: number;
   /** Move ArrayBuffers / typed arrays instead of copying them (default true). */
   readonly transfer?: boolean;
+  /**
+   * Setup data, structured-cloned once into each worker: the module's `init` export, if it has one,
+   * is called with it before the worker takes tasks (a tokenizer built once, a table loaded once).
+   */
+  readonly init?: unknown;
 }
 
 export interface CustomTask {

@@ -5,7 +5,9 @@
  *
  * Protocol, all plain objects:
  *   worker → host  {type:'loaded'}                            this module has run
- *   host → worker  {type:'init', module, export, transfer}    module: absolute URL
+ *   host → worker  {type:'init', module, export, transfer, init}
+ *                  module: absolute URL; init: the task's setup value, given to the module's
+ *                  `init` export (when it has one) before 'ready'
  *   worker → host  {type:'ready'} | {type:'init-error', error}
  *   host → worker  {type:'run', id, args}
  *   worker → host  {type:'result', id, ok:true, result} | {type:'result', id, ok:false, error}
@@ -65,6 +67,7 @@ globalThis.onmessage = async (ev) => {
       const mod = await importModule(msg.module);
       const fn = mod[msg.export];
       if (typeof fn !== 'function') throw new TypeError(`${msg.module} has no function export "${msg.export}"`);
+      if (typeof mod.init === 'function') await mod.init(msg.init);
       task = fn;
       transfer = msg.transfer !== false;
       postMessage({ type: 'ready' });

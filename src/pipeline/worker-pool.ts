@@ -189,7 +189,14 @@ export class WorkerPoolExecutor implements Executor {
     if (this.#closed) return;
     const task = this.#task;
     if (m.type === 'loaded') {
-      slot.port!.postMessage({ type: 'init', module: task.module, export: task.export, transfer: task.transfer }, []);
+      const init = { type: 'init', module: task.module, export: task.export, transfer: task.transfer, init: task.init };
+      try {
+        slot.port!.postMessage(init, []);
+      } catch (e) {
+        // A setup value that cannot be cloned (a function, a class instance with private state).
+        this.#starting--;
+        this.#breakPool(asError(e));
+      }
     } else if (m.type === 'ready') {
       this.#starting--;
       this.#idle.push(slot);

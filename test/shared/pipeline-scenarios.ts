@@ -22,6 +22,7 @@ import { Probe } from './pipeline-helpers.ts';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const workerModule = new URL('../fixtures/worker-module.mjs', import.meta.url);
+const workerInitModule = new URL('../fixtures/worker-init-module.mjs', import.meta.url);
 
 export async function orderedWithConcurrency(): Promise<void> {
   const p = new PipelineBuilder()
@@ -290,6 +291,35 @@ export async function workerExecutor(): Promise<void> {
   assertEqual(bad.failures().length, 2, 'missing export fails each item, no hang');
 }
 
+export async function workerInitData(): Promise<void> {
+  const table = Uint8Array.from({ length: 12 }, (_, i) => 100 + i);
+  const p = new PipelineBuilder()
+    .addSource(range(12))
+    .pipe<{ value: number; initCalls: number }>(workerTask(workerInitModule, 'scaled', { workers: 2, init: { factor: 3, table } }), {
+      concurrency: 2,
+    })
+    .build();
+  const out = await collect(p);
+  assertEqual(
+    out.map((r) => r.value),
+    range(12).map((x) => x * 3 + 100 + x),
+    'every task saw the setup value',
+  );
+  assertEqual([...new Set(out.map((r) => r.initCalls))], [1], 'init ran once per worker, before its first task');
+  assertEqual(table.byteLength, 12, 'the setup value is cloned, not transferred');
+
+  const refused = new WorkerPoolExecutor(workerTask(workerInitModule, 'scaled', { init: { factor: 0, table } }), 2);
+  const signal = new AbortController().signal;
+  await rejectsWith(
+    refused.run(1, signal),
+    (e) => e instanceof TandemError && e.code === 'bad-setup' && e.message === 'factor 0 refused',
+    'an init that throws fails the tasks with its error',
+  );
+  await rejectsWith(refused.run(2, signal), (e) => e instanceof TandemError && e.code === 'bad-setup', 'and the ones after it');
+  await refused.close();
+  assertEqual(refused.workers, 0, 'workers terminated');
+}
+
 export async function workerStopMidRun(): Promise<void> {
   const pool = new WorkerPoolExecutor(workerTask(workerModule, 'spin'), 2);
   const p = new PipelineBuilder()
@@ -417,6 +447,7 @@ export const scenarios: Record<string, () => Promise<void>> = {
   backpressureKeepsMemoryFlat,
   mergeIsSeededAndComplete,
   workerExecutor,
+  workerInitData,
   workerStopMidRun,
   statsAndProfile,
 };
