@@ -29,6 +29,18 @@ export function hardwareConcurrency(): number {
   return n && n > 0 ? n : 2;
 }
 
+/**
+ * The machine's logical cores: `navigator.hardwareConcurrency` in browsers and Deno; Node 20 has no
+ * `navigator`, so there `os.availableParallelism()` (2 where neither answers).
+ */
+export function availableCores(): number {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const os =
+    runtimeName === 'node' ? (proc?.getBuiltinModule?.('node:os') as { availableParallelism?: () => number } | undefined) : undefined;
+  const n = os?.availableParallelism?.();
+  return n && n > 0 ? n : hardwareConcurrency();
+}
+
 interface NodeWebGpu {
   create(options: string[]): GPU;
   globals: Record<string, unknown>;

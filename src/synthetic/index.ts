@@ -33,6 +33,7 @@ export {
   corpusIds,
   corpusText,
 } from './text.ts';
+export { corpusTokenizerJson } from './text-tokenizer.ts';
 export type { BmpOptions } from './bmp.ts';
 
 export interface OrientedImage {

@@ -1,0 +1,85 @@
+// @ts-check
+/**
+ * The tokenizer stage's worker module (src/text/tokenizer.ts is the other side), run by the
+ * pipeline's worker executor: `init` builds the Hugging Face tokenizer once per worker, `encode`
+ * turns one document's bytes into its ids. Plain JavaScript so that Node 20 worker_threads, Deno
+ * and browsers load it unchanged.
+ *
+ * Errors carry a `code` of TextError's (src/text/errors.ts), which crosses the worker boundary;
+ * the host turns it back into a TextError with the document's key. The host's inline road
+ * (`documentText` in tokenizer.ts) reads documents by the same rules; a shared scenario checks
+ * that both give the same ids and the same codes.
+ */
+import { Tokenizer } from '@huggingface/tokenizers';
+
+/** @type {Tokenizer | undefined} */
+let tokenizer;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const NO_SPECIAL_TOKENS = { add_special_tokens: false };
+/** A JSON document's extension: a file's `.json`, a WebDataset member's `json` or `meta.json`. */
+const JSON_EXT = /(^|\.)json$/i;
+
+/**
+ * @param {string} code
+ * @param {string} message
+ */
+function coded(code, message) {
+  return Object.assign(new Error(message), { name: 'TextError', code });
+}
+
+/** @param {unknown} e */
+const reason = (e) => (e instanceof Error ? e.message : String(e));
+
+/** @param {{ tokenizerJson: string | object, tokenizerConfig?: object }} setup */
+export function init(setup) {
+  try {
+    const json = typeof setup.tokenizerJson === 'string' ? JSON.parse(setup.tokenizerJson) : setup.tokenizerJson;
+    tokenizer = new Tokenizer(json, setup.tokenizerConfig ?? {});
+  } catch (e) {
+    throw coded('tokenizer-failed', `the tokenizer JSON could not be built: ${reason(e)}`);
+  }
+}
+
+/**
+ * The text of one document: strict UTF-8; a `.json` document's string at `textField`.
+ * @param {Uint8Array} bytes
+ * @param {string} ext
+ * @param {string} textField
+ */
+function documentText(bytes, ext, textField) {
+  let text;
+  try {
+    text = utf8.decode(bytes);
+  } catch (e) {
+    throw coded('bad-utf8', `not valid UTF-8 (${reason(e)})`);
+  }
+  if (!JSON_EXT.test(ext)) return text;
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw coded('bad-json', `not valid JSON (${reason(e)})`);
+  }
+  const value = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc[textField] : undefined;
+  if (typeof value !== 'string') throw coded('bad-json', `no string at field "${textField}"`);
+  return value;
+}
+
+/**
+ * One document's ids, without special tokens (the host adds BOS and EOS), as a Uint32Array whose
+ * buffer the executor transfers back.
+ * @param {{ key: string, bytes: Uint8Array, ext: string, textField: string, maxDocumentTokens: number }} doc
+ */
+export function encode(doc) {
+  if (tokenizer === undefined) throw coded('tokenizer-failed', 'the worker was not given a tokenizer');
+  const text = documentText(doc.bytes, doc.ext, doc.textField);
+  let ids;
+  try {
+    ids = tokenizer.encode(text, NO_SPECIAL_TOKENS).ids;
+  } catch (e) {
+    throw coded('tokenizer-failed', `the tokenizer threw: ${reason(e)}`);
+  }
+  if (ids.length > doc.maxDocumentTokens)
+    throw coded('too-large', `${ids.length} tokens, more than maxDocumentTokens ${doc.maxDocumentTokens}`);
+  return Uint32Array.from(ids);
+}

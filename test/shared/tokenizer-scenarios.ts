@@ -1,0 +1,190 @@
+/**
+ * The text loader's tokenizer stage (src/text/tokenizer.ts) as plain async functions that throw on
+ * failure, run by vitest (Node), Deno.test and the Chromium tier. The reference is always
+ * tokenizers.js run directly on the same text, or the corpus' own id definition.
+ */
+import { Tokenizer } from '@huggingface/tokenizers';
+import { WorkerError } from '../../src/errors/index.ts';
+import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusTokenizerJson } from '../../src/synthetic/index.ts';
+import { TextError, type TextErrorCode } from '../../src/text/errors.ts';
+import { type TextDocumentBytes, TokenizerPool } from '../../src/text/tokenizer.ts';
+import { assertEqual, check, rejectsWith } from './assert.ts';
+import { trainByteLevelBpe } from './bpe-trainer.ts';
+
+const utf8 = new TextEncoder();
+const NON_ASCII = ['Le café crème de l’été, déjà fermé à Noël.', '日本語のテキストを日本で読む。', 'emoji 🙂🚀 and 👩‍💻 too'];
+/** Texts the BPE was not trained on, mixing what it was: merges apply, and bytes alone where not. */
+const UNSEEN = ['naïve façade, élan — 日本 and 東京 🙂!', "the cats don't see 3 dogs; 42 birds fly.", ''];
+const limits = { maxDocumentBytes: 4096, maxDocumentTokens: 2048 };
+
+let bpe: { json: object; endOfText: number; direct: Tokenizer } | undefined;
+/** The byte-level BPE with merges, trained once per run on the corpus and the non-ASCII texts. */
+function byteLevelBpe(): { json: object; endOfText: number; direct: Tokenizer } {
+  if (bpe === undefined) {
+    const json = trainByteLevelBpe([...corpusDocuments(3, 150), ...NON_ASCII, ...NON_ASCII], 300);
+    const direct = new Tokenizer(json, {});
+    bpe = { json, endOfText: direct.token_to_id('<|endoftext|>')!, direct };
+  }
+  return bpe;
+}
+
+const textDoc = (key: string, text: string): TextDocumentBytes => ({ key, bytes: utf8.encode(text), ext: 'txt' });
+const directIds = (t: Tokenizer, text: string) => t.encode(text, { add_special_tokens: false }).ids;
+
+function textErrorOf(result: PromiseSettledResult<unknown>, code: TextErrorCode, key: string): void {
+  check(result.status === 'rejected', `${key}: expected TextError '${code}', it resolved`);
+  const e: unknown = result.reason;
+  check(
+    e instanceof TextError && e.code === code && e.message.includes(key),
+    `${key}: expected TextError '${code}' naming the key, got ${String(e)}`,
+  );
+}
+
+/** In workers, ids equal tokenizers.js's own for ASCII, non-ASCII and JSON documents, BOS/EOS added. */
+export async function workerIdsMatchDirect(): Promise<void> {
+  const { json, endOfText, direct } = byteLevelBpe();
+  const texts = [...corpusDocuments(11, 6), ...NON_ASCII, ...UNSEEN];
+  const docs = texts.map((t, i) => textDoc(`doc${i}`, t));
+  docs.push({ key: 'meta.json', bytes: utf8.encode(JSON.stringify({ text: UNSEEN[0], other: 1 })), ext: 'json' });
+  const expected = [...texts, UNSEEN[0]!].map((t) => [endOfText, ...directIds(direct, t), endOfText]);
+  const withTemplate = direct.encode(UNSEEN[0]!).ids;
+  check(
+    withTemplate[0] === endOfText && withTemplate.length === directIds(direct, UNSEEN[0]!).length + 1,
+    'the tokenizer adds its own token when let',
+  );
+  check(directIds(direct, NON_ASCII[0]!).length < utf8.encode(NON_ASCII[0]!).length / 2, 'merges apply to the non-ASCII text');
+
+  await using pool = await TokenizerPool.open({ json }, { ...limits, workers: 2, bos: endOfText, eos: endOfText });
+  assertEqual(pool.concurrency, 4, 'two documents in flight per worker');
+  const out = await Promise.all(docs.map((d) => pool.encode(d)));
+  assertEqual(
+    out.map((d) => [...d.tokens]),
+    expected,
+    'ids as tokenizers.js gives them, between BOS and EOS',
+  );
+  check(
+    out.every((d, i) => d.key === docs[i]!.key && d.tokens instanceof Uint32Array),
+    'keys kept, Uint32Array tokens',
+  );
+  const bodyPool = await TokenizerPool.open({ json: JSON.stringify(json) }, { ...limits, workers: 1, textField: 'body' });
+  const body = await bodyPool.encode({ key: 'body.json', bytes: utf8.encode(JSON.stringify({ body: NON_ASCII[1] })), ext: '.json' });
+  await bodyPool.close();
+  assertEqual([...body.tokens], directIds(direct, NON_ASCII[1]!), 'a JSON text given as a string; textField; no BOS/EOS unless set');
+  check(docs[0]!.bytes.byteLength > 0, "the caller's bytes are not detached");
+}
+
+/** The corpus tokenizer is the corpus' id definition, directly and through workers read from a URL. */
+export async function corpusTokenizerIsCorpusIds(): Promise<void> {
+  const documents = corpusDocuments(5, 300);
+  const direct = new Tokenizer(corpusTokenizerJson(), {});
+  const mismatch = documents.findIndex((d) => JSON.stringify(direct.encode(d).ids) !== JSON.stringify([...corpusIds(d)]));
+  check(mismatch < 0, `document ${mismatch}: tokenizers.js's ids differ from corpusIds`);
+
+  const url = `data:application/json,${encodeURIComponent(JSON.stringify(corpusTokenizerJson()))}`;
+  const options = { ...limits, workers: 2, bos: CORPUS_BOS, eos: CORPUS_EOS, vocabSize: CORPUS_VOCAB_SIZE };
+  await using pool = await TokenizerPool.open({ url }, options);
+  const out = await Promise.all(documents.slice(0, 40).map((d, i) => pool.encode(textDoc(`c${i}`, d))));
+  const wrong = out.findIndex(
+    (d, i) => JSON.stringify([...d.tokens]) !== JSON.stringify([CORPUS_BOS, ...corpusIds(documents[i]!), CORPUS_EOS]),
+  );
+  check(wrong < 0, `document ${wrong}: the pool's tokens are not BOS + corpusIds + EOS`);
+
+  await using small = await TokenizerPool.open({ json: corpusTokenizerJson() }, { ...limits, workers: 1, vocabSize: 10 });
+  const [low, high] = await Promise.allSettled([small.encode(textDoc('low', ' . a')), small.encode(textDoc('high', 'cat'))]);
+  assertEqual(low.status === 'fulfilled' ? [...low.value.tokens] : low.reason, [2, 3, 2, 4], 'ids under the vocabulary size pass');
+  textErrorOf(high, 'token-out-of-range', 'high');
+}
+
+/** Each bad document fails alone, typed, and the documents around it come back right. */
+export async function badDocumentsFailAlone(): Promise<void> {
+  const { json, direct } = byteLevelBpe();
+  const good = (i: number) => textDoc(`good${i}`, `${NON_ASCII[i % 3]} ${i}`);
+  const invalidUtf8 = Uint8Array.of(0x68, 0x69, 0xc3, 0x28, 0x20, 0xff);
+  const docs: TextDocumentBytes[] = [
+    good(0),
+    { key: 'broken.txt', bytes: invalidUtf8, ext: 'txt' },
+    good(1),
+    { key: 'cut.json', bytes: utf8.encode('{"text": "unterminated'), ext: 'json' },
+    good(2),
+    { key: 'number.json', bytes: utf8.encode('{"text": 7}'), ext: 'json' },
+    good(3),
+    // Too many bytes, and not UTF-8 either: 'too-large' shows the size was checked before decoding.
+    { key: 'huge.txt', bytes: new Uint8Array(201).fill(0xff), ext: 'txt' },
+    { key: 'long.txt', bytes: utf8.encode('日本 '.repeat(60)), ext: 'txt' },
+    good(4),
+  ];
+  const expect = (result: PromiseSettledResult<{ tokens: Uint32Array }>, i: number) => {
+    check(result.status === 'fulfilled', `good${i} failed: ${result.status === 'rejected' ? String(result.reason) : ''}`);
+    assertEqual([...result.value.tokens], directIds(direct, `${NON_ASCII[i % 3]} ${i}`), `good${i} is right`);
+  };
+  const options = { maxDocumentBytes: 200, maxDocumentTokens: 100 };
+  const check_ = (results: PromiseSettledResult<{ tokens: Uint32Array }>[]) => {
+    for (const [slot, i] of [0, 2, 4, 6, 9].entries()) expect(results[i]!, slot);
+    textErrorOf(results[1]!, 'bad-utf8', 'broken.txt');
+    textErrorOf(results[3]!, 'bad-json', 'cut.json');
+    textErrorOf(results[5]!, 'bad-json', 'number.json');
+    textErrorOf(results[7]!, 'too-large', 'huge.txt');
+    textErrorOf(results[8]!, 'too-large', 'long.txt');
+  };
+  // One worker: every failure went through the worker the good documents after it needed.
+  await using pool = await TokenizerPool.open({ json }, { ...options, workers: 1 });
+  check_(await Promise.allSettled(docs.map((d) => pool.encode(d))));
+  // The inline road reads documents by the same rules, here with tokenizers.js's own object.
+  await using inline = await TokenizerPool.open(direct, options);
+  check_(await Promise.allSettled(docs.map((d) => inline.encode(d))));
+}
+
+/** A tokenizer that throws fails the document as 'tokenizer-failed'; one that cannot be built, open(). */
+export async function throwingTokenizerFails(): Promise<void> {
+  const encoder = {
+    encode(text: string): number[] {
+      if (text.includes('boom')) throw new RangeError('boom refused');
+      return text === 'negative' ? [3, -1] : [...text].map((c) => c.charCodeAt(0));
+    },
+  };
+  await using pool = await TokenizerPool.open(encoder, { ...limits, bos: 1, eos: 2 });
+  const results = await Promise.allSettled(['ab', 'a boom', 'negative', 'c'].map((t, i) => pool.encode(textDoc(`t${i}`, t))));
+  assertEqual(results[0]!.status === 'fulfilled' ? [...results[0]!.value.tokens] : [], [1, 97, 98, 2], 'inline encoder, BOS and EOS');
+  textErrorOf(results[1]!, 'tokenizer-failed', 't1');
+  textErrorOf(results[2]!, 'token-out-of-range', 't2');
+  assertEqual(results[3]!.status === 'fulfilled' ? [...results[3]!.value.tokens] : [], [1, 99, 2], 'the encoder goes on after a throw');
+
+  // tokenizers.js throws on every encode with a template naming a second sequence for single texts.
+  const broken = { ...(corpusTokenizerJson() as Record<string, unknown>) };
+  broken.post_processor = { type: 'TemplateProcessing', single: [{ Sequence: { id: 'B', type_id: 0 } }], pair: [], special_tokens: {} };
+  await using throwing = await TokenizerPool.open({ json: broken }, { ...limits, workers: 1 });
+  const [first, second] = await Promise.allSettled([throwing.encode(textDoc('w0', 'cat')), throwing.encode(textDoc('w1', 'dog'))]);
+  textErrorOf(first, 'tokenizer-failed', 'w0');
+  textErrorOf(second, 'tokenizer-failed', 'w1');
+
+  const unknownModel = { ...(corpusTokenizerJson() as Record<string, unknown>), model: { type: 'NoSuchModel' } };
+  await rejectsWith(
+    TokenizerPool.open({ json: unknownModel }, { ...limits, workers: 1 }),
+    (e) => e instanceof TextError && e.code === 'tokenizer-failed' && /NoSuchModel/.test(e.message),
+    'a tokenizer.json tokenizers.js refuses fails open()',
+  );
+}
+
+/** close() terminates every worker; documents in flight and after it reject. */
+export async function closeStopsWorkers(): Promise<void> {
+  const pool = await TokenizerPool.open({ json: corpusTokenizerJson() }, { ...limits, workers: 2 });
+  const documents = corpusDocuments(7, 8).map((d, i) => textDoc(`d${i}`, d));
+  await Promise.all(documents.map((d) => pool.encode(d)));
+  assertEqual(pool.workers, 2, 'both workers started');
+  const inFlight = Promise.allSettled(documents.map((d) => pool.encode(d)));
+  await pool.close();
+  assertEqual(pool.workers, 0, 'no worker left after close()');
+  check(
+    (await inFlight).every((r) => r.status === 'rejected'),
+    'documents in flight at close() reject',
+  );
+  await rejectsWith(pool.encode(documents[0]!), (e) => e instanceof WorkerError && e.code === 'pool-closed', 'encode after close()');
+}
+
+export const scenarios = {
+  workerIdsMatchDirect,
+  corpusTokenizerIsCorpusIds,
+  badDocumentsFailAlone,
+  throwingTokenizerFails,
+  closeStopsWorkers,
+};
