@@ -31,8 +31,8 @@ const MAX_SENTENCES = 12;
 
 type Rng = ReturnType<typeof streamFor>;
 
-function pick<T>(rng: Rng, list: readonly T[]): T {
-  return list[rng.int(list.length)]!;
+function pick(rng: Rng, list: readonly string[]): string {
+  return list[rng.int(list.length)] ?? '';
 }
 
 function nounPhrase(rng: Rng, plural: boolean): string {
@@ -80,7 +80,7 @@ const ID_OF_CHAR = new Map<string, number>([...CORPUS_ALPHABET].map((char, i) =>
 export function corpusIds(text: string): Uint32Array {
   const ids = new Uint32Array(text.length);
   for (let i = 0; i < text.length; i++) {
-    const id = ID_OF_CHAR.get(text[i]!);
+    const id = ID_OF_CHAR.get(text.charAt(i));
     if (id === undefined)
       throw new OptionError('corpusIds', `text[${i}]`, text[i], `a character of CORPUS_ALPHABET ${JSON.stringify(CORPUS_ALPHABET)}`);
     ids[i] = id;
@@ -92,7 +92,7 @@ export function corpusIds(text: string): Uint32Array {
 export function corpusText(ids: ArrayLike<number>): string {
   let text = '';
   for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
+    const id = ids[i] ?? -1;
     text += id === CORPUS_BOS ? CORPUS_BOS_TOKEN : id === CORPUS_EOS ? CORPUS_EOS_TOKEN : (CORPUS_ALPHABET[id - 2] ?? '\uFFFD');
   }
   return text;

@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ['synthetic'],
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx'],
-  ['loader'],
+  ['loader', 'gpt'],
   ['train', 'video'],
   ['cli', 'vite', 'index'],
 ];

@@ -17,6 +17,7 @@ import {
   OptimHyper,
 } from '../../src/vit/params.ts';
 import { FramePassParams } from '../../src/video/frame-pass.ts';
+import { GptAttentionParams, GptEmbedParams, GptLossParams } from '../../src/gpt/params.ts';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -32,6 +33,9 @@ const DECLARED: Record<string, UniformStruct<string>> = {
   'vit/matmul-common.wgsl': MatmulParams,
   'vit/optim.wgsl': OptimHyper,
   'video/frame-pass.wgsl': FramePassParams,
+  'gpt/attention.wgsl': GptAttentionParams,
+  'gpt/embed.wgsl': GptEmbedParams,
+  'gpt/loss.wgsl': GptLossParams,
 };
 
 /** The struct a file binds as `var<uniform>`, as [name, [field, type][]], from the WGSL source. */

@@ -1,0 +1,15 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
+import { gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+
+let gpu: GpuContext;
+beforeAll(async () => {
+  gpu = await acquireGpu();
+});
+afterAll(() => gpu?.close());
+
+it('a GPT training step on packed documents and padding (logits, loss, every gradient, AdamW) matches the CPU reference within 1e-3', async () => {
+  const log = await gptStepMatchesCpu(gpu.device);
+  console.log(log.join('\n'));
+  expect(log.length).toBeGreaterThan(40);
+});
