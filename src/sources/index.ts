@@ -30,7 +30,37 @@ export {
   type UnevenMode,
 } from './partition.ts';
 export { DistributedSampler, type SamplerOptions, type SamplerState } from './sampler.ts';
-export { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
+export {
+  defaultOpener,
+  readShard,
+  ShardError,
+  type ShardFormat,
+  type ShardFormatOptions,
+  type ShardOpener,
+  type ShardReadOptions,
+  type ShardStage,
+} from './shard-reader.ts';
+export {
+  documentTokens,
+  LLMC_GPT2_MAGIC,
+  LLMC_LLAMA3_MAGIC,
+  parseTokenShardHeader,
+  TOKEN_SHARD_HEADER_BYTES,
+  TOKEN_SHARD_MAGIC,
+  TOKEN_SHARD_VERSION,
+  tokenShardSamples,
+  type TokenShardHeader,
+  type TokenShardOptions,
+  type TokenShardReadOptions,
+} from './token-shards.ts';
+export {
+  encodeTokenShard,
+  writeTokenShards,
+  type TokenShardEncodeOptions,
+  type TokenShardInfo,
+  type TokenShardManifest,
+  type TokenShardWriteOptions,
+} from './token-shard-writer.ts';
 export {
   ShardStream,
   type ShardFailure,

@@ -1,8 +1,9 @@
 // One shard's samples, recovering from a connection cut mid-shard: the shard is reopened and the
 // samples already delivered are skipped, so a dropped body costs a re-read, not the shard's tail.
-import { TandemError } from '../errors/index.ts';
+import { OptionError, TandemError } from '../errors/index.ts';
 import { openFileStream } from '../runtime/index.ts';
 import { webDatasetSamples, type WebDatasetItem, type WebDatasetOptions } from './shards.ts';
+import { tokenShardLimits, tokenShardSamples, type TokenShardOptions } from './token-shards.ts';
 import { fetchStream, type FetchOptions } from './urls.ts';
 
 export type ShardOpener = (shard: string, signal: AbortSignal | undefined) => Promise<ReadableStream<Uint8Array>>;
@@ -40,7 +41,25 @@ export class ShardError extends TandemError {
   }
 }
 
-export interface ShardReadOptions extends WebDatasetOptions {
+/** How one shard's bytes are parsed: WebDataset tar (the default) or token shards (token-shards.ts). */
+export type ShardFormat = 'webdataset' | 'tokens';
+
+/** The parse hook's options: everything else about reading shards is the same for every format. */
+export interface ShardFormatOptions {
+  format?: ShardFormat;
+  /** For `format: 'tokens'`: llm.c's document delimiter, vocabulary size and the size limits. */
+  tokenShards?: TokenShardOptions;
+}
+
+/** Refuses an unknown format where it is given, rather than reading tar shards by mistake. */
+export function checkShardFormat(options: ShardFormatOptions, where: string): void {
+  const format = options.format;
+  if (format !== undefined && format !== 'webdataset' && format !== 'tokens')
+    throw new OptionError(where, 'format', format, "'webdataset' or 'tokens'");
+  if (format === 'tokens') tokenShardLimits(options.tokenShards, `${where}.tokenShards`);
+}
+
+export interface ShardReadOptions extends WebDatasetOptions, ShardFormatOptions {
   open: ShardOpener;
   /** Reopens after a failure mid-shard (default 2). Opening itself retries inside fetchStream. */
   reopenRetries?: number;
@@ -52,7 +71,13 @@ export interface ShardReadOptions extends WebDatasetOptions {
  * Ends by throwing a ShardError when the shard cannot be read to its end.
  */
 export async function* readShard(shard: string, skip: number, options: ShardReadOptions): AsyncGenerator<WebDatasetItem> {
+  checkShardFormat(options, 'readShard options');
   const retries = options.reopenRetries ?? 2;
+  const shardName = options.shardName ?? shard;
+  const parse = (stream: ReadableStream<Uint8Array>) =>
+    options.format === 'tokens'
+      ? tokenShardSamples(stream, { ...options.tokenShards, shardName })
+      : webDatasetSamples(stream, { maxMemberBytes: options.maxMemberBytes, shardName });
   let delivered = skip;
   for (let attempt = 1; ; attempt++) {
     let stage: ShardStage = 'open';
@@ -60,7 +85,7 @@ export async function* readShard(shard: string, skip: number, options: ShardRead
       const stream = await options.open(shard, options.signal);
       stage = 'read';
       let index = 0;
-      for await (const item of webDatasetSamples(stream, { ...options, shardName: options.shardName ?? shard })) {
+      for await (const item of parse(stream)) {
         if (index++ < delivered) continue;
         delivered++;
         yield item;

@@ -6,7 +6,16 @@ import { DatasetError } from './errors.ts';
 import { type Failed, isFailure } from '../errors/index.ts';
 import { hash3 } from '../random/index.ts';
 import { resolvePartition, type Partition, type PartitionOptions } from './partition.ts';
-import { defaultOpener, readShard, ShardError, type ShardOpener, type ShardReadOptions, type ShardStage } from './shard-reader.ts';
+import {
+  checkShardFormat,
+  defaultOpener,
+  readShard,
+  ShardError,
+  type ShardFormatOptions,
+  type ShardOpener,
+  type ShardReadOptions,
+  type ShardStage,
+} from './shard-reader.ts';
 import type { WebDatasetOptions, WebDatasetSample } from './shards.ts';
 import type { SourceError } from './tar.ts';
 import type { FetchOptions } from './urls.ts';
@@ -17,7 +26,7 @@ import { cachingOpener } from './cache-opener.ts';
 
 export type { ShardStreamState } from './shard-state.ts';
 
-export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions {
+export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions, ShardFormatOptions {
   seed?: number;
   /** Seeded shard order per epoch (default true). */
   shuffleShards?: boolean;
@@ -73,6 +82,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     readonly shards: readonly string[],
     private readonly options: ShardStreamOptions = {},
   ) {
+    checkShardFormat(options, 'ShardStream options');
     this.partition = resolvePartition(options);
     this.seed = options.seed ?? 0;
     this.epochs = options.epochs ?? 1;
@@ -83,6 +93,8 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     this.read = {
       open: options.cache ? cachingOpener(open, options.cache) : open,
       maxMemberBytes: options.maxMemberBytes,
+      format: options.format,
+      tokenShards: options.tokenShards,
       reopenRetries: options.reopenRetries,
       signal: options.signal,
     };

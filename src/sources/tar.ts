@@ -7,7 +7,15 @@ import { TandemError } from '../errors/index.ts';
 const BLOCK = 512;
 const TRAILER_LIMIT = 64 * 1024;
 
-export type SourceErrorReason = 'unsafe-name' | 'too-large' | 'unsupported-type' | 'duplicate' | 'truncated' | 'corrupt';
+export type SourceErrorReason =
+  | 'unsafe-name'
+  | 'too-large'
+  | 'unsupported-type'
+  | 'duplicate'
+  | 'truncated'
+  | 'corrupt'
+  | 'bad-header'
+  | 'bad-token';
 
 /**
  * A problem with one sample (or, for 'truncated'/'corrupt', with the rest of a shard). Yielded as a
@@ -42,7 +50,7 @@ export interface TarReadOptions {
 }
 
 /** Pulls exact byte counts out of a stream of arbitrarily sized chunks. */
-class ByteReader {
+export class ByteReader {
   private chunk: Uint8Array = new Uint8Array(0);
   private offset = 0;
   done = false;
@@ -65,14 +73,20 @@ class ByteReader {
   /** Exactly n bytes, or fewer only if the stream ended first (the caller decides if that is an error). */
   async read(n: number): Promise<Uint8Array> {
     const out = new Uint8Array(n);
+    const filled = await this.readInto(out);
+    return filled === n ? out : out.subarray(0, filled);
+  }
+
+  /** Fills `target` (a caller's reused buffer); returns how many bytes came before the stream ended. */
+  async readInto(target: Uint8Array): Promise<number> {
     let filled = 0;
-    while (filled < n && (await this.fill())) {
-      const take = Math.min(n - filled, this.chunk.length - this.offset);
-      out.set(this.chunk.subarray(this.offset, this.offset + take), filled);
+    while (filled < target.length && (await this.fill())) {
+      const take = Math.min(target.length - filled, this.chunk.length - this.offset);
+      target.set(this.chunk.subarray(this.offset, this.offset + take), filled);
       this.offset += take;
       filled += take;
     }
-    return filled === n ? out : out.subarray(0, filled);
+    return filled;
   }
 
   /** Discards n bytes without keeping them; returns how many were actually there. */
