@@ -14,7 +14,7 @@ const LAYERS: string[][] = [
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx'],
   ['loader', 'gpt'],
-  ['train', 'video'],
+  ['train', 'video', 'text'],
   ['cli', 'vite', 'index'],
 ];
 const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(room));

@@ -1,0 +1,181 @@
+// textLoader()'s options: every one checked when the loader is made, before anything is allocated.
+import { OptionChecker } from '../errors/index.ts';
+import type { GpuContext } from '../gpu/index.ts';
+import type { FetchOptions } from '../sources/index.ts';
+import type { FailureBudget } from '../pipeline/index.ts';
+import { checkBudget } from '../loader/internal.ts';
+import type { PackMode } from './pack.ts';
+import type { TextLoaderState } from './state.ts';
+import type { TokenizerSpec } from './tokenizer.ts';
+
+/** TensorFlow.js's namespace, as far as the text loader uses it (never imported by Tandem). */
+export interface TfjsTokens {
+  tensor(values: unknown, shape?: number[], dtype?: 'int32'): unknown;
+  getBackend(): string;
+}
+
+export interface TextLoaderOptions {
+  /** Positions per row (default 256): a row holds seqLen + 1 tokens, inputs and labels shifted by one. */
+  seqLen?: number;
+  /** Rows per batch (default 8). */
+  batchSize?: number;
+  /** How documents become rows (default 'concat'); see docs/text.md. */
+  pack?: PackMode;
+  /** best-fit: documents waiting to be chosen from (default 64). */
+  fitWindow?: number;
+  /** Added before every document (default: none). */
+  bos?: number;
+  /** Added after every document (default: none). */
+  eos?: number;
+  /** The id at padding positions (default: `eos`, else 0); their label is −1. */
+  pad?: number;
+  /** Text sources: how text becomes ids (an `@huggingface/tokenizers` JSON or URL run in workers, or any `{ encode }`). */
+  tokenizer?: TokenizerSpec;
+  /** Worker threads of a `{ json }` / `{ url }` tokenizer (default: the cores but one). */
+  tokenizerWorkers?: number;
+  /** Ids must be below this (default: no check for text, the shard's header for token shards). */
+  vocabSize?: number;
+  /** A document past this many bytes fails 'too-large' before it is decoded (default 64 MiB). */
+  maxDocumentBytes?: number;
+  /** ... or past this many tokens (default 16 Mi). */
+  maxDocumentTokens?: number;
+  /** `.json` documents: the field holding the text (default 'text'). */
+  textField?: string;
+  shuffle?: boolean;
+  seed?: number;
+  epochs?: number;
+  rank?: number;
+  worldSize?: number;
+  /** 'cpu' (default): Int32Array batches; a GPUDevice or GpuContext: i32 GPU buffers; TensorFlow.js's namespace: int32 tensors. */
+  to?: 'cpu' | GPUDevice | GpuContext | TfjsTokens;
+  failureBudget?: FailureBudget;
+  readConcurrency?: number;
+  fetch?: FetchOptions;
+  resumeFrom?: TextLoaderState;
+  signal?: AbortSignal;
+}
+
+export interface TextLoaderSettings {
+  seqLen: number;
+  batchSize: number;
+  pack: PackMode;
+  fitWindow: number;
+  bos: number | undefined;
+  eos: number | undefined;
+  pad: number;
+  tokenizer: TokenizerSpec | undefined;
+  tokenizerWorkers: number | undefined;
+  vocabSize: number | undefined;
+  maxDocumentBytes: number;
+  maxDocumentTokens: number;
+  textField: string;
+  shuffle: boolean;
+  seed: number;
+  epochs: number;
+  rank: number | undefined;
+  worldSize: number | undefined;
+  to: 'cpu' | GPUDevice | GpuContext | TfjsTokens;
+  failureBudget: FailureBudget;
+  readConcurrency: number;
+  fetch: FetchOptions;
+  resumeFrom: TextLoaderState | undefined;
+  signal: AbortSignal | undefined;
+}
+
+const KNOWN = [
+  'seqLen',
+  'batchSize',
+  'pack',
+  'fitWindow',
+  'bos',
+  'eos',
+  'pad',
+  'tokenizer',
+  'tokenizerWorkers',
+  'vocabSize',
+  'maxDocumentBytes',
+  'maxDocumentTokens',
+  'textField',
+  'shuffle',
+  'seed',
+  'epochs',
+  'rank',
+  'worldSize',
+  'to',
+  'failureBudget',
+  'readConcurrency',
+  'fetch',
+  'resumeFrom',
+  'signal',
+] as const;
+
+const TOKEN_MAX = 0xffffffff;
+
+export function checkTextLoaderOptions(options: TextLoaderOptions): TextLoaderSettings {
+  const o = new OptionChecker('textLoader options', options, KNOWN);
+  const worldSize = o.optionalInteger('worldSize', 1);
+  const vocabSize = o.optionalInteger('vocabSize', 1, TOKEN_MAX);
+  const idMax = vocabSize === undefined ? TOKEN_MAX : vocabSize - 1;
+  const bos = o.optionalInteger('bos', 0, idMax);
+  const eos = o.optionalInteger('eos', 0, idMax);
+  const tokenizer = o.raw('tokenizer') as TokenizerSpec | undefined;
+  if (tokenizer !== undefined && !isTokenizerSpec(tokenizer))
+    o.fail('tokenizer', "an object with encode(text), { json } (a tokenizer.json's text or object) or { url }");
+  const resumeFrom = o.raw('resumeFrom');
+  if (resumeFrom !== undefined && (typeof resumeFrom !== 'object' || resumeFrom === null || (resumeFrom as { kind?: unknown }).kind !== 'tandem.text'))
+    o.fail('resumeFrom', "a state from textLoader's state()");
+  return {
+    seqLen: o.integer('seqLen', 256, 1, 1 << 20),
+    batchSize: o.integer('batchSize', 8, 1, 65536),
+    pack: o.oneOf<PackMode>('pack', 'concat', ['concat', 'best-fit', 'pad']),
+    fitWindow: o.integer('fitWindow', 64, 1, 1 << 16),
+    bos,
+    eos,
+    pad: o.integer('pad', eos ?? 0, 0, idMax),
+    tokenizer,
+    tokenizerWorkers: o.optionalInteger('tokenizerWorkers', 1, 256),
+    vocabSize,
+    maxDocumentBytes: o.integer('maxDocumentBytes', 64 << 20, 1, 2 ** 31),
+    maxDocumentTokens: o.integer('maxDocumentTokens', 16 << 20, 1, 2 ** 31),
+    textField: typeof o.raw('textField') === 'string' ? (o.raw('textField') as string) : checkAbsent(o, 'textField', 'text'),
+    shuffle: o.boolean('shuffle', false),
+    seed: o.integer('seed', 0, -0x80000000, 0x7fffffff),
+    epochs: o.integer('epochs', 1),
+    rank: o.optionalInteger('rank', 0, worldSize === undefined ? Number.MAX_SAFE_INTEGER : worldSize - 1),
+    worldSize,
+    to: checkTarget(o),
+    failureBudget: checkBudget(o),
+    readConcurrency: o.integer('readConcurrency', 16, 1, 1024),
+    fetch: (o.raw('fetch') ?? {}) as FetchOptions,
+    resumeFrom: resumeFrom as TextLoaderState | undefined,
+    signal: o.signal(),
+  };
+}
+
+function checkAbsent(o: OptionChecker, field: string, fallback: string): string {
+  if (o.raw(field) !== undefined) o.fail(field, 'a string');
+  return fallback;
+}
+
+function isTokenizerSpec(x: unknown): x is TokenizerSpec {
+  if (typeof x !== 'object' || x === null) return false;
+  const t = x as { encode?: unknown; json?: unknown; url?: unknown };
+  return typeof t.encode === 'function' || t.json !== undefined || typeof t.url === 'string' || t.url instanceof URL;
+}
+
+/** Whether `to` is TensorFlow.js's namespace. */
+export function isTfjs(to: TextLoaderSettings['to']): to is TfjsTokens {
+  return typeof to === 'object' && typeof (to as Partial<TfjsTokens>).tensor === 'function' && typeof (to as Partial<TfjsTokens>).getBackend === 'function';
+}
+
+function checkTarget(o: OptionChecker): TextLoaderSettings['to'] {
+  const to = o.raw('to') ?? 'cpu';
+  if (to === 'cpu') return to;
+  if (typeof to === 'object' && to !== null) {
+    const t = to as Partial<GpuContext> & Partial<GPUDevice>;
+    if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
+    if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
+    if (isTfjs(to as TextLoaderSettings['to'])) return to as TfjsTokens;
+  }
+  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
+}

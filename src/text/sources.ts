@@ -1,0 +1,205 @@
+// What textLoader() reads: token shards (already ids), WebDataset shards of text documents, text
+// files (a folder, lists of paths, URLs or browser files), documents in memory, or any iterable of
+// them. Each becomes a PassOrder (the image loader's: seeded order per epoch, this rank's share,
+// a state to resume from) over documents that read either their bytes or their ids.
+import { OptionError } from '../errors/index.ts';
+import { listOrder, resolveSource, startOf, streamOrder, type LabelledSource, type LoaderSource, type LoaderState, type PassOrder } from '../loader/internal.ts';
+import { listDir, readFile } from '../runtime/index.ts';
+import { isFailure, resolvePartition, ShardStream, SourceError, type FetchOptions, type ShardStreamOptions, type ShardStreamState } from '../sources/index.ts';
+import { TextError } from './errors.ts';
+
+/** Pre-tokenised shards (docs/sources.md, "Token shards"), paths or URLs. */
+export interface TokenShardSource {
+  tokens: readonly string[];
+  /** Documents held for the seeded shuffle when `shuffle` is on (default 256). */
+  shuffleBuffer?: number;
+}
+
+/** WebDataset tar shards whose samples hold a `.txt`, `.md` or `.json` document. */
+export interface TextShardSource {
+  shards: readonly string[];
+  shuffleBuffer?: number;
+}
+
+/** Documents in memory: strings, or `{ text, key }`. */
+export interface InMemoryTexts {
+  texts: readonly (string | { text: string; key?: string })[];
+}
+
+export type TextSource = TokenShardSource | TextShardSource | InMemoryTexts | LoaderSource;
+
+/** One document as the source gives it: ids (token shards) or bytes to tokenise. */
+export type RawDocument = { key: string; tokens: Uint32Array } | { key: string; bytes: Uint8Array; ext: string };
+
+export interface TextItem {
+  readonly key: string;
+  read(): Promise<RawDocument>;
+}
+
+export interface ResolvedText {
+  order: PassOrder;
+  /** Whether documents arrive as ids (no tokenizer needed). */
+  tokens: boolean;
+  /** The item a PassItem stands for (PassOrder's items carry only key/label/read). */
+  items: (epoch: number, offset: number, epochs: number) => Iterable<TextItem> | AsyncIterable<TextItem>;
+}
+
+const TEXT_FILES = /\.(txt|md|json|text)$/i;
+const TEXT_MEMBERS = ['txt', 'md', 'text', 'json'];
+
+export interface OrderOptions {
+  seed: number;
+  shuffle: boolean;
+  epochs: number;
+  rank: number | undefined;
+  worldSize: number | undefined;
+  fetch: FetchOptions;
+}
+
+export async function resolveText(source: TextSource, o: OrderOptions): Promise<ResolvedText> {
+  if (isObject(source) && Array.isArray((source as TokenShardSource).tokens)) return shardText(source as TokenShardSource, 'tokens', o);
+  if (isObject(source) && Array.isArray((source as TextShardSource).shards)) return shardText(source as TextShardSource, 'webdataset', o);
+  if (isObject(source) && Array.isArray((source as InMemoryTexts).texts)) return listText(inMemory(source as InMemoryTexts), o);
+  if (typeof source === 'string') return listText(await textFiles(source), o);
+  const resolved = await resolveSource(source as LoaderSource, o.fetch, TEXT_FILES);
+  if (resolved.list) return listText(resolved.list, o);
+  if (resolved.stream) {
+    const order = streamOrder(resolved.stream);
+    return { order, tokens: false, items: (e, off, n) => mapItems(order.items(e, off, n, noop)) };
+  }
+  throw new OptionError('textLoader', 'source', source, 'token shards, text shards, text files or { texts }');
+}
+
+const noop = () => {};
+
+function isObject(x: unknown): x is object {
+  return typeof x === 'object' && x !== null;
+}
+
+function extOf(key: string): string {
+  const dot = key.lastIndexOf('.');
+  return dot > key.lastIndexOf('/') ? key.slice(dot + 1).toLowerCase() : 'txt';
+}
+
+function asText(item: LabelledSource): TextItem {
+  return { key: item.key, read: async () => ({ key: item.key, bytes: await item.read(), ext: extOf(item.key) }) };
+}
+
+async function* mapItems(items: Iterable<LabelledSource> | AsyncIterable<LabelledSource>): AsyncGenerator<TextItem> {
+  for await (const item of items) yield asText(item);
+}
+
+function listText(list: readonly LabelledSource[], o: OrderOptions): ResolvedText {
+  const order = listOrder(list, o);
+  return {
+    order,
+    tokens: false,
+    *items(epoch, offset, epochs) {
+      for (const item of order.items(epoch, offset, epochs, noop) as Iterable<LabelledSource>) yield asText(item);
+    },
+  };
+}
+
+function inMemory(source: InMemoryTexts): LabelledSource[] {
+  const encoder = new TextEncoder();
+  return source.texts.map((t, i) => {
+    const text = typeof t === 'string' ? t : t?.text;
+    if (typeof text !== 'string') throw new OptionError('textLoader', `source.texts[${i}]`, t, 'a string or { text, key? }');
+    const key = (typeof t === 'object' && t.key) || `text/${i}`;
+    return { key, label: -1, read: async () => encoder.encode(text) };
+  });
+}
+
+/** A text file is one document; a folder is every text file under it, in path order. */
+async function textFiles(path: string): Promise<LabelledSource[]> {
+  const entries = await listDir(path).catch(() => undefined);
+  if (entries === undefined) return [{ key: path, label: -1, read: () => readFile(path) }];
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for (const e of (await listDir(dir)).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const full = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(full);
+      else if (TEXT_FILES.test(e.name)) files.push(full);
+    }
+  };
+  await walk(path);
+  if (files.length === 0) throw new OptionError('textLoader', 'source', path, 'a folder with .txt, .md or .json files (or a text file)');
+  return files.map((f) => ({ key: f, label: -1, read: () => readFile(f) }));
+}
+
+/** Both kinds of shards: one ShardStream over all epochs, read once, resumed from its own state. */
+function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' | 'webdataset', o: OrderOptions): ResolvedText {
+  const shards = format === 'tokens' ? (source as TokenShardSource).tokens : (source as TextShardSource).shards;
+  const field = format === 'tokens' ? 'source.tokens' : 'source.shards';
+  const bufferSize = source.shuffleBuffer ?? 256;
+  if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new OptionError('textLoader', 'source.shuffleBuffer', bufferSize, 'a positive integer');
+  if (shards.length === 0 || shards.some((s) => typeof s !== 'string'))
+    throw new OptionError('textLoader', field, shards, 'a non-empty list of shard paths or URLs');
+  const options: ShardStreamOptions = {
+    format,
+    seed: o.seed,
+    epochs: o.epochs,
+    shuffleShards: o.shuffle,
+    bufferSize: o.shuffle ? bufferSize : 0,
+    fetch: o.fetch,
+    ...(o.rank === undefined ? {} : { rank: o.rank }),
+    ...(o.worldSize === undefined ? {} : { worldSize: o.worldSize }),
+  };
+  let from: ShardStreamState | undefined;
+  let stream: ShardStream | undefined;
+  const order: PassOrder & { resume(state: ShardStreamState): void } = {
+    perEpoch: undefined,
+    resume(state) {
+      const here = resolvePartition(options);
+      const differs = [
+        state.seed !== o.seed && `seed ${state.seed} → ${o.seed}`,
+        state.shardCount !== shards.length && `shards ${state.shardCount} → ${shards.length}`,
+        (state.consumer !== here.consumer || state.consumers !== here.consumers) &&
+          `rank ${state.consumer} of ${state.consumers} → ${here.consumer} of ${here.consumers} (regroup with regroupTextStates)`,
+      ].filter(Boolean);
+      if (differs.length > 0)
+        throw new OptionError('textLoader options', 'resumeFrom', state, `the state of a loader over the same shards (differs in ${differs.join(', ')})`);
+      from = state;
+    },
+    items: () => {
+      throw new OptionError('textLoader', 'source', source, 'read through the text loader');
+    },
+    state(step): LoaderState {
+      const state = stream ? stream.stateAt(step) : (from ?? new ShardStream(shards, options).state());
+      return { kind: 'tandem.loader', version: 1, shards: state };
+    },
+  };
+  async function* items(): AsyncGenerator<TextItem> {
+    // A later pass (after a break) continues from the state the loader resumed the order to.
+    stream = from ? ShardStream.fromState(shards, from, options) : new ShardStream(shards, options);
+    for await (const item of stream) {
+      const key = `${item.shard}#${item.key}`;
+      if (isFailure(item)) {
+        const error = item.error;
+        yield { key, read: () => Promise.reject(error) };
+        continue;
+      }
+      if (format === 'tokens') {
+        const bytes = item.files.tokens;
+        if (bytes === undefined) {
+          yield { key, read: () => Promise.reject(new SourceError('unsupported-type', key, `${key}: no tokens`)) };
+          continue;
+        }
+        const tokens = bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2) : new Uint32Array(bytes.slice().buffer);
+        yield { key, read: () => Promise.resolve({ key, tokens }) };
+        continue;
+      }
+      const ext = TEXT_MEMBERS.find((e) => item.files[e] !== undefined);
+      const bytes = ext === undefined ? undefined : item.files[ext];
+      if (ext === undefined || bytes === undefined) {
+        const why = new TextError('no-text', `${key}: a sample needs a text member (${TEXT_MEMBERS.join('/')})`);
+        yield { key, read: () => Promise.reject(why) };
+        continue;
+      }
+      yield { key, read: () => Promise.resolve({ key, bytes, ext }) };
+    }
+  }
+  return { order, tokens: format === 'tokens', items };
+}
+
+export { startOf };

@@ -1,0 +1,31 @@
+// Where a text loader stands, as plain JSON a checkpoint can hold: the document order's state at
+// the first document still (partly) waiting in the packer, and the packer's waiting documents
+// relative to it. A resumed loader reads from that document again and skips what was packed, so it
+// makes exactly the rows a run that never stopped would have made.
+import { OptionError } from '../errors/index.ts';
+import type { LoaderState } from '../loader/internal.ts';
+import type { PackerSnapshot, PackMode } from './pack.ts';
+
+export interface TextLoaderState {
+  kind: 'tandem.text';
+  version: 1;
+  /** The document order (a list's sampler, a stream's count, a shard stream's own state) at `packer`'s document 0. */
+  docs: LoaderState;
+  /** Document numbers relative to `docs`. */
+  packer: PackerSnapshot;
+  /** What the rows depend on: a state is refused by a loader that packs differently. */
+  packing: { pack: PackMode; seqLen: number; fitWindow: number; bos: number | null; eos: number | null };
+}
+
+export function checkState(state: TextLoaderState, packing: TextLoaderState['packing']): void {
+  if (state.version !== 1 || typeof state.docs !== 'object' || typeof state.packer !== 'object' || state.packer === null)
+    throw new OptionError('textLoader options', 'resumeFrom', state, "a state from textLoader's state() of this version");
+  const differs = (Object.keys(packing) as Array<keyof typeof packing>).filter((k) => state.packing?.[k] !== packing[k]);
+  if (differs.length > 0)
+    throw new OptionError(
+      'textLoader options',
+      'resumeFrom',
+      state,
+      `the state of a loader that packs the same way (differs in ${differs.map((k) => `${k}: ${state.packing?.[k]} → ${packing[k]}`).join(', ')})`,
+    );
+}

@@ -1,0 +1,203 @@
+// textLoader() end to end on the CPU, for Node and Deno: what it packs equals a plain reference
+// over the same documents in the same order; a resumed loader (from state() as JSON, or a second
+// `for await` after a break) gives exactly the batches of a run that never stopped; token shards are
+// shared between ranks with every document once; bad documents are typed failures under their keys
+// and nothing else is lost.
+import { encodeTokenShard } from '../../src/sources/index.ts';
+import { makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
+import { textLoader, TextError, type TextLoaderOptions, type TextSource, type TokenBatch } from '../../src/text/index.ts';
+import { assertEqual, check } from './assert.ts';
+
+/** A tokenizer a test can reason about: one id per UTF-16 unit, offset past the specials. */
+export const charEncoder = { encode: (text: string) => Array.from(text, (c) => c.charCodeAt(0) + 2) };
+
+export interface Plain {
+  inputs: number[];
+  labels: number[];
+  docIds: number[];
+  positions: number[];
+  count: number;
+  keys: string[];
+}
+
+function plain(b: TokenBatch): Plain {
+  return { inputs: [...b.inputs], labels: [...b.labels], docIds: [...b.docIds], positions: [...b.positions], count: b.count, keys: [...b.keys] };
+}
+
+/** Every batch of a loader's pass (or the first `take`), copied out and released. */
+export async function collect(source: TextSource, options: TextLoaderOptions, take = Infinity): Promise<{ batches: Plain[]; state: unknown }> {
+  const data = textLoader(source, options);
+  const batches: Plain[] = [];
+  try {
+    for await (const b of data) {
+      batches.push(plain(b as TokenBatch));
+      (b as TokenBatch).release();
+      if (batches.length >= take) break;
+    }
+    return { batches, state: JSON.parse(JSON.stringify(data.state())) };
+  } finally {
+    await data.close();
+  }
+}
+
+export function sentences(count: number): string[] {
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+  return Array.from({ length: count }, (_, i) => Array.from({ length: 1 + ((i * 7) % 13) }, (_, k) => words[(i + k * 3) % words.length]).join(' '));
+}
+
+/** concat by its definition: every document as BOS + ids + EOS, one stream, windows of T + 1 every T. */
+export async function packsLikeTheReference(): Promise<void> {
+  const texts = sentences(30);
+  const T = 16;
+  const B = 4;
+  const { batches } = await collect({ texts }, { tokenizer: charEncoder, seqLen: T, batchSize: B, bos: 0, eos: 1, pack: 'concat' });
+  const stream: Array<{ token: number; doc: number }> = [];
+  texts.forEach((t, d) => {
+    for (const token of [0, ...charEncoder.encode(t), 1]) stream.push({ token, doc: d });
+  });
+  const rows: Plain[] = [];
+  let r = 0;
+  for (let start = 0; stream.length - start >= 2; start += T, r++) {
+    const content = stream.slice(start, start + T + 1);
+    const row = rows[Math.floor(r / B)] ?? (rows[Math.floor(r / B)] = { inputs: [], labels: [], docIds: [], positions: [], count: 0, keys: [] });
+    row.count++;
+    let local = -1;
+    let begin = 0;
+    for (let t = 0; t < T; t++) {
+      const c = content[t];
+      if (!c) {
+        row.inputs.push(1);
+        row.labels.push(-1);
+        row.docIds.push(-1);
+        row.positions.push(0);
+        continue;
+      }
+      if (t === 0 || c.doc !== content[t - 1]!.doc) {
+        local++;
+        begin = t;
+        if (t === 0 ? start === 0 || stream[start - 1]!.doc !== c.doc : true) row.keys.push(`text/${c.doc}`);
+      }
+      row.inputs.push(c.token);
+      row.labels.push(content[t + 1]?.token ?? -1);
+      row.docIds.push(local);
+      row.positions.push(t - begin);
+    }
+  }
+  const last = rows.at(-1)!;
+  for (let pad = last.count; pad < B; pad++)
+    for (let t = 0; t < T; t++) {
+      last.inputs.push(1);
+      last.labels.push(-1);
+      last.docIds.push(-1);
+      last.positions.push(0);
+    }
+  check(batches.length === rows.length, `batches: ${batches.length}, reference ${rows.length}`);
+  for (let i = 0; i < rows.length; i++) assertEqual(batches[i], rows[i], `batch ${i}`);
+}
+
+const BAD_UTF8 = new Uint8Array([0x68, 0x69, 0xff, 0xfe, 0x21]);
+
+function itemsWithABadOne(): Array<{ bytes: Uint8Array; key: string }> {
+  const encoder = new TextEncoder();
+  const items = sentences(40).map((t, i) => ({ bytes: encoder.encode(t), key: `doc${i}` }));
+  items.splice(13, 0, { bytes: BAD_UTF8, key: 'bad-utf8' });
+  return items;
+}
+
+/** Stop after `cut` batches, resume from the JSON state: the rows equal an uninterrupted run's. */
+export async function resumesExactly(pack: 'concat' | 'best-fit' | 'pad'): Promise<void> {
+  const items = itemsWithABadOne();
+  const options: TextLoaderOptions = { tokenizer: charEncoder, seqLen: 12, batchSize: 3, bos: 0, eos: 1, pack, fitWindow: 6, shuffle: true, seed: 3, epochs: 2 };
+  const whole = (await collect(items, options)).batches;
+  check(whole.length > 8, `a run long enough to cut (${whole.length} batches)`);
+  for (const cut of [1, 4, whole.length - 2]) {
+    const first = await collect(items, options, cut);
+    const rest = await collect(items, { ...options, resumeFrom: first.state as TextLoaderOptions['resumeFrom'] });
+    assertEqual([...first.batches, ...rest.batches].map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')), whole.map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')), `${pack}: cut after ${cut}`);
+  }
+  // The same loader, a second `for await` after a break, continues where the consumer stood.
+  const data = textLoader(items, options);
+  const seen: Plain[] = [];
+  try {
+    for await (const b of data) {
+      seen.push(plain(b as TokenBatch));
+      (b as TokenBatch).release();
+      if (seen.length === 3) break;
+    }
+    for await (const b of data) {
+      seen.push(plain(b as TokenBatch));
+      (b as TokenBatch).release();
+    }
+  } finally {
+    await data.close();
+  }
+  assertEqual(seen.map((b) => b.inputs.join(',')), whole.map((b) => b.inputs.join(',')), `${pack}: a break, then a second pass`);
+}
+
+/** Bad documents fail typed under their keys, once each per epoch; every other document is packed. */
+export async function badTextIsTyped(): Promise<void> {
+  const encoder = new TextEncoder();
+  const items = [
+    ...itemsWithABadOne(),
+    { bytes: encoder.encode('x'.repeat(5000)), key: 'huge' },
+    { bytes: encoder.encode('{"title": "no text field"}'), key: 'no-field.json' },
+    { bytes: encoder.encode('{"text": "a json document"}'), key: 'good.json' },
+  ];
+  const data = textLoader(items, { tokenizer: charEncoder, seqLen: 64, batchSize: 2, pack: 'pad', maxDocumentBytes: 4096 });
+  const keys = new Set<string>();
+  try {
+    for await (const b of data) {
+      for (const k of (b as TokenBatch).keys) keys.add(k);
+      (b as TokenBatch).release();
+    }
+    const failures = data.failures();
+    const byKey = new Map(failures.map((f) => [f.key, f]));
+    for (const [key, code] of [
+      ['bad-utf8', 'bad-utf8'],
+      ['huge', 'too-large'],
+      ['no-field.json', 'bad-json'],
+    ] as const) {
+      const f = byKey.get(key);
+      check(f !== undefined, `${key} is reported (failures: ${failures.map((x) => x.key).join(', ')})`);
+      check(f.error instanceof TextError && f.error.code === code, `${key}: a TextError '${code}' (got ${f.error.name} ${(f.error as TextError).code}: ${f.error.message})`);
+      check(f.stage === 'tokenize', `${key}: failed in 'tokenize' (got ${f.stage})`);
+    }
+    check(failures.length === 3, `three failures (got ${failures.map((f) => f.key).join(', ')})`);
+    for (const item of items) check(keys.has(item.key) || byKey.has(item.key), `${item.key} is delivered or reported`);
+  } finally {
+    await data.close();
+  }
+}
+
+/** Token shards shared by two ranks: each document once per epoch, its ids as written. */
+export async function tokenShardsAcrossRanks(dir: string): Promise<void> {
+  await makeDir(dir);
+  const docs: Uint32Array[] = [];
+  const paths: string[] = [];
+  for (let s = 0; s < 4; s++) {
+    const shardDocs = Array.from({ length: 9 + s }, (_, d) => Uint32Array.from({ length: 3 + ((d * 5 + s) % 17) }, (_, k) => (s * 100 + d * 7 + k) % 500));
+    docs.push(...shardDocs);
+    const path = `${dir}/t-${s}.bin`;
+    await writeFileAtomic(path, encodeTokenShard(shardDocs, { vocabSize: 500 }));
+    paths.push(path);
+  }
+  const seen = new Map<string, string>();
+  for (const rank of [0, 1]) {
+    const { batches } = await collect({ tokens: paths, shuffleBuffer: 8 }, { seqLen: 32, batchSize: 4, pack: 'pad', shuffle: true, seed: 9, epochs: 2, rank, worldSize: 2 });
+    for (const b of batches)
+      for (let r = 0; r < b.count; r++) {
+        const ids = b.inputs.slice(r * 32, r * 32 + 32).filter((_, t) => b.docIds[r * 32 + t] !== -1);
+        const key = `${b.keys[r]}`;
+        const epochKey = `${key}@${seen.has(`${key}@0`) ? 1 : 0}`;
+        check(!seen.has(epochKey), `${epochKey} delivered once`);
+        seen.set(epochKey, ids.join(','));
+      }
+  }
+  check(seen.size === docs.length * 2, `every document in both epochs across the ranks (${seen.size} of ${docs.length * 2})`);
+  for (let s = 0; s < 4; s++)
+    for (let d = 0; d < 9 + s; d++) {
+      const want = docs.slice(0, s === 0 ? 0 : [9, 19, 30][s - 1]).length;
+      const ids = seen.get(`${paths[s]}#${d}@0`);
+      check(ids === [...docs[want + d]!].join(','), `${paths[s]}#${d}: the ids as written`);
+    }
+}
