@@ -12,6 +12,7 @@ const DOORS = [
   () => import('../../src/vit/index.ts'),
   () => import('../../src/tfjs/index.ts'),
   () => import('../../src/onnx/index.ts'),
+  () => import('../../src/jax/index.ts'),
   () => import('../../src/vite/index.ts'),
 ];
 
