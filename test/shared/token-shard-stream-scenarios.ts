@@ -3,6 +3,7 @@
 // shards served over HTTP with a body cut mid-shard (reopened) and a shard cut every time. Shared by
 // the Node and Deno tiers, which supply the 127.0.0.1 server and a temporary folder.
 import {
+  DirectoryCache,
   documentTokens,
   isFailure,
   regroupShardStates,
@@ -166,6 +167,24 @@ export const tokenShardStreamScenarios = (serve: Serve, tempDir: () => Promise<s
       const expected = w.manifest.shards.flatMap((s, i) => (i === 1 ? [] : Array.from({ length: s.samples }, (_, d) => `${urls[i]}#${d}`)));
       assertEqual(others, expected, 'the reopened shard and the others: every document once');
       check(server.requests.get(cutOnce) === 2 && server.requests.get(cutAlways) === 2, `requests ${JSON.stringify([...server.requests])}`);
+    } finally {
+      await running.close();
+    }
+  },
+
+  async 'over HTTP with a directory cache: the second epoch makes no request (each shard is read to its end)'() {
+    const w = await written(tempDir);
+    const server = new FaultyServer();
+    for (const [s, name] of w.names.entries()) server.files.set(`/${w.manifest.shards[s]!.name}`, await readFile(name));
+    const running = await serve(server.handler);
+    try {
+      const urls = w.manifest.shards.map((s) => `${running.url}/${s.name}`);
+      const cache = await DirectoryCache.open(`${await tempDir()}/cache`, { maxBytes: 1 << 20 });
+      const docOf = (url: string, key: string) => w.docOf(w.names[urls.indexOf(url)]!, key);
+      const stream = new ShardStream(urls, { format: 'tokens', seed: 2, bufferSize: 10, epochs: 2, cache });
+      const tags = await within(tagsOf(stream, docOf), 10_000, 'the cached stream');
+      check(tags.length === 2 * DOCS.length, `${tags.length} deliveries`);
+      check(server.total === urls.length, `${server.total} requests for ${urls.length} shards over two epochs`);
     } finally {
       await running.close();
     }
