@@ -201,3 +201,34 @@ export async function tokenShardsAcrossRanks(dir: string): Promise<void> {
       check(ids === [...docs[want + d]!].join(','), `${paths[s]}#${d}: the ids as written`);
     }
 }
+
+/**
+ * `to` a GPU: the four i32 buffers of every batch, read back, equal the CPU loader's arrays; the
+ * ring's buffer sets all come back once the batches are released, and close() leaves none held.
+ */
+export async function deviceBatchesEqualCpu(): Promise<void> {
+  const { acquireGpu, readBuffer } = await import('../../src/gpu/index.ts');
+  const texts = sentences(25);
+  const options: TextLoaderOptions = { tokenizer: charEncoder, seqLen: 16, batchSize: 3, bos: 0, eos: 1, pack: 'best-fit', fitWindow: 4 };
+  const cpu = (await collect({ texts }, options)).batches;
+  using gpu = await acquireGpu();
+  const data = textLoader({ texts }, { ...options, to: gpu });
+  let i = 0;
+  try {
+    for await (const b of data) {
+      const want = cpu[i];
+      check(want !== undefined, `no more than ${cpu.length} batches`);
+      for (const field of ['inputs', 'labels', 'docIds', 'positions'] as const) {
+        const got = [...new Int32Array(await readBuffer(gpu.device, b[field]))];
+        assertEqual(got, want[field], `batch ${i} ${field}`);
+      }
+      check(b.count === want.count && b.keys.join() === want.keys.join(), `batch ${i}: count and keys`);
+      b.release();
+      i++;
+    }
+    check(i === cpu.length, `${i} device batches, ${cpu.length} on the CPU`);
+    check(data.held() === 0, `every buffer set back in the ring (${data.held()} held)`);
+  } finally {
+    await data.close();
+  }
+}

@@ -1,0 +1,17 @@
+// Deno tier: textLoader() on the CPU and on Deno's WebGPU, the same scenario bodies as Node.
+import './limits.ts';
+import { badTextIsTyped, deviceBatchesEqualCpu, packsLikeTheReference, resumesExactly, tokenShardsAcrossRanks } from '../shared/text-loader-scenarios.ts';
+
+Deno.test('textLoader: concat packs { texts } exactly as the reference does', packsLikeTheReference);
+for (const pack of ['concat', 'best-fit', 'pad'] as const)
+  Deno.test(`textLoader: ${pack}, resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
+Deno.test('textLoader: bad documents fail typed under their keys; the rest is packed', badTextIsTyped);
+Deno.test('textLoader: token shards across two ranks, every document once per epoch', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await tokenShardsAcrossRanks(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+Deno.test('textLoader(to: gpu): the i32 buffers read back equal the CPU batches', deviceBatchesEqualCpu);
