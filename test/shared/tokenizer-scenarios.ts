@@ -4,7 +4,7 @@
  * tokenizers.js run directly on the same text, or the corpus' own id definition.
  */
 import { Tokenizer } from '@huggingface/tokenizers';
-import { WorkerError } from '../../src/errors/index.ts';
+import { OptionError, WorkerError } from '../../src/errors/index.ts';
 import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusTokenizerJson } from '../../src/synthetic/index.ts';
 import { TextError, type TextErrorCode } from '../../src/text/errors.ts';
 import { type TextDocumentBytes, TokenizerPool } from '../../src/text/tokenizer.ts';
@@ -181,7 +181,30 @@ export async function closeStopsWorkers(): Promise<void> {
   await rejectsWith(pool.encode(documents[0]!), (e) => e instanceof WorkerError && e.code === 'pool-closed', 'encode after close()');
 }
 
+/** Options are checked before anything starts: required limits, the tokenizer's form, ids in range. */
+export async function optionsAreChecked(): Promise<void> {
+  const encoder = { encode: (text: string) => [text.length] };
+  const refused = (options: object, spec: object = encoder) =>
+    TokenizerPool.open(spec as typeof encoder, options as typeof limits).then(
+      () => 'opened',
+      (e: unknown) => (e instanceof OptionError ? e.field : String(e)),
+    );
+  assertEqual(
+    await Promise.all([
+      refused({ maxDocumentTokens: 10 }),
+      refused({ ...limits, vocabSize: 10, eos: 10 }),
+      refused({ ...limits, workers: 0 }),
+      refused({ ...limits, textField: '' }),
+      refused({ ...limits, stride: 2 }),
+      refused(limits, { path: 'tokenizer.json' }),
+    ]),
+    ['maxDocumentBytes', 'eos', 'workers', 'textField', 'stride', 'spec'],
+    'each wrong option named',
+  );
+}
+
 export const scenarios = {
+  optionsAreChecked,
   workerIdsMatchDirect,
   corpusTokenizerIsCorpusIds,
   badDocumentsFailAlone,
