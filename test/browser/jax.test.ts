@@ -9,6 +9,7 @@ import {
   emptyBatchGivesEmptyArrays,
   hostBatchIntoJax,
   otherDeviceIsRefused,
+  textLoaderIntoJax,
 } from '../shared/jax-scenarios.ts';
 
 beforeAll(async () => {
@@ -22,3 +23,4 @@ it('an empty batch gives [0, seqLen] arrays on WebGPU', () => emptyBatchGivesEmp
 it("a GPU text batch on jax-js's device is copied GPU to GPU, equal to the batch, and survives the refill", () => deviceBatchIntoJax(jax));
 it("a GPU batch of another device is refused (GpuError 'device-mismatch')", () => otherDeviceIsRefused(jax));
 it("an image batch on jax-js's device becomes float32 images and int32 labels", () => deviceImagesIntoJax(jax));
+it("textLoader()'s CPU and GPU batches go into jax-js's WebGPU backend, equal to its rows", () => textLoaderIntoJax(jax, 'webgpu', true));

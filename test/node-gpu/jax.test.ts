@@ -5,7 +5,13 @@ import * as jax from '@jax-js/jax';
 import { beforeAll, it } from 'vitest';
 import { getGpu } from '../../src/runtime/index.ts';
 import { check } from '../shared/assert.ts';
-import { deviceBatchIntoJax, deviceImagesIntoJax, hostBatchIntoJax, otherDeviceIsRefused } from '../shared/jax-scenarios.ts';
+import {
+  deviceBatchIntoJax,
+  deviceImagesIntoJax,
+  hostBatchIntoJax,
+  otherDeviceIsRefused,
+  textLoaderIntoJax,
+} from '../shared/jax-scenarios.ts';
 
 beforeAll(async () => {
   const gpu = await getGpu();
@@ -19,3 +25,4 @@ it("a CPU text batch goes into jax-js's WebGPU backend, equal to the batch", () 
 it("a GPU text batch on jax-js's device is copied GPU to GPU, equal to the batch, and survives the refill", () => deviceBatchIntoJax(jax));
 it("a GPU batch of another device is refused (GpuError 'device-mismatch')", () => otherDeviceIsRefused(jax));
 it("an image batch on jax-js's device becomes float32 images and int32 labels", () => deviceImagesIntoJax(jax));
+it("textLoader()'s CPU and GPU batches go into jax-js's WebGPU backend, equal to its rows", () => textLoaderIntoJax(jax, 'webgpu', true));

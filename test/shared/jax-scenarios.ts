@@ -6,10 +6,13 @@ import type * as jaxjs from '@jax-js/jax';
 import { acquireGpu, FeedError, GpuError, type GpuContext } from '../../src/gpu/index.ts';
 import { jaxImages, jaxTokens, type DeviceTokenBatch, type HostTokenBatch } from '../../src/jax/index.ts';
 import { OptionError } from '../../src/errors/index.ts';
+import type { TokenBatch, TokenDeviceBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
 
 type Jax = typeof jaxjs;
+// The text loader's batches are what tandem/jax declares by structure: a compile-time check.
+export const textBatchesFitJax: [(b: TokenBatch) => HostTokenBatch, (b: TokenDeviceBatch) => DeviceTokenBatch] = [(b) => b, (b) => b];
 const ROWS = 3;
 const SEQ = 8;
 const VOCAB = 11;
@@ -285,4 +288,35 @@ export async function deviceImagesIntoJax(jax: Jax): Promise<void> {
   images.destroy();
   labelBuffer.destroy();
   await gpu.close();
+}
+
+/**
+ * textLoader() itself into jax-js: its CPU batches (and, given `onDevice`, its GPU batches on
+ * jax-js's device) become arrays equal to the CPU loader's rows, `count` rows each.
+ */
+export async function textLoaderIntoJax(jax: Jax, device: jaxjs.Device, onDevice: boolean): Promise<void> {
+  const { textLoader } = await import('../../src/text/index.ts');
+  const { charEncoder, collect, sentences } = await import('./text-loader-scenarios.ts');
+  const texts = sentences(12);
+  const options = { tokenizer: charEncoder, seqLen: 16, batchSize: 3, bos: 0, eos: 1, pack: 'concat' as const };
+  const want = (await collect({ texts }, options)).batches;
+  check(want.length >= 2, `${want.length} batches`);
+  const compare = async (got: Awaited<ReturnType<typeof jaxTokens>>, i: number) => {
+    const w = want[i];
+    check(w !== undefined && got.count === w.count, `batch ${i}: ${got.count} rows`);
+    for (const f of FIELDS) assertEqual(Array.from(await got[f].data()), w[f].slice(0, w.count * 16), `batch ${i} ${f}`);
+  };
+  const gpu = onDevice ? await acquireGpu({ device: jax.getWebGPUDevice() }) : undefined;
+  for (const to of gpu ? (['cpu', gpu] as const) : (['cpu'] as const)) {
+    const data = textLoader({ texts }, { ...options, to });
+    let i = 0;
+    try {
+      for await (const batch of data)
+        await compare(await jaxTokens(jax, batch as HostTokenBatch | DeviceTokenBatch, { device: to === 'cpu' ? device : 'webgpu' }), i++);
+      check(i === want.length, `${i} batches into jax-js, ${want.length} from the CPU loader`);
+    } finally {
+      await data.close();
+    }
+  }
+  await gpu?.close();
 }

@@ -2,7 +2,7 @@
 // GPU path runs in test/node-gpu/jax.test.ts and test/browser/jax.test.ts).
 import * as jax from '@jax-js/jax';
 import { beforeAll, it } from 'vitest';
-import { badInputsAreTypedErrors, emptyBatchGivesEmptyArrays, hostBatchIntoJax } from '../shared/jax-scenarios.ts';
+import { badInputsAreTypedErrors, emptyBatchGivesEmptyArrays, hostBatchIntoJax, textLoaderIntoJax } from '../shared/jax-scenarios.ts';
 
 // A bare jax.init() reads navigator.gpu and throws on Node 20, where there is no navigator.
 beforeAll(() => jax.init('wasm', 'cpu'));
@@ -12,3 +12,4 @@ for (const device of ['wasm', 'cpu'] as const) {
   it(`an empty batch gives [0, seqLen] arrays on '${device}'`, () => emptyBatchGivesEmptyArrays(jax, device));
 }
 it('bad batches, bad options and a GPU batch without a WebGPU backend are typed errors', () => badInputsAreTypedErrors(jax, false));
+it("textLoader()'s CPU batches go into jax-js, equal to its rows", () => textLoaderIntoJax(jax, 'wasm', false));
