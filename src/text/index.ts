@@ -9,3 +9,4 @@ export type { TextLoaderState } from './state.ts';
 export type { TokenTensors } from './tfjs-target.ts';
 export { TextError, type TextErrorCode } from './errors.ts';
 export type { TokenBatch, TokenDeviceBatch, TokenDocument, TokenEncoder } from './types.ts';
+export { TokenizerPool, type IdsEncoder, type TextDocumentBytes, type TokenizerPoolOptions, type TokenizerSpec } from './tokenizer.ts';
