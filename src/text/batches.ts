@@ -58,7 +58,13 @@ export class TokenBatchPool {
     this.#made++;
     const n = this.#size;
     const whole = new Int32Array(4 * n);
-    return { whole, inputs: whole.subarray(0, n), labels: whole.subarray(n, 2 * n), docIds: whole.subarray(2 * n, 3 * n), positions: whole.subarray(3 * n) };
+    return {
+      whole,
+      inputs: whole.subarray(0, n),
+      labels: whole.subarray(n, 2 * n),
+      docIds: whole.subarray(2 * n, 3 * n),
+      positions: whole.subarray(3 * n),
+    };
   }
 
   give(set: BufferSet): void {

@@ -37,7 +37,12 @@ export class TokenRing {
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     const make = (i: number, name: string) => gpu.device.createBuffer({ size: this.#bytes, usage, label: `tandem text ${name} ${i}` });
     this.#sets = new SlotPool(
-      Array.from({ length: slots }, (_, i) => ({ inputs: make(i, 'inputs'), labels: make(i, 'labels'), docIds: make(i, 'docIds'), positions: make(i, 'positions') })),
+      Array.from({ length: slots }, (_, i) => ({
+        inputs: make(i, 'inputs'),
+        labels: make(i, 'labels'),
+        docIds: make(i, 'docIds'),
+        positions: make(i, 'positions'),
+      })),
     );
   }
 
@@ -69,7 +74,7 @@ export class TokenRing {
       const up = await this.#uploader.upload(host, ctx.signal, ctx);
       try {
         const encoder = this.#device.createCommandEncoder({ label: 'tandem text batch' });
-        FIELDS.forEach((field, i) => encoder.copyBufferToBuffer(up.buffer, i * this.#bytes, set[field], 0, this.#bytes));
+        for (const [i, field] of FIELDS.entries()) encoder.copyBufferToBuffer(up.buffer, i * this.#bytes, set[field], 0, this.#bytes);
         this.#device.queue.submit([encoder.finish()]);
       } finally {
         up.release();

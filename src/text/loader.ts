@@ -10,7 +10,15 @@
 //     → the consumer's `for await`: TokenBatch (CPU), TokenDeviceBatch (GPU) or int32 tensors
 import { LoaderError } from '../loader/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
-import { bottleneck, formatStats, PipelineBuilder, type Bottleneck, type FailureRecord, type Pipeline, type PipelineStats } from '../pipeline/index.ts';
+import {
+  bottleneck,
+  formatStats,
+  PipelineBuilder,
+  type Bottleneck,
+  type FailureRecord,
+  type Pipeline,
+  type PipelineStats,
+} from '../pipeline/index.ts';
 import { PackingAggregator, TokenBatchPool, type NumberedDocument, type PackedBatch, type PackingCounts } from './batches.ts';
 import { TextError } from './errors.ts';
 import { TokenRing, type PackedDeviceBatch } from './gpu-ring.ts';
@@ -231,10 +239,18 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     const items = numbered(r.resolved.items(epoch, offset, Math.max(o.epochs - epoch, 0)));
     const tokenizer = r.tokenizer;
     const vocab = o.vocabSize;
-    const read = async (x: Numbered): Promise<{ index: number; key: string; doc: RawDocument }> => ({ index: x.index, key: x.key, doc: await x.item.read() });
-    const tokenize = async (x: { index: number; key: string; doc: RawDocument }, ctx: { signal: AbortSignal }): Promise<NumberedDocument> => {
+    const read = async (x: Numbered): Promise<{ index: number; key: string; doc: RawDocument }> => ({
+      index: x.index,
+      key: x.key,
+      doc: await x.item.read(),
+    });
+    const tokenize = async (
+      x: { index: number; key: string; doc: RawDocument },
+      ctx: { signal: AbortSignal },
+    ): Promise<NumberedDocument> => {
       const doc = x.doc;
-      if ('tokens' in doc) return { index: x.index, key: x.key, tokens: withSpecials(doc.tokens, o.bos, o.eos, vocab, x.key, o.maxDocumentTokens) };
+      if ('tokens' in doc)
+        return { index: x.index, key: x.key, tokens: withSpecials(doc.tokens, o.bos, o.eos, vocab, x.key, o.maxDocumentTokens) };
       if (!tokenizer) throw new TextError('tokenizer-failed', `${x.key}: no tokenizer for a text document`);
       const encoded = await tokenizer.encode({ key: x.key, bytes: doc.bytes, ext: doc.ext }, ctx.signal);
       return { index: x.index, key: x.key, tokens: encoded.tokens };
@@ -281,11 +297,19 @@ async function* numbered(items: Iterable<TextItem> | AsyncIterable<TextItem>): A
 }
 
 /** Token-shard documents: BOS/EOS added when asked, ids checked against the vocabulary. */
-function withSpecials(tokens: Uint32Array, bos: number | undefined, eos: number | undefined, vocab: number | undefined, key: string, max: number): Uint32Array {
+function withSpecials(
+  tokens: Uint32Array,
+  bos: number | undefined,
+  eos: number | undefined,
+  vocab: number | undefined,
+  key: string,
+  max: number,
+): Uint32Array {
   if (tokens.length > max) throw new TextError('too-large', `${key}: ${tokens.length} tokens, past maxDocumentTokens ${max}`);
   if (vocab !== undefined)
     for (let i = 0; i < tokens.length; i++)
-      if (tokens[i]! >= vocab) throw new TextError('token-out-of-range', `${key}: token ${tokens[i]} at ${i} is past the vocabulary (${vocab})`);
+      if ((tokens[i] ?? 0) >= vocab)
+        throw new TextError('token-out-of-range', `${key}: token ${tokens[i]} at ${i} is past the vocabulary (${vocab})`);
   if (bos === undefined && eos === undefined) return tokens;
   const out = new Uint32Array(tokens.length + (bos === undefined ? 0 : 1) + (eos === undefined ? 0 : 1));
   if (bos !== undefined) out[0] = bos;

@@ -122,7 +122,10 @@ export function checkTextLoaderOptions(options: TextLoaderOptions): TextLoaderSe
   if (tokenizer !== undefined && !isTokenizerSpec(tokenizer))
     o.fail('tokenizer', "an object with encode(text), { json } (a tokenizer.json's text or object) or { url }");
   const resumeFrom = o.raw('resumeFrom');
-  if (resumeFrom !== undefined && (typeof resumeFrom !== 'object' || resumeFrom === null || (resumeFrom as { kind?: unknown }).kind !== 'tandem.text'))
+  if (
+    resumeFrom !== undefined &&
+    (typeof resumeFrom !== 'object' || resumeFrom === null || (resumeFrom as { kind?: unknown }).kind !== 'tandem.text')
+  )
     o.fail('resumeFrom', "a state from textLoader's state()");
   return {
     seqLen: o.integer('seqLen', 256, 1, 1 << 20),
@@ -165,7 +168,11 @@ function isTokenizerSpec(x: unknown): x is TokenizerSpec {
 
 /** Whether `to` is TensorFlow.js's namespace. */
 export function isTfjs(to: TextLoaderSettings['to']): to is TfjsTokens {
-  return typeof to === 'object' && typeof (to as Partial<TfjsTokens>).tensor === 'function' && typeof (to as Partial<TfjsTokens>).getBackend === 'function';
+  return (
+    typeof to === 'object' &&
+    typeof (to as Partial<TfjsTokens>).tensor === 'function' &&
+    typeof (to as Partial<TfjsTokens>).getBackend === 'function'
+  );
 }
 
 function checkTarget(o: OptionChecker): TextLoaderSettings['to'] {

@@ -98,10 +98,11 @@ export class Packer {
   push(index: number, key: string, tokens: Uint32Array): void {
     if (index < this.#restoreEnd) {
       // Packed before the snapshot, unless it is one of the waiting ones.
-      const start = this.#restoring?.get(index);
-      if (start === undefined) return;
-      this.#restoring!.delete(index);
-      if (this.#restoring!.size === 0) this.#restoring = undefined;
+      const restoring = this.#restoring;
+      const start = restoring?.get(index);
+      if (restoring === undefined || start === undefined) return;
+      restoring.delete(index);
+      if (restoring.size === 0) this.#restoring = undefined;
       this.#insert({ index, key, tokens, start });
       return;
     }
@@ -116,7 +117,7 @@ export class Packer {
     this.#buffered += piece.tokens.length - piece.start;
     const pieces = this.#pieces;
     let at = pieces.length;
-    while (at > 0 && pieces[at - 1]!.index > piece.index) at--;
+    while (at > 0 && (pieces[at - 1]?.index ?? -1) > piece.index) at--;
     pieces.splice(at, 0, piece);
   }
 
@@ -150,12 +151,12 @@ export class Packer {
     const base = row * this.#o.seqLen;
     let n = 0;
     let doc = -1;
-    for (let i = 0; i < this.#pieces.length && n < L; i++) {
-      const p = this.#pieces[i]!;
+    for (const p of this.#pieces) {
+      if (n >= L) break;
       if (p.start === 0 && n < this.#o.seqLen) began.push(p.key);
       doc++;
       const take = Math.min(p.tokens.length - p.start, L - n);
-      for (let k = 0; k < take; k++) this.#put(out, base, n + k, p.tokens[p.start + k]!, doc);
+      for (let k = 0; k < take; k++) this.#put(out, base, n + k, p.tokens[p.start + k] ?? 0, doc);
       n += take;
     }
     // The input's end: a lone token left was already a label.
@@ -172,8 +173,7 @@ export class Packer {
   /** Drops `count` tokens from the front of the stream (concat). */
   #advance(count: number): void {
     let left = count;
-    while (left > 0 && this.#pieces.length > 0) {
-      const p = this.#pieces[0]!;
+    for (let p = this.#pieces[0]; left > 0 && p !== undefined; p = this.#pieces[0]) {
       const take = Math.min(p.tokens.length - p.start, left);
       p.start += take;
       left -= take;
@@ -189,9 +189,10 @@ export class Packer {
     let n = 0;
     let doc = 0;
     const place = (at: number, count: number) => {
-      const p = pieces[at]!;
+      const p = pieces[at];
+      if (p === undefined) return;
       if (p.start === 0 && n < this.#o.seqLen) began.push(p.key);
-      for (let k = 0; k < count; k++) this.#put(out, base, n + k, p.tokens[p.start + k]!, doc);
+      for (let k = 0; k < count; k++) this.#put(out, base, n + k, p.tokens[p.start + k] ?? 0, doc);
       n += count;
       doc++;
       if (p.start + count >= p.tokens.length) {
@@ -202,15 +203,16 @@ export class Packer {
         this.#buffered -= count - 1;
       }
     };
-    const first = pieces[0]!;
+    const first = pieces[0];
+    if (first === undefined) return 0;
     const stale = this.#o.mode === 'best-fit' && first.index < this.#next - MAX_AGE_WINDOWS * this.#o.fitWindow;
     if (this.#o.mode === 'pad' || stale) place(0, Math.min(first.tokens.length - first.start, L));
     if (this.#o.mode === 'best-fit') {
       for (;;) {
         let best = -1;
         let bestLength = 0;
-        for (let i = 0; i < pieces.length; i++) {
-          const length = pieces[i]!.tokens.length - pieces[i]!.start;
+        for (const [i, p] of pieces.entries()) {
+          const length = p.tokens.length - p.start;
           if (length <= L - n && length > bestLength) {
             best = i;
             bestLength = length;

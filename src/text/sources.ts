@@ -3,9 +3,26 @@
 // them. Each becomes a PassOrder (the image loader's: seeded order per epoch, this rank's share,
 // a state to resume from) over documents that read either their bytes or their ids.
 import { OptionError } from '../errors/index.ts';
-import { listOrder, resolveSource, startOf, streamOrder, type LabelledSource, type LoaderSource, type LoaderState, type PassOrder } from '../loader/internal.ts';
+import {
+  listOrder,
+  resolveSource,
+  startOf,
+  streamOrder,
+  type LabelledSource,
+  type LoaderSource,
+  type LoaderState,
+  type PassOrder,
+} from '../loader/internal.ts';
 import { listDir, readFile } from '../runtime/index.ts';
-import { isFailure, resolvePartition, ShardStream, SourceError, type FetchOptions, type ShardStreamOptions, type ShardStreamState } from '../sources/index.ts';
+import {
+  isFailure,
+  resolvePartition,
+  ShardStream,
+  SourceError,
+  type FetchOptions,
+  type ShardStreamOptions,
+  type ShardStreamState,
+} from '../sources/index.ts';
 import { TextError } from './errors.ts';
 
 /** Pre-tokenised shards (docs/sources.md, "Token shards"), paths or URLs. */
@@ -132,7 +149,8 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
   const shards = format === 'tokens' ? (source as TokenShardSource).tokens : (source as TextShardSource).shards;
   const field = format === 'tokens' ? 'source.tokens' : 'source.shards';
   const bufferSize = source.shuffleBuffer ?? 256;
-  if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new OptionError('textLoader', 'source.shuffleBuffer', bufferSize, 'a positive integer');
+  if (!Number.isInteger(bufferSize) || bufferSize < 1)
+    throw new OptionError('textLoader', 'source.shuffleBuffer', bufferSize, 'a positive integer');
   if (shards.length === 0 || shards.some((s) => typeof s !== 'string'))
     throw new OptionError('textLoader', field, shards, 'a non-empty list of shard paths or URLs');
   const options: ShardStreamOptions = {
@@ -158,7 +176,12 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
           `rank ${state.consumer} of ${state.consumers} → ${here.consumer} of ${here.consumers} (regroup with regroupTextStates)`,
       ].filter(Boolean);
       if (differs.length > 0)
-        throw new OptionError('textLoader options', 'resumeFrom', state, `the state of a loader over the same shards (differs in ${differs.join(', ')})`);
+        throw new OptionError(
+          'textLoader options',
+          'resumeFrom',
+          state,
+          `the state of a loader over the same shards (differs in ${differs.join(', ')})`,
+        );
       from = state;
     },
     items: () => {
@@ -185,7 +208,10 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
           yield { key, read: () => Promise.reject(new SourceError('unsupported-type', key, `${key}: no tokens`)) };
           continue;
         }
-        const tokens = bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2) : new Uint32Array(bytes.slice().buffer);
+        const tokens =
+          bytes.byteOffset % 4 === 0
+            ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2)
+            : new Uint32Array(bytes.slice().buffer);
         yield { key, read: () => Promise.resolve({ key, tokens }) };
         continue;
       }

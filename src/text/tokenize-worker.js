@@ -19,12 +19,25 @@ const NO_SPECIAL_TOKENS = { add_special_tokens: false };
 /** A JSON document's extension: a file's `.json`, a WebDataset member's `json` or `meta.json`. */
 const JSON_EXT = /(^|\.)json$/i;
 
+/** The worker's side of a TextError: its name and code cross the boundary, and the host makes the TextError. */
+class WorkerTextError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   */
+  constructor(code, message) {
+    super(message);
+    this.name = 'TextError';
+    this.code = code;
+  }
+}
+
 /**
  * @param {string} code
  * @param {string} message
  */
 function coded(code, message) {
-  return Object.assign(new Error(message), { name: 'TextError', code });
+  return new WorkerTextError(code, message);
 }
 
 /** @param {unknown} e */

@@ -203,7 +203,7 @@ async function tokenizerSource(
 
 async function fetchText(url: URL, signal: AbortSignal | undefined): Promise<string> {
   const response = await fetch(url, signal ? { signal } : {});
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok) throw new TextError('tokenizer-failed', `HTTP ${response.status} for ${url.href}`);
   return response.text();
 }
 

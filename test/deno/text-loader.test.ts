@@ -1,6 +1,12 @@
 // Deno tier: textLoader() on the CPU and on Deno's WebGPU, the same scenario bodies as Node.
 import './limits.ts';
-import { badTextIsTyped, deviceBatchesEqualCpu, packsLikeTheReference, resumesExactly, tokenShardsAcrossRanks } from '../shared/text-loader-scenarios.ts';
+import {
+  badTextIsTyped,
+  deviceBatchesEqualCpu,
+  packsLikeTheReference,
+  resumesExactly,
+  tokenShardsAcrossRanks,
+} from '../shared/text-loader-scenarios.ts';
 
 Deno.test('textLoader: concat packs { texts } exactly as the reference does', packsLikeTheReference);
 for (const pack of ['concat', 'best-fit', 'pad'] as const)

@@ -10,7 +10,11 @@ const MIN_KILLS = 6;
 
 /** Runs the child; with `kill`, SIGKILLs it `kill.extraMs` after its log reaches batch `kill.at`. */
 async function run(dir: string, data: string, kill?: { at: number; extraMs: number }): Promise<{ killed: boolean }> {
-  const child = new Deno.Command(Deno.execPath(), { args: ['run', '-A', '--no-check', CHILD, dir, '3', data], stdout: 'null', stderr: 'piped' }).spawn();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ['run', '-A', '--no-check', CHILD, dir, '3', data],
+    stdout: 'null',
+    stderr: 'piped',
+  }).spawn();
   let killed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const poll = kill
@@ -88,8 +92,12 @@ Deno.test(`token shards: SIGKILL at ${MIN_KILLS}+ random moments, each resumed f
     if (!got.done) throw new Error('the killed runs never finished');
     if (kills < MIN_KILLS) throw new Error(`only ${kills} kills landed`);
     if (got.hashes.join() !== reference.hashes.join())
-      throw new Error(`resumed runs handed out other batches (first difference at ${got.hashes.findIndex((h, i) => h !== reference.hashes[i])})`);
-    console.log(`[text resume] ${kills} kills, resumed at batches ${got.resumes.join(', ')}; ${reference.hashes.length} batches; an uninterrupted run takes ${(wholeMs / 1000).toFixed(1)} s`);
+      throw new Error(
+        `resumed runs handed out other batches (first difference at ${got.hashes.findIndex((h, i) => h !== reference.hashes[i])})`,
+      );
+    console.log(
+      `[text resume] ${kills} kills, resumed at batches ${got.resumes.join(', ')}; ${reference.hashes.length} batches; an uninterrupted run takes ${(wholeMs / 1000).toFixed(1)} s`,
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }

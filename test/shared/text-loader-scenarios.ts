@@ -21,11 +21,22 @@ export interface Plain {
 }
 
 function plain(b: TokenBatch): Plain {
-  return { inputs: [...b.inputs], labels: [...b.labels], docIds: [...b.docIds], positions: [...b.positions], count: b.count, keys: [...b.keys] };
+  return {
+    inputs: [...b.inputs],
+    labels: [...b.labels],
+    docIds: [...b.docIds],
+    positions: [...b.positions],
+    count: b.count,
+    keys: [...b.keys],
+  };
 }
 
 /** Every batch of a loader's pass (or the first `take`), copied out and released. */
-export async function collect(source: TextSource, options: TextLoaderOptions, take = Infinity): Promise<{ batches: Plain[]; state: unknown }> {
+export async function collect(
+  source: TextSource,
+  options: TextLoaderOptions,
+  take = Infinity,
+): Promise<{ batches: Plain[]; state: unknown }> {
   const data = textLoader(source, options);
   const batches: Plain[] = [];
   try {
@@ -42,7 +53,9 @@ export async function collect(source: TextSource, options: TextLoaderOptions, ta
 
 export function sentences(count: number): string[] {
   const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
-  return Array.from({ length: count }, (_, i) => Array.from({ length: 1 + ((i * 7) % 13) }, (_, k) => words[(i + k * 3) % words.length]).join(' '));
+  return Array.from({ length: count }, (_, i) =>
+    Array.from({ length: 1 + ((i * 7) % 13) }, (_, k) => words[(i + k * 3) % words.length]).join(' '),
+  );
 }
 
 /** concat by its definition: every document as BOS + ids + EOS, one stream, windows of T + 1 every T. */
@@ -59,7 +72,8 @@ export async function packsLikeTheReference(): Promise<void> {
   let r = 0;
   for (let start = 0; stream.length - start >= 2; start += T, r++) {
     const content = stream.slice(start, start + T + 1);
-    const row = rows[Math.floor(r / B)] ?? (rows[Math.floor(r / B)] = { inputs: [], labels: [], docIds: [], positions: [], count: 0, keys: [] });
+    const row =
+      rows[Math.floor(r / B)] ?? (rows[Math.floor(r / B)] = { inputs: [], labels: [], docIds: [], positions: [], count: 0, keys: [] });
     row.count++;
     let local = -1;
     let begin = 0;
@@ -107,13 +121,28 @@ function itemsWithABadOne(): Array<{ bytes: Uint8Array; key: string }> {
 /** Stop after `cut` batches, resume from the JSON state: the rows equal an uninterrupted run's. */
 export async function resumesExactly(pack: 'concat' | 'best-fit' | 'pad'): Promise<void> {
   const items = itemsWithABadOne();
-  const options: TextLoaderOptions = { tokenizer: charEncoder, seqLen: 12, batchSize: 3, bos: 0, eos: 1, pack, fitWindow: 6, shuffle: true, seed: 3, epochs: 2 };
+  const options: TextLoaderOptions = {
+    tokenizer: charEncoder,
+    seqLen: 12,
+    batchSize: 3,
+    bos: 0,
+    eos: 1,
+    pack,
+    fitWindow: 6,
+    shuffle: true,
+    seed: 3,
+    epochs: 2,
+  };
   const whole = (await collect(items, options)).batches;
   check(whole.length > 8, `a run long enough to cut (${whole.length} batches)`);
   for (const cut of [1, 4, whole.length - 2]) {
     const first = await collect(items, options, cut);
     const rest = await collect(items, { ...options, resumeFrom: first.state as TextLoaderOptions['resumeFrom'] });
-    assertEqual([...first.batches, ...rest.batches].map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')), whole.map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')), `${pack}: cut after ${cut}`);
+    assertEqual(
+      [...first.batches, ...rest.batches].map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')),
+      whole.map((b) => b.inputs.join(',') + '|' + b.labels.join(',') + '|' + b.docIds.join(',')),
+      `${pack}: cut after ${cut}`,
+    );
   }
   // The same loader, a second `for await` after a break, continues where the consumer stood.
   const data = textLoader(items, options);
@@ -131,7 +160,11 @@ export async function resumesExactly(pack: 'concat' | 'best-fit' | 'pad'): Promi
   } finally {
     await data.close();
   }
-  assertEqual(seen.map((b) => b.inputs.join(',')), whole.map((b) => b.inputs.join(',')), `${pack}: a break, then a second pass`);
+  assertEqual(
+    seen.map((b) => b.inputs.join(',')),
+    whole.map((b) => b.inputs.join(',')),
+    `${pack}: a break, then a second pass`,
+  );
 }
 
 /** Bad documents fail typed under their keys, once each per epoch; every other document is packed. */
@@ -159,7 +192,10 @@ export async function badTextIsTyped(): Promise<void> {
     ] as const) {
       const f = byKey.get(key);
       check(f !== undefined, `${key} is reported (failures: ${failures.map((x) => x.key).join(', ')})`);
-      check(f.error instanceof TextError && f.error.code === code, `${key}: a TextError '${code}' (got ${f.error.name} ${(f.error as TextError).code}: ${f.error.message})`);
+      check(
+        f.error instanceof TextError && f.error.code === code,
+        `${key}: a TextError '${code}' (got ${f.error.name} ${(f.error as TextError).code}: ${f.error.message})`,
+      );
       check(f.stage === 'tokenize', `${key}: failed in 'tokenize' (got ${f.stage})`);
     }
     check(failures.length === 3, `three failures (got ${failures.map((f) => f.key).join(', ')})`);
@@ -175,7 +211,9 @@ export async function tokenShardsAcrossRanks(dir: string): Promise<void> {
   const docs: Uint32Array[] = [];
   const paths: string[] = [];
   for (let s = 0; s < 4; s++) {
-    const shardDocs = Array.from({ length: 9 + s }, (_, d) => Uint32Array.from({ length: 3 + ((d * 5 + s) % 17) }, (_, k) => (s * 100 + d * 7 + k) % 500));
+    const shardDocs = Array.from({ length: 9 + s }, (_, d) =>
+      Uint32Array.from({ length: 3 + ((d * 5 + s) % 17) }, (_, k) => (s * 100 + d * 7 + k) % 500),
+    );
     docs.push(...shardDocs);
     const path = `${dir}/t-${s}.bin`;
     await writeFileAtomic(path, encodeTokenShard(shardDocs, { vocabSize: 500 }));
@@ -183,7 +221,10 @@ export async function tokenShardsAcrossRanks(dir: string): Promise<void> {
   }
   const seen = new Map<string, string>();
   for (const rank of [0, 1]) {
-    const { batches } = await collect({ tokens: paths, shuffleBuffer: 8 }, { seqLen: 32, batchSize: 4, pack: 'pad', shuffle: true, seed: 9, epochs: 2, rank, worldSize: 2 });
+    const { batches } = await collect(
+      { tokens: paths, shuffleBuffer: 8 },
+      { seqLen: 32, batchSize: 4, pack: 'pad', shuffle: true, seed: 9, epochs: 2, rank, worldSize: 2 },
+    );
     for (const b of batches)
       for (let r = 0; r < b.count; r++) {
         const ids = b.inputs.slice(r * 32, r * 32 + 32).filter((_, t) => b.docIds[r * 32 + t] !== -1);

@@ -36,7 +36,16 @@ if (import.meta.main) {
   log(saved ? `resume ${saved.batches}` : 'run');
   const loader = textLoader(
     { tokens: shards, shuffleBuffer: 16 },
-    { seqLen: 32, batchSize: 4, pack: 'best-fit', fitWindow: 8, shuffle: true, seed: 7, epochs: 2, ...(saved ? { resumeFrom: saved.loader } : {}) },
+    {
+      seqLen: 32,
+      batchSize: 4,
+      pack: 'best-fit',
+      fitWindow: 8,
+      shuffle: true,
+      seed: 7,
+      epochs: 2,
+      ...(saved ? { resumeFrom: saved.loader } : {}),
+    },
   );
   let n = saved?.batches ?? 0;
   for await (const b of loader) {

@@ -9,7 +9,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('textLoader on the CPU', () => {
   it('concat packs { texts } exactly as the reference does', packsLikeTheReference);
-  for (const pack of ['concat', 'best-fit', 'pad'] as const) it(`${pack}: resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
+  for (const pack of ['concat', 'best-fit', 'pad'] as const)
+    it(`${pack}: resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
   it('bad UTF-8, an oversized document and JSON without its text field fail typed under their keys; the rest is packed', badTextIsTyped);
   it('token shards across two ranks: every document once per epoch, its ids as written', () => tokenShardsAcrossRanks(dir));
 });

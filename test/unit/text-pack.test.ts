@@ -143,8 +143,7 @@ describe('packing, token by token against the reference', () => {
       it(`${mode}: seqLen ${c.T}, documents of 0..${c.maxLength} tokens (seed ${c.seed})`, () => {
         const docs = documents(c.seed, 120, c.maxLength);
         const window = 4;
-        const expected =
-          mode === 'concat' ? referenceConcat(docs, c.T) : referenceFit(docs, c.T, window, mode === 'pad');
+        const expected = mode === 'concat' ? referenceConcat(docs, c.T) : referenceFit(docs, c.T, window, mode === 'pad');
         const { rows } = packAll(new Packer({ mode, seqLen: c.T, padId: PAD, fitWindow: window }), docs, c.T);
         expect(rows.length).toBe(expected.length);
         for (let r = 0; r < rows.length; r++) expect(rows[r], `row ${r}`).toEqual(expected[r]);
