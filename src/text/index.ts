@@ -10,3 +10,15 @@ export type { TokenTensors } from './tfjs-target.ts';
 export { TextError, type TextErrorCode } from './errors.ts';
 export type { TokenBatch, TokenDeviceBatch, TokenDocument, TokenEncoder } from './types.ts';
 export { TokenizerPool, type IdsEncoder, type TextDocumentBytes, type TokenizerPoolOptions, type TokenizerSpec } from './tokenizer.ts';
+export {
+  decodeTextCheckpoint,
+  trainText,
+  type TextCheckpoint,
+  type TextCheckpointHeader,
+  type TextTrainingEvent,
+  type TextTrainingLoaderOptions,
+  type TextTrainingOptions,
+  type TextTrainingReport,
+  type TextTrainingResult,
+} from './session.ts';
+export { regroupTextStates } from './regroup.ts';

@@ -57,6 +57,8 @@ interface Numbered {
 interface Start {
   docs: TextLoaderState['docs'] | undefined;
   packer: PackerSnapshot | undefined;
+  carry?: TextLoaderState['carry'];
+  after?: TextLoaderState['after'];
 }
 
 export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDisposable {
@@ -80,7 +82,7 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     this.#o = settings;
     const from = settings.resumeFrom;
     if (from) checkState(from, this.#packing());
-    this.#start = { docs: from?.docs, packer: from?.packer };
+    this.#start = { docs: from?.docs, packer: from?.packer, ...(from?.carry ? { carry: from.carry } : {}) };
     if (settings.signal) {
       this.#onAbort = () => void this.close();
       settings.signal.addEventListener('abort', this.#onAbort, { once: true });
@@ -116,11 +118,31 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     if (!taken) {
       // Between passes (or before the first batch): where the next pass starts.
       const docs = this.#start.docs ?? order.state(0, undefined);
-      return { kind: 'tandem.text', version: 1, docs, packer: this.#start.packer ?? { next: 0, pending: [] }, packing: this.#packing() };
+      const carry = this.#start.carry;
+      return {
+        kind: 'tandem.text',
+        version: 1,
+        docs,
+        packer: this.#start.packer ?? { next: 0, pending: [] },
+        ...(carry && carry.length > 0 ? { carry } : {}),
+        ...(this.#start.after ? { after: this.#start.after } : {}),
+        packing: this.#packing(),
+      };
     }
-    const at = Packer.resumeAt(taken);
-    const packer: PackerSnapshot = { next: taken.next - at, pending: taken.pending.map(([i, s]) => [i - at, s]) };
-    return { kind: 'tandem.text', version: 1, docs: order.state(this.#stepBase + at, undefined), packer, packing: this.#packing() };
+    // Negative document numbers are carried pieces (a regroup's): they stay carried by key.
+    const carry: Array<[string, number]> = taken.pending.filter(([i]) => i < 0).map(([, start, key]) => [key, start]);
+    const pending = taken.pending.filter(([i]) => i >= 0);
+    const at = Packer.resumeAt({ next: taken.next, pending });
+    const packer: PackerSnapshot = { next: taken.next - at, pending: pending.map(([i, start, key]) => [i - at, start, key]) };
+    return {
+      kind: 'tandem.text',
+      version: 1,
+      docs: order.state(this.#stepBase + at, undefined),
+      packer,
+      ...(carry.length > 0 ? { carry } : {}),
+      ...(order.resume ? { after: order.state(this.#stepBase + taken.next, undefined) } : {}),
+      packing: this.#packing(),
+    };
   }
 
   /** Tokens, padding and documents packed so far; `padding / positions` is the padding share. */
@@ -236,7 +258,8 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     const perEpoch = order.perEpoch;
     this.#stepBase = perEpoch === undefined ? (order.resume ? 0 : offset) : epoch * perEpoch + offset;
     // One stream over `epochs` epochs: a pass continues where the last one stopped, up to their end.
-    const items = numbered(r.resolved.items(epoch, offset, Math.max(o.epochs - epoch, 0)));
+    const carry = this.#start.carry ?? [];
+    const items = numbered(r.resolved.items(epoch, offset, Math.max(o.epochs - epoch, 0)), carry, r.resolved);
     const tokenizer = r.tokenizer;
     const vocab = o.vocabSize;
     const read = async (x: Numbered): Promise<{ index: number; key: string; doc: RawDocument }> => ({
@@ -257,7 +280,14 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     };
     const pool = new TokenBatchPool(o.batchSize, o.seqLen);
     const packerOptions = { mode: o.pack, seqLen: o.seqLen, padId: o.pad, fitWindow: o.fitWindow };
-    const from = this.#start.packer;
+    const start = this.#start.packer ?? { next: 0, pending: [] };
+    const from: PackerSnapshot | undefined =
+      carry.length === 0 && !this.#start.packer
+        ? undefined
+        : {
+            next: start.next,
+            pending: [...carry.map(([key, s], i): [number, number, string] => [i - carry.length, s, key]), ...start.pending],
+          };
     const packed = new PipelineBuilder()
       .addSource(items)
       .pipe(read, { name: 'read', concurrency: o.readConcurrency })
@@ -285,13 +315,20 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     }
     if (this.#openedNow && this.#taken) {
       const state = this.state();
-      this.#start = { docs: state.docs, packer: state.packer };
+      const { docs, packer, carry, after } = state;
+      this.#start = { docs, packer, ...(carry ? { carry } : {}), ...(after ? { after } : {}) };
       this.#taken = undefined;
     }
   }
 }
 
-async function* numbered(items: Iterable<TextItem> | AsyncIterable<TextItem>): AsyncGenerator<Numbered> {
+/** The pass's documents by number: carried pieces first (−n … −1, read back by key), then the order's, from 0. */
+async function* numbered(
+  items: Iterable<TextItem> | AsyncIterable<TextItem>,
+  carry: readonly [string, number][],
+  resolved: ResolvedText,
+): AsyncGenerator<Numbered> {
+  for (const [i, [key]] of carry.entries()) yield { index: i - carry.length, key, item: resolved.carried(key) };
   let index = 0;
   for await (const item of items) yield { index: index++, key: item.key, item };
 }

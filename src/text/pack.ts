@@ -20,10 +20,10 @@ export interface Piece {
   start: number;
 }
 
-/** Where the packer stands: documents before `next` are packed except `pending` ([index, start]). */
+/** Where the packer stands: documents before `next` are packed except `pending` ([index, start, key]). */
 export interface PackerSnapshot {
   next: number;
-  pending: Array<[index: number, start: number]>;
+  pending: Array<[index: number, start: number, key: string]>;
 }
 
 /** The four arrays a batch's rows are written into (each `rows × seqLen`). */
@@ -54,7 +54,7 @@ export class Packer {
   #buffered = 0;
   #next = 0;
   /** While restoring a snapshot: the pieces to take back and from where; rows wait until it is done. */
-  #restoring: Map<number, number> | undefined;
+  #restoring: Map<number, [start: number, key: string]> | undefined;
   /** Documents before this one were packed before the snapshot (but the waiting ones). */
   #restoreEnd = 0;
   /** Scratch for one row: the piece of each content position (reused). */
@@ -65,7 +65,7 @@ export class Packer {
     this.#rowTokens = options.seqLen + 1;
     this.#rowPiece = new Int32Array(this.#rowTokens);
     if (from) {
-      this.#restoring = new Map(from.pending);
+      this.#restoring = new Map(from.pending.map(([index, start, key]) => [index, [start, key]]));
       this.#restoreEnd = from.next;
       this.#next = from.next;
       if (this.#restoring.size === 0) this.#restoring = undefined;
@@ -80,8 +80,8 @@ export class Packer {
   }
 
   snapshot(): PackerSnapshot {
-    const pending: Array<[number, number]> = this.#pieces.map((p) => [p.index, p.start]);
-    if (this.#restoring) for (const [index, start] of this.#restoring) pending.push([index, start]);
+    const pending: Array<[number, number, string]> = this.#pieces.map((p) => [p.index, p.start, p.key]);
+    if (this.#restoring) for (const [index, [start, key]] of this.#restoring) pending.push([index, start, key]);
     pending.sort((a, b) => a[0] - b[0]);
     return { next: this.#next, pending };
   }
@@ -99,7 +99,7 @@ export class Packer {
     if (index < this.#restoreEnd) {
       // Packed before the snapshot, unless it is one of the waiting ones.
       const restoring = this.#restoring;
-      const start = restoring?.get(index);
+      const start = restoring?.get(index)?.[0];
       if (restoring === undefined || start === undefined) return;
       restoring.delete(index);
       if (restoring.size === 0) this.#restoring = undefined;

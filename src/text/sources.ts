@@ -15,7 +15,9 @@ import {
 } from '../loader/internal.ts';
 import { listDir, readFile } from '../runtime/index.ts';
 import {
+  defaultOpener,
   isFailure,
+  readShard,
   resolvePartition,
   ShardStream,
   SourceError,
@@ -59,7 +61,17 @@ export interface ResolvedText {
   tokens: boolean;
   /** The item a PassItem stands for (PassOrder's items carry only key/label/read). */
   items: (epoch: number, offset: number, epochs: number) => Iterable<TextItem> | AsyncIterable<TextItem>;
+  /** A document named by its key, read again on its own (shard sources: a regroup's carried pieces). */
+  carried: (key: string) => TextItem;
 }
+
+const notCarried = (key: string): TextItem => ({
+  key,
+  read: () =>
+    Promise.reject(
+      new OptionError('textLoader options', 'resumeFrom.carry', key, 'carried pieces only for shard sources (regroupTextStates)'),
+    ),
+});
 
 const TEXT_FILES = /\.(txt|md|json|text)$/i;
 const TEXT_MEMBERS = ['txt', 'md', 'text', 'json'];
@@ -82,7 +94,7 @@ export async function resolveText(source: TextSource, o: OrderOptions): Promise<
   if (resolved.list) return listText(resolved.list, o);
   if (resolved.stream) {
     const order = streamOrder(resolved.stream);
-    return { order, tokens: false, items: (e, off, n) => mapItems(order.items(e, off, n, noop)) };
+    return { order, tokens: false, items: (e, off, n) => mapItems(order.items(e, off, n, noop)), carried: notCarried };
   }
   throw new OptionError('textLoader', 'source', source, 'token shards, text shards, text files or { texts }');
 }
@@ -114,6 +126,7 @@ function listText(list: readonly LabelledSource[], o: OrderOptions): ResolvedTex
     *items(epoch, offset, epochs) {
       for (const item of order.items(epoch, offset, epochs, noop) as Iterable<LabelledSource>) yield asText(item);
     },
+    carried: notCarried,
   };
 }
 
@@ -142,6 +155,26 @@ async function textFiles(path: string): Promise<LabelledSource[]> {
   await walk(path);
   if (files.length === 0) throw new OptionError('textLoader', 'source', path, 'a folder with .txt, .md or .json files (or a text file)');
   return files.map((f) => ({ key: f, label: -1, read: () => readFile(f) }));
+}
+
+/** One shard sample as a document: its ids (token shards) or its text member. */
+function sampleDocument(key: string, files: Record<string, Uint8Array>, format: 'tokens' | 'webdataset'): TextItem {
+  if (format === 'tokens') {
+    const bytes = files.tokens;
+    if (bytes === undefined) return { key, read: () => Promise.reject(new SourceError('unsupported-type', key, `${key}: no tokens`)) };
+    const tokens =
+      bytes.byteOffset % 4 === 0
+        ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2)
+        : new Uint32Array(bytes.slice().buffer);
+    return { key, read: () => Promise.resolve({ key, tokens }) };
+  }
+  const ext = TEXT_MEMBERS.find((e) => files[e] !== undefined);
+  const bytes = ext === undefined ? undefined : files[ext];
+  if (ext === undefined || bytes === undefined) {
+    const why = new TextError('no-text', `${key}: a sample needs a text member (${TEXT_MEMBERS.join('/')})`);
+    return { key, read: () => Promise.reject(why) };
+  }
+  return { key, read: () => Promise.resolve({ key, bytes, ext }) };
 }
 
 /** Both kinds of shards: one ShardStream over all epochs, read once, resumed from its own state. */
@@ -200,32 +233,26 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
       if (isFailure(item)) {
         const error = item.error;
         yield { key, read: () => Promise.reject(error) };
-        continue;
-      }
-      if (format === 'tokens') {
-        const bytes = item.files.tokens;
-        if (bytes === undefined) {
-          yield { key, read: () => Promise.reject(new SourceError('unsupported-type', key, `${key}: no tokens`)) };
-          continue;
-        }
-        const tokens =
-          bytes.byteOffset % 4 === 0
-            ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2)
-            : new Uint32Array(bytes.slice().buffer);
-        yield { key, read: () => Promise.resolve({ key, tokens }) };
-        continue;
-      }
-      const ext = TEXT_MEMBERS.find((e) => item.files[e] !== undefined);
-      const bytes = ext === undefined ? undefined : item.files[ext];
-      if (ext === undefined || bytes === undefined) {
-        const why = new TextError('no-text', `${key}: a sample needs a text member (${TEXT_MEMBERS.join('/')})`);
-        yield { key, read: () => Promise.reject(why) };
-        continue;
-      }
-      yield { key, read: () => Promise.resolve({ key, bytes, ext }) };
+      } else yield sampleDocument(key, item.files, format);
     }
   }
-  return { order, tokens: format === 'tokens', items };
+  /** A carried piece's document: its shard read again up to it (`shard#sample`, as the stream names it). */
+  const carried = (key: string): TextItem => ({
+    key,
+    read: async () => {
+      const cut = key.lastIndexOf('#');
+      const shard = key.slice(0, cut);
+      const sample = key.slice(cut + 1);
+      const skip = format === 'tokens' && /^\d+$/.test(sample) ? Number(sample) : 0;
+      for await (const item of readShard(shard, skip, { open: defaultOpener(o.fetch), format })) {
+        if (item.key !== sample) continue;
+        if (isFailure(item)) throw item.error;
+        return sampleDocument(key, item.files, format).read();
+      }
+      throw new SourceError('truncated', key, `${key}: not in its shard any more (carried by a regroup)`);
+    },
+  });
+  return { order, tokens: format === 'tokens', items, carried };
 }
 
 export { startOf };

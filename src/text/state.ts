@@ -13,6 +13,10 @@ export interface TextLoaderState {
   docs: LoaderState;
   /** Document numbers relative to `docs`. */
   packer: PackerSnapshot;
+  /** Pieces a regroup handed this rank ([key, first token]): read back by key before `docs`. */
+  carry?: Array<[key: string, start: number]>;
+  /** Shard sources: the stream at the packer's `next` (what regroupTextStates deals out). */
+  after?: LoaderState;
   /** What the rows depend on: a state is refused by a loader that packs differently. */
   packing: { pack: PackMode; seqLen: number; fitWindow: number; bos: number | null; eos: number | null };
 }

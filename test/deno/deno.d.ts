@@ -19,12 +19,26 @@ declare namespace Deno {
     options: { hostname: string; port: number; onListen?: (addr: { port: number }) => void },
     handler: (request: Request) => Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
+  function readTextFile(path: string | URL): Promise<string>;
+  function writeTextFileSync(path: string, text: string, options?: { append?: boolean }): void;
+  function renameSync(from: string, to: string): void;
+  function makeTempDir(): Promise<string>;
+  function mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
+  function remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  interface CommandOutput {
+    success: boolean;
+    code: number;
+    signal: string | null;
+    stdout: Uint8Array;
+    stderr: Uint8Array;
+  }
   class Command {
     constructor(
       program: string,
-      options: { args: string[]; stdout?: 'piped'; stderr?: 'piped'; clearEnv?: boolean; env?: Record<string, string> },
+      options: { args: string[]; stdout?: 'piped' | 'null'; stderr?: 'piped' | 'null'; clearEnv?: boolean; env?: Record<string, string> },
     );
-    output(): Promise<{ success: boolean; code: number; signal: string | null; stdout: Uint8Array; stderr: Uint8Array }>;
+    output(): Promise<CommandOutput>;
+    spawn(): { kill(signal: string): void; output(): Promise<CommandOutput> };
   }
   function execPath(): string;
   const env: { get(name: string): string | undefined; set(name: string, value: string): void; toObject(): Record<string, string> };

@@ -4,6 +4,7 @@ import {
   badTextIsTyped,
   deviceBatchesEqualCpu,
   packsLikeTheReference,
+  regroupsForThreeRanks,
   resumesExactly,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
@@ -21,3 +22,11 @@ Deno.test('textLoader: token shards across two ranks, every document once per ep
   }
 });
 Deno.test('textLoader(to: gpu): the i32 buffers read back equal the CPU batches', deviceBatchesEqualCpu);
+Deno.test('textLoader: token shards, two ranks regrouped for three mid-epoch, every token delivered once', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await regroupsForThreeRanks(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

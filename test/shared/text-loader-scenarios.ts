@@ -273,3 +273,55 @@ export async function deviceBatchesEqualCpu(): Promise<void> {
     await data.close();
   }
 }
+
+/**
+ * Two ranks stop mid-epoch (best-fit, documents split across rows), their states are regrouped for
+ * three: every token of every document is an input or a label somewhere, and none is an input
+ * twice. Each token's id names its document and place (document × 64 + position).
+ */
+export async function regroupsForThreeRanks(dir: string): Promise<void> {
+  const { regroupTextStates } = await import('../../src/text/index.ts');
+  await makeDir(dir);
+  const paths: string[] = [];
+  const all: number[] = [];
+  let g = 0;
+  for (let s = 0; s < 5; s++) {
+    const docs = Array.from({ length: 9 }, (_, d) => {
+      const doc = Uint32Array.from({ length: 3 + ((d * 11 + s * 5) % 38) }, (_, k) => g * 64 + k);
+      g++;
+      return doc;
+    });
+    for (const doc of docs) all.push(...doc);
+    const path = `${dir}/r-${s}.bin`;
+    await writeFileAtomic(path, encodeTokenShard(docs, { vocabSize: 64 * 45 }));
+    paths.push(path);
+  }
+  const options = { seqLen: 16, batchSize: 2, pack: 'best-fit', fitWindow: 4, shuffle: true, seed: 4 } as const;
+  const inputs = new Map<number, number>();
+  const labels = new Set<number>();
+  const take = (b: Plain) => {
+    for (let i = 0; i < b.inputs.length; i++) {
+      if (b.docIds[i] !== -1) inputs.set(b.inputs[i] ?? -1, (inputs.get(b.inputs[i] ?? -1) ?? 0) + 1);
+      if ((b.labels[i] ?? -1) >= 0) labels.add(b.labels[i] ?? -1);
+    }
+  };
+  const states: TextLoaderOptions['resumeFrom'][] = [];
+  for (const rank of [0, 1]) {
+    const r = await collect({ tokens: paths, shuffleBuffer: 4 }, { ...options, rank, worldSize: 2 }, 3 + rank * 2);
+    r.batches.forEach(take);
+    states.push(r.state as TextLoaderOptions['resumeFrom']);
+  }
+  const regrouped = regroupTextStates(states as never, 3);
+  check(
+    regrouped.some((s) => (s.carry?.length ?? 0) > 0),
+    'the packers held pieces when they stopped (the regroup carries them)',
+  );
+  for (const [rank, state] of regrouped.entries()) {
+    const r = await collect({ tokens: paths, shuffleBuffer: 4 }, { ...options, rank, worldSize: 3, resumeFrom: state });
+    r.batches.forEach(take);
+  }
+  const twice = [...inputs].filter(([, n]) => n > 1).map(([t]) => t);
+  check(twice.length === 0, `no token is an input twice (${twice.slice(0, 5).join(', ')} …)`);
+  const missing = all.filter((t) => !inputs.has(t) && !labels.has(t));
+  check(missing.length === 0, `every token delivered (${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')})`);
+}

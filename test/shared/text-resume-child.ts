@@ -25,7 +25,7 @@ export function batchHash(...arrays: Int32Array[]): string {
   return h.toString(16);
 }
 
-if (import.meta.main) {
+if ((import.meta as ImportMeta & { main?: boolean }).main) {
   const shards = JSON.parse(Deno.readTextFileSync(`${data}/shards.json`)).shards.map((s: { name: string }) => `${data}/${s.name}`);
   let saved: { batches: number; loader: TextLoaderState } | undefined;
   try {

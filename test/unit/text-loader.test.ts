@@ -14,3 +14,8 @@ describe('textLoader on the CPU', () => {
   it('bad UTF-8, an oversized document and JSON without its text field fail typed under their keys; the rest is packed', badTextIsTyped);
   it('token shards across two ranks: every document once per epoch, its ids as written', () => tokenShardsAcrossRanks(dir));
 });
+
+it('token shards: two ranks stopped mid-epoch, regrouped for three, every token delivered once', async () => {
+  const { regroupsForThreeRanks } = await import('../shared/text-loader-scenarios.ts');
+  await regroupsForThreeRanks(join(dir, 'regroup'));
+});
