@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
-import { gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+import { gptCompletesAndRestores, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -12,4 +12,8 @@ it('a GPT training step on packed documents and padding (logits, loss, every gra
   const log = await gptStepMatchesCpu(gpu.device);
   console.log(log.join('\n'));
   expect(log.length).toBeGreaterThan(40);
+});
+
+it('complete() is greedy over the last position (against the reference), seeded sampling repeats, a checkpoint restores the run', async () => {
+  await gptCompletesAndRestores(gpu.device);
 });

@@ -7,7 +7,7 @@ import { CORPUS_BOS, CORPUS_EOS, corpusDocument, corpusIds, corpusText } from '.
 import { type GptConfig, gptPresets, initGptParams } from '../../src/gpt/config.ts';
 import { GptTrainer } from '../../src/gpt/model.ts';
 import { ReferenceGpt, type ReferenceBatch } from '../../src/gpt/reference.ts';
-import { check } from './assert.ts';
+import { assertEqual, check } from './assert.ts';
 import { close, relErr, upload } from './vit-helpers.ts';
 
 export const gptStepConfig: GptConfig = { vocabSize: 11, context: 8, width: 16, depth: 2, heads: 2, mlpRatio: 2 };
@@ -251,4 +251,76 @@ function mixedBatchOfSize(n: number): ReferenceBatch {
 function writeBatch(device: GPUDevice, slot: ReturnType<typeof deviceBatch>, batch: ReferenceBatch): void {
   for (const field of ['inputs', 'labels', 'docIds', 'positions'] as const)
     device.queue.writeBuffer(slot[field], 0, Int32Array.from(batch[field]));
+}
+
+/**
+ * complete() is greedy over the last position's logits: each token is the reference's argmax for
+ * the window so far; a checkpoint restores weights, moments and step, so the next steps match.
+ */
+export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> {
+  const c = gptStepConfig;
+  const { B, ...batch } = mixedBatch();
+  const init = initGptParams(c, 5, 0.5);
+  const a = await GptTrainer.create(device, { config: c, batchSize: B, params: init });
+  const b = await GptTrainer.create(device, { config: c, batchSize: B, seed: 9 });
+  const buffers = deviceBatch(device, batch);
+  try {
+    const prompt = [0, 5, 7];
+    const got = await a.complete(prompt, 7); // 3 + 7 > context 8: the window slides
+    const ref = new ReferenceGpt(c);
+    const params = Float64Array.from(init);
+    const sequence = [...prompt];
+    for (let k = 0; k < 7; k++) {
+      const window = sequence.slice(-c.context);
+      const n = window.length;
+      const row = Array.from({ length: c.context }, (_, i) => i);
+      const fwd = ref.forward(
+        params,
+        {
+          inputs: row.map((i) => window[i] ?? 0),
+          labels: row.map(() => -1),
+          docIds: row.map((i) => (i < n ? 0 : -1)),
+          positions: row,
+        },
+        1,
+      );
+      const last = fwd.logits.subarray((n - 1) * c.vocabSize, n * c.vocabSize);
+      sequence.push(last.indexOf(Math.max(...last)));
+    }
+    assertEqual(got, sequence.slice(prompt.length), 'greedy completion against the reference');
+    const sampled = await a.complete(prompt, 20, { temperature: 1, seed: 3 });
+    assertEqual(await a.complete(prompt, 20, { temperature: 1, seed: 3 }), sampled, 'a seeded sample repeats');
+    check(
+      sampled.every((id) => Number.isInteger(id) && id >= 0 && id < c.vocabSize),
+      'sampled ids in the vocabulary',
+    );
+
+    const steps = (t: GptTrainer, n: number) => {
+      const encoder = device.createCommandEncoder();
+      for (let i = 0; i < n; i++) t.step(encoder, buffers);
+      device.queue.submit([encoder.finish()]);
+    };
+    steps(a, 2);
+    b.restore(await a.checkpoint());
+    steps(a, 2);
+    steps(b, 2);
+    const [pa, pb] = [await a.params(), await b.params()];
+    check(
+      pa.every((v, i) => v === pb[i]),
+      'a restored trainer steps to the same parameters',
+    );
+    const ra = await a.lossReport();
+    check(ra.step === 4 && (await b.lossReport()).step === 4, `the optimizer step is restored (${ra.step})`);
+    let refused = false;
+    try {
+      b.restore(new Uint8Array(12));
+    } catch (error) {
+      refused = (error as { code?: string }).code === 'malformed';
+    }
+    check(refused, 'a malformed checkpoint is a WeightsError (malformed)');
+  } finally {
+    a.close();
+    b.close();
+    for (const x of Object.values(buffers)) x.destroy();
+  }
 }
