@@ -5,6 +5,7 @@ import {
   deviceBatchesEqualCpu,
   packsLikeTheReference,
   regroupsForThreeRanks,
+  tokenizesInWorkers,
   resumesExactly,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
@@ -30,3 +31,4 @@ Deno.test('textLoader: token shards, two ranks regrouped for three mid-epoch, ev
     await Deno.remove(dir, { recursive: true });
   }
 });
+Deno.test('textLoader: @huggingface/tokenizers in two workers gives the corpus ids', tokenizesInWorkers);

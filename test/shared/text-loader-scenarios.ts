@@ -325,3 +325,26 @@ export async function regroupsForThreeRanks(dir: string): Promise<void> {
   const missing = all.filter((t) => !inputs.has(t) && !labels.has(t));
   check(missing.length === 0, `every token delivered (${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')})`);
 }
+
+/**
+ * The tokenizer stage inside the loader: @huggingface/tokenizers in worker threads (the corpus'
+ * tokenizer.json) gives every document the ids the corpus defines, BOS and EOS added, in order.
+ */
+export async function tokenizesInWorkers(): Promise<void> {
+  const { corpusDocuments, corpusIds, corpusTokenizerJson } = await import('../../src/synthetic/index.ts');
+  const texts = corpusDocuments(5, 40);
+  const T = 512;
+  const { batches } = await collect(
+    { texts },
+    { tokenizer: { json: corpusTokenizerJson() }, tokenizerWorkers: 2, bos: 0, eos: 1, pack: 'pad', seqLen: T, batchSize: 8 },
+  );
+  let row = 0;
+  for (const b of batches)
+    for (let r = 0; r < b.count; r++, row++) {
+      const want = [0, ...corpusIds(texts[row] ?? ''), 1];
+      const got = b.inputs.slice(r * T, r * T + want.length);
+      assertEqual(got, want, `document ${row}`);
+      check(b.docIds[r * T + want.length] === -1, `document ${row} ends where its ids do`);
+    }
+  check(row === texts.length, `${row} documents of ${texts.length}`);
+}

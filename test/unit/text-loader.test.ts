@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
-import { badTextIsTyped, packsLikeTheReference, resumesExactly, tokenShardsAcrossRanks } from '../shared/text-loader-scenarios.ts';
+import {
+  badTextIsTyped,
+  packsLikeTheReference,
+  resumesExactly,
+  tokenizesInWorkers,
+  tokenShardsAcrossRanks,
+} from '../shared/text-loader-scenarios.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-text-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -12,6 +18,7 @@ describe('textLoader on the CPU', () => {
   for (const pack of ['concat', 'best-fit', 'pad'] as const)
     it(`${pack}: resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
   it('bad UTF-8, an oversized document and JSON without its text field fail typed under their keys; the rest is packed', badTextIsTyped);
+  it('@huggingface/tokenizers in two workers gives the corpus ids, BOS and EOS added, in order', tokenizesInWorkers);
   it('token shards across two ranks: every document once per epoch, its ids as written', () => tokenShardsAcrossRanks(dir));
 });
 
