@@ -10,6 +10,7 @@ import { runShards, SHARDS_HELP } from './shards.ts';
 import { defaultSmokeOptions, runSmoke } from './smoke.ts';
 import { openTerminal } from './terminal.ts';
 import { defaultTrainOptions, runTrain } from './train.ts';
+import { isTextTraining, runTextTrain, TEXT_FLAGS, TEXT_TRAIN_HELP } from './train-text.ts';
 
 const HELP: Record<string, string> = {
   '': `tandem — fast data loading for ML on the web platform
@@ -17,6 +18,7 @@ const HELP: Record<string, string> = {
 usage: tandem <command> [options]      (tandem <command> --help for its options)
 
   train   train a Vision Transformer in WGSL from JPEG files through the whole loader
+          (--text, --tokens, --generated: the tiny GPT from text through the text loader)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
   shards  write an ImageNet-style folder as WebDataset tar shards`,
@@ -39,7 +41,9 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   from one: with the same seed the run ends with the weights of a run that never stopped.
   --weights starts from ViT weights in timm's layout (safetensors, e.g. vit_tiny_patch16_224):
   the model takes their shape and image size, with a new head when the data's classes differ.
-  --save-weights writes the trained weights in the same layout.`,
+  --save-weights writes the trained weights in the same layout.
+
+${TEXT_TRAIN_HELP}`,
   shards: SHARDS_HELP,
   profile: `usage: tandem profile [--data DIR] [--images N] [--batch N] [--size PX] [--threads N] [--concurrency 1,2,4]
 
@@ -115,7 +119,15 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
     return 0;
   }
   const progress = flags.get('progress');
+  if (progress !== undefined && progress !== 'bar' && progress !== 'lines')
+    throw new UsageError(`--progress takes bar or lines, got ${JSON.stringify(progress)}`);
   const terminal = openTerminal(progress === undefined ? undefined : progress === 'bar');
+  if (isTextTraining(flags)) {
+    await runTextTrain(flags, (line) => (terminal.interactive ? terminal.log(line) : log(line)), terminal);
+    return 0;
+  }
+  const textOnly = TEXT_FLAGS.filter((f) => flags.has(f));
+  if (textOnly.length > 0) throw new UsageError(`--${textOnly.join(', --')}: text training only (with --text, --tokens or --generated)`);
   const o = defaultTrainOptions((line) => (terminal.interactive ? terminal.log(line) : log(line)));
   o.terminal = terminal;
   o.images = numberFlag(flags, 'images', o.images);
