@@ -120,7 +120,11 @@ function withoutTokenizer(o: TextTrainingLoaderOptions): TextTrainingLoaderOptio
 
 async function tokenizerData(path: string): Promise<Omit<TextData, 'description' | 'train' | 'heldOut'>> {
   const text = new TextDecoder().decode(await argumentFile('--tokenizer', path));
-  let json: { model?: { vocab?: Record<string, number> | [string, number][] }; added_tokens?: { id: number; content: string }[] };
+  let json: {
+    model?: { vocab?: Record<string, number> | [string, number][] };
+    added_tokens?: { id: number; content: string }[];
+    decoder?: unknown;
+  };
   try {
     json = JSON.parse(text);
   } catch {
@@ -139,6 +143,12 @@ async function tokenizerData(path: string): Promise<Omit<TextData, 'description'
     Tokenizer: new (json: object, config: object) => HfTokenizer;
   };
   const tokenizer = new Tokenizer(json, {});
+  // Without a decoder tokenizers.js joins tokens with spaces; a character-level vocabulary reads back by concatenation.
+  const tokenOf = new Map<number, string>(
+    Array.isArray(vocab) ? vocab.map(([t], i) => [i, t]) : Object.entries(vocab ?? {}).map(([t, i]) => [i, t]),
+  );
+  const specials = new Set((json.added_tokens ?? []).map((t) => t.id));
+  const joined = (out: readonly number[]) => out.map((id) => (specials.has(id) ? '' : (tokenOf.get(id) ?? '\uFFFD'))).join('');
   return {
     vocabSize: Math.max(...ids) + 1,
     loader: {
@@ -148,7 +158,7 @@ async function tokenizerData(path: string): Promise<Omit<TextData, 'description'
       ...(eos === undefined ? {} : { eos }),
     },
     encode: (prompt) => [...(bos === undefined ? [] : [bos]), ...tokenizer.encode(prompt, { add_special_tokens: false }).ids],
-    decode: (out) => tokenizer.decode([...out], { skip_special_tokens: true }),
+    decode: (out) => (json.decoder ? tokenizer.decode([...out], { skip_special_tokens: true }) : joined(out)),
     eos,
   };
 }
