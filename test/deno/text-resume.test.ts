@@ -1,5 +1,6 @@
-// SIGKILL at random moments of a run over token shards, each run resumed from its last checkpoint:
-// the batches, as the runs hand them out, are exactly those of a run that never stopped.
+// SIGKILL at random moments of a GPT training run over token shards, each run resumed from its last
+// checkpoint (the weights, the optimizer and the loader's state in one file): the batches, as the
+// runs hand them out, and the final weights bit for bit are those of a run that never stopped.
 import './limits.ts';
 import { corpusDocuments, corpusIds, CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE } from '../../src/synthetic/index.ts';
 import { writeTokenShards } from '../../src/sources/index.ts';
@@ -46,26 +47,29 @@ async function run(dir: string, data: string, kill?: { at: number; extraMs: numb
 }
 
 /** The batches a sequence of runs handed out: a resume after N batches continues the list from N. */
-function batchesOf(log: string): { hashes: string[]; done: boolean; resumes: number[] } {
+function batchesOf(log: string): { hashes: string[]; done: boolean; weights: string | undefined; resumes: number[] } {
   const hashes: string[] = [];
   const resumes: number[] = [];
   let done = false;
+  let weights: string | undefined;
   for (const line of log.split('\n')) {
-    const [a, b] = line.split(' ');
+    const [a, b, c] = line.split(' ');
     if (a === 'resume') {
       resumes.push(Number(b));
       hashes.length = Number(b);
-    } else if (a === 'done') done = true;
-    else if (a && b && /^\d+$/.test(a)) hashes[Number(a) - 1] = b;
+    } else if (a === 'done') {
+      done = true;
+      weights = c;
+    } else if (a && b && /^\d+$/.test(a)) hashes[Number(a) - 1] = b;
   }
-  return { hashes, done, resumes };
+  return { hashes, done, weights, resumes };
 }
 
-Deno.test(`token shards: SIGKILL at ${MIN_KILLS}+ random moments, each resumed from its checkpoint, the same batches as a run that never stopped`, async () => {
+Deno.test(`token shards → GPT: SIGKILL at ${MIN_KILLS}+ random steps, each run resumed from its checkpoint (weights, optimizer, loader state), the same batches and final weights as a run that never stopped`, async () => {
   const root = await Deno.makeTempDir();
   try {
     const data = `${root}/data`;
-    const docs = corpusDocuments(21, 160).map((t) => [CORPUS_BOS, ...corpusIds(t), CORPUS_EOS]);
+    const docs = corpusDocuments(21, 36).map((t) => [CORPUS_BOS, ...corpusIds(t), CORPUS_EOS]);
     await writeTokenShards(docs, { dir: data, tokensPerShard: 4000, vocabSize: CORPUS_VOCAB_SIZE });
     const whole = `${root}/whole`;
     await Deno.mkdir(whole);
@@ -73,7 +77,7 @@ Deno.test(`token shards: SIGKILL at ${MIN_KILLS}+ random moments, each resumed f
     await run(whole, data);
     const wholeMs = performance.now() - t0;
     const reference = batchesOf(await Deno.readTextFile(`${whole}/batches.log`));
-    if (!reference.done || reference.hashes.length < 20) throw new Error(`an uninterrupted run of ${reference.hashes.length} batches`);
+    if (!reference.done || reference.hashes.length < 24) throw new Error(`an uninterrupted run of ${reference.hashes.length} batches`);
     const killedDir = `${root}/killed`;
     await Deno.mkdir(killedDir);
     const random = seededFloats(0x7e47);
@@ -95,8 +99,10 @@ Deno.test(`token shards: SIGKILL at ${MIN_KILLS}+ random moments, each resumed f
       throw new Error(
         `resumed runs handed out other batches (first difference at ${got.hashes.findIndex((h, i) => h !== reference.hashes[i])})`,
       );
+    if (got.weights === undefined || got.weights !== reference.weights)
+      throw new Error(`the final weights differ from the uninterrupted run's: ${got.weights} against ${reference.weights}`);
     console.log(
-      `[text resume] ${kills} kills, resumed at batches ${got.resumes.join(', ')}; ${reference.hashes.length} batches; an uninterrupted run takes ${(wholeMs / 1000).toFixed(1)} s`,
+      `[text resume] final weights ${got.weights} in both; ${kills} kills, resumed at batches ${got.resumes.join(', ')}; ${reference.hashes.length} batches; an uninterrupted run takes ${(wholeMs / 1000).toFixed(1)} s`,
     );
   } finally {
     await Deno.remove(root, { recursive: true });
