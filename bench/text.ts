@@ -117,7 +117,7 @@ log(`python_bpe.py: ${pythonSame} of ${SAMPLE} documents with the same ids as @h
 const common = ['--docs', docsPath, '--tokenizer', bpe.path, '--seq', `${seq}`, '--batch', `${batch}`, '--eos', `${bpe.eos}`];
 const columns: Column[] = [];
 const deno = process.execPath;
-for (const side of ['tandem', 'loop'] as const)
+for (const side of ['tandem', 'inline', 'loop'] as const)
   columns.push({
     id: `deno-${side}`,
     side,

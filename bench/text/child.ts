@@ -4,6 +4,7 @@
 // in memory → byte-level BPE ids (+ EOS) → concat windows of seqLen + 1 → batches on the GPU.
 //   --side tandem  textLoader({ texts }, { tokenizer: { json }, pack: 'concat', to: gpu }) with
 //                  the tokenizer in --workers worker threads; batches released as they come;
+//   --side inline  the same loader given the loop's Tokenizer object, which it runs on its event loop;
 //   --side loop    what a web user writes: @huggingface/tokenizers on the main thread, ids
 //                  appended to one Int32Array stream, windows sliced into inputs/labels arrays,
 //                  two writeBuffer calls per batch.
@@ -81,10 +82,12 @@ const delivered = (n: number) => {
   counts.add(n);
 };
 
-if (side === 'tandem') {
+if (side === 'tandem' || side === 'inline') {
+  // 'inline': the same Tokenizer object the loop uses, run by the loader on its event loop (no workers).
+  const tokenizer = side === 'inline' ? new Tokenizer(JSON.parse(tokenizerText), {}) : { json: tokenizerText };
   const data = textLoader(
     { texts: documents },
-    { tokenizer: { json: tokenizerText }, tokenizerWorkers: workers, seqLen, batchSize, eos, pack: 'concat', to: gpu ?? 'cpu' },
+    { tokenizer, tokenizerWorkers: workers, seqLen, batchSize, eos, pack: 'concat', to: gpu ?? 'cpu' },
   );
   try {
     for await (const b of data) {
@@ -103,7 +106,7 @@ if (side === 'tandem') {
   }
 } else if (side === 'loop') {
   await userLoop();
-} else throw new Error(`--side wants tandem or loop, got ${side}`);
+} else throw new Error(`--side wants tandem, inline or loop, got ${side}`);
 if (gpu) await gpu.device.queue.onSubmittedWorkDone();
 const seconds = (performance.now() - t0) / 1000;
 const cpu = cpuSeconds() - cpu0;

@@ -13,6 +13,8 @@ export interface RealText {
   /** Files read, as `glob: count`, for the report. */
   sources: string[];
   files: number;
+  /** Every file read, in order. */
+  paths: string[];
   bytes: number;
   /** Files skipped: not UTF-8, compressed, or a duplicate of one already read. */
   skipped: number;
@@ -52,6 +54,7 @@ export function realText(maxBytes: number, join = 1): RealText {
   const seen = new Set<string>();
   const documents: string[] = [];
   const sources: string[] = [];
+  const paths: string[] = [];
   let bytes = 0;
   let files = 0;
   let skipped = 0;
@@ -86,12 +89,13 @@ export function realText(maxBytes: number, join = 1): RealText {
         .filter(Boolean);
       for (let i = 0; i < paragraphs.length; i += join) documents.push(paragraphs.slice(i, i + join).join('\n\n'));
       bytes += data.length;
+      paths.push(path);
       files++;
       taken++;
     }
     if (taken) sources.push(`\`${glob}\`: ${taken}`);
   }
-  return { documents, sources, files, bytes, skipped };
+  return { documents, sources, files, paths, bytes, skipped };
 }
 
 export interface TrainedTokenizer {

@@ -6,7 +6,7 @@ import { FIT_WINDOW, type PaddingFigure } from './padding.ts';
 
 export interface Column {
   id: string;
-  side: 'tandem' | 'loop' | 'torch';
+  side: 'tandem' | 'inline' | 'loop' | 'torch';
   runtime: 'deno' | 'node' | 'python';
   command: string;
   args: string[];
@@ -56,6 +56,7 @@ export interface ReportInput {
 
 const LABELS: Record<string, string> = {
   'deno-tandem': 'Tandem textLoader, Deno',
+  'deno-inline': 'Tandem textLoader, tokenizer inline (no workers), Deno',
   'deno-loop': "web user's loop, Deno",
   'node-tandem': 'Tandem textLoader, Node',
   'node-loop': "web user's loop, Node",
@@ -85,7 +86,7 @@ export function reportLines(x: ReportInput): string[] {
       LABELS[c.id] ?? c.id,
       s[0]?.target ?? '—',
       range(s.map(rate), 1, 1e-3),
-      range(s.map(cpuPerToken), 3, 1e6),
+      range(s.map(cpuPerToken), 2, 1e6),
       range(
         s.map((r) => r.firstBatchSeconds),
         3,
@@ -109,6 +110,7 @@ export function reportLines(x: ReportInput): string[] {
   const ratios = [
     ratioRow("Deno: Tandem ÷ the web user's loop", 'deno-tandem', 'deno-loop'),
     ratioRow("Node: Tandem ÷ the web user's loop", 'node-tandem', 'node-loop'),
+    ratioRow("Deno: Tandem, tokenizer inline ÷ the web user's loop", 'deno-inline', 'deno-loop'),
     ratioRow('Tandem (Deno) ÷ PyTorch DataLoader', 'deno-tandem', 'torch'),
     ratioRow('Tandem (Node) ÷ PyTorch DataLoader', 'node-tandem', 'torch'),
   ];
@@ -182,9 +184,14 @@ export function reportLines(x: ReportInput): string[] {
     '## How each side runs',
     '',
     `- **Tandem**: \`textLoader({ texts }, { tokenizer: { json }, tokenizerWorkers: ${x.workers}, seqLen: ${x.seq}, batchSize: ${x.batch}, eos, pack: 'concat', to: gpu })\`; the tokenizer is @huggingface/tokenizers in ${x.workers} worker threads, each building it from the JSON (inside the timed span); every batch is four i32 buffers (inputs, labels, docIds, positions) through the upload ring, released as it arrives.`,
+    `- **Tandem, tokenizer inline** (Deno only): the same loader given the loop's \`Tokenizer\` object (\`tokenizer: new Tokenizer(json)\`), which it runs on its event loop, one document at a time: the pipeline, packer and upload ring without the workers.`,
     "- **The web user's loop**: `new Tokenizer(json)`, then per document `tokenizer.encode(text, { add_special_tokens: false }).ids` on the main thread, appended with EOS to one growing Int32Array; every full window sliced into reused inputs/labels arrays and each batch sent with two `queue.writeBuffer` calls (it writes two arrays where Tandem writes four).",
     `- **PyTorch DataLoader**: Debian's python3-torch, \`DataLoader(dataset, batch_size=None, num_workers=${x.workers})\` over chunks of 64 documents; each worker process tokenises its chunks with **bench/text/python_bpe.py, a pure-Python byte-level BPE** reading the same tokenizer.json (there is no Hugging Face tokenizers package for Python here), so this peer measures a pure-Python tokenizer, not Hugging Face's Rust one; the main process concatenates the chunks (in order) and cuts the same windows into int32 CPU tensors. torch has no GPU here.`,
     '- Node runs bench/text/child.ts and src/ transpiled into the cache (bench/text/node-build.ts), not dist/.',
+    '',
+    '## The files read',
+    '',
+    `${x.real.paths.map((p) => `\`${p.replace(/^\/usr\/share\//, '')}\``).join(', ')} (under /usr/share/).`,
     '',
     '## Notes',
     '',
