@@ -348,3 +348,33 @@ export async function tokenizesInWorkers(): Promise<void> {
     }
   check(row === texts.length, `${row} documents of ${texts.length}`);
 }
+
+/** `to: tf`: four int32 tensors per batch, equal to the CPU batch; release() disposes them. */
+export async function tensorsEqualCpu(): Promise<void> {
+  const tf = await import('@tensorflow/tfjs-core');
+  await import('@tensorflow/tfjs-backend-cpu');
+  await tf.setBackend('cpu');
+  const texts = sentences(12);
+  const options: TextLoaderOptions = { tokenizer: charEncoder, seqLen: 8, batchSize: 2, bos: 0, eos: 1 };
+  const cpu = (await collect({ texts }, options)).batches;
+  const data = textLoader({ texts }, { ...options, to: tf });
+  const before = tf.memory().numTensors;
+  let i = 0;
+  try {
+    for await (const b of data) {
+      const want = cpu[i];
+      check(want !== undefined, `no more than ${cpu.length} batches`);
+      for (const field of ['inputs', 'labels', 'docIds', 'positions'] as const) {
+        const t = b[field] as import('@tensorflow/tfjs-core').Tensor;
+        check(t.dtype === 'int32' && t.shape.join() === '2,8', `batch ${i} ${field}: int32 [2, 8] (got ${t.dtype} [${t.shape}])`);
+        assertEqual([...(await t.data())], want[field], `batch ${i} ${field}`);
+      }
+      b.release();
+      i++;
+    }
+  } finally {
+    await data.close();
+  }
+  check(i === cpu.length, `${i} tensor batches, ${cpu.length} on the CPU`);
+  check(tf.memory().numTensors <= before, `release() disposed every tensor (${tf.memory().numTensors - before} left)`);
+}

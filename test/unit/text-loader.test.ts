@@ -6,6 +6,7 @@ import {
   badTextIsTyped,
   packsLikeTheReference,
   resumesExactly,
+  tensorsEqualCpu,
   tokenizesInWorkers,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
@@ -19,6 +20,7 @@ describe('textLoader on the CPU', () => {
     it(`${pack}: resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
   it('bad UTF-8, an oversized document and JSON without its text field fail typed under their keys; the rest is packed', badTextIsTyped);
   it('@huggingface/tokenizers in two workers gives the corpus ids, BOS and EOS added, in order', tokenizesInWorkers);
+  it('to: tf gives int32 tensors equal to the CPU batch, disposed by release()', tensorsEqualCpu);
   it('token shards across two ranks: every document once per epoch, its ids as written', () => tokenShardsAcrossRanks(dir));
 });
 
