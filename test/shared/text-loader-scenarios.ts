@@ -378,3 +378,45 @@ export async function tensorsEqualCpu(): Promise<void> {
   check(i === cpu.length, `${i} tensor batches, ${cpu.length} on the CPU`);
   check(tf.memory().numTensors <= before, `release() disposed every tensor (${tf.memory().numTensors - before} left)`);
 }
+
+/**
+ * Text shards (`{ shards }`: WebDataset tars of `.txt`/`.json` members) and a folder of text files
+ * give the same ids as `{ texts }` over the same documents; a sample with no text member is a
+ * `no-text` failure under its key.
+ */
+export async function textShardsAndFolders(dir: string): Promise<void> {
+  const { writeTar } = await import('./tar-helpers.ts');
+  await makeDir(`${dir}/folder/sub`);
+  const texts = sentences(9);
+  const encoder = new TextEncoder();
+  const entries = texts.map((t, i) => ({
+    name: `${String(i).padStart(3, '0')}.${i % 3 === 0 ? 'json' : 'txt'}`,
+    data: encoder.encode(i % 3 === 0 ? JSON.stringify({ text: t }) : t),
+  }));
+  entries.push({ name: '999.cls', data: encoder.encode('3') });
+  await writeFileAtomic(`${dir}/docs.tar`, writeTar(entries));
+  for (const [i, t] of texts.entries())
+    await writeFileAtomic(`${dir}/folder/${i < 5 ? '' : 'sub/'}${String(i).padStart(3, '0')}.txt`, encoder.encode(t));
+  await writeFileAtomic(`${dir}/folder/ignored.bin`, new Uint8Array([1, 2, 3]));
+  const options: TextLoaderOptions = { tokenizer: charEncoder, seqLen: 128, batchSize: 4, pack: 'pad', bos: 0, eos: 1 };
+  const rows = (batches: Plain[]) =>
+    batches.flatMap((b) => Array.from({ length: b.count }, (_, r) => b.inputs.slice(r * 128, (r + 1) * 128).join()));
+  const want = rows((await collect({ texts }, options)).batches);
+  const data = textLoader({ shards: [`${dir}/docs.tar`] }, options);
+  const fromShards: Plain[] = [];
+  try {
+    for await (const b of data) {
+      fromShards.push(plain(b as TokenBatch));
+      (b as TokenBatch).release();
+    }
+    const failures = data.failures();
+    check(
+      failures.length === 1 && failures[0]?.key === `${dir}/docs.tar#999` && (failures[0].error as TextError).code === 'no-text',
+      `one no-text failure (got ${failures.map((f) => `${f.key} ${(f.error as TextError).code}`).join(', ')})`,
+    );
+  } finally {
+    await data.close();
+  }
+  assertEqual(rows(fromShards), want, 'text shards');
+  assertEqual(rows((await collect(`${dir}/folder`, options)).batches), want, 'a folder of text files, in path order');
+}

@@ -7,6 +7,7 @@ import {
   packsLikeTheReference,
   resumesExactly,
   tensorsEqualCpu,
+  textShardsAndFolders,
   tokenizesInWorkers,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
@@ -28,3 +29,6 @@ it('token shards: two ranks stopped mid-epoch, regrouped for three, every token 
   const { regroupsForThreeRanks } = await import('../shared/text-loader-scenarios.ts');
   await regroupsForThreeRanks(join(dir, 'regroup'));
 });
+
+it('text shards and a folder of text files give the ids { texts } gives; a sample without text fails no-text', () =>
+  textShardsAndFolders(join(dir, 'sources')));
