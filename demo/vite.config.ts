@@ -19,8 +19,8 @@ export function demoConfig(options: { isolated?: boolean } = {}): UserConfig {
       target: 'es2022',
       outDir: `${repoRoot}out/demo`,
       emptyOutDir: true,
-      // Two pages: the image demo and the video demo (video.html).
-      rolldownOptions: { input: { main: `${demoRoot}index.html`, video: `${demoRoot}video.html` } },
+      // Three pages: the image demo, the video demo (video.html) and the text demo (text.html).
+      rolldownOptions: { input: { main: `${demoRoot}index.html`, video: `${demoRoot}video.html`, text: `${demoRoot}text.html` } },
     },
     logLevel: 'warn',
   };

@@ -34,7 +34,7 @@ export interface TextTrainingOptions {
   loader?: TextTrainingLoaderOptions;
   /** Read the training loss back every N steps (default 10; each read waits for the GPU). */
   reportEvery?: number;
-  /** Evaluate on `heldOut` every N steps (default: only at the end). */
+  /** Evaluate on `heldOut` before the first step and every N steps (default: only at the end). */
   evalEvery?: number;
   /** Held-out batches kept (default 8). */
   evalBatches?: number;
@@ -166,6 +166,8 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
       emit({ type: 'checkpoint', step });
     };
     try {
+      // The starting point of the held-out curve (a fresh model: about ln vocabSize).
+      if (evalEvery !== undefined) await evaluate();
       if (steps === undefined || step < steps)
         for await (const batch of loader) {
           const encoder = device.createCommandEncoder();
