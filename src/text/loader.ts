@@ -22,30 +22,37 @@ import {
 import { PackingAggregator, TokenBatchPool, type NumberedDocument, type PackedBatch, type PackingCounts } from './batches.ts';
 import { TextError } from './errors.ts';
 import { TokenRing, type PackedDeviceBatch } from './gpu-ring.ts';
-import { checkTextLoaderOptions, isTfjs, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
+import { checkTextLoaderOptions, isJax, isTfjs, type JaxNamespace, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
 import { Packer, type PackerSnapshot } from './pack.ts';
 import { resolveText, startOf, type RawDocument, type ResolvedText, type TextItem, type TextSource } from './sources.ts';
 import { checkState, type TextLoaderState } from './state.ts';
 import { tfjsTokens, type TokenTensors } from './tfjs-target.ts';
 import { TokenizerPool } from './tokenizer.ts';
 import type { TokenBatch, TokenDeviceBatch } from './types.ts';
+import type { Jax, JaxTokens } from '../jax/index.ts';
 
 /** What a `for await` gives, by `to`. */
 export type TextLoaderBatch<O extends TextLoaderOptions> = O extends { to: GPUDevice | GpuContext }
   ? TokenDeviceBatch
-  : O extends { to: object }
-    ? TokenTensors
-    : TokenBatch;
+  : O extends { to: JaxNamespace }
+    ? JaxTokenBatch
+    : O extends { to: object }
+      ? TokenTensors
+      : TokenBatch;
+
+/** `to: jax`: the filled rows as jax-js int32 arrays `[count, seqLen]`, owned by the caller as jax-js arrays are; `release()` does nothing. */
+export type JaxTokenBatch = JaxTokens & { release(): void };
 
 interface Opened {
   resolved: ResolvedText;
   tokenizer: TokenizerPool | undefined;
   ring: TokenRing | undefined;
   tf: TextLoaderSettings['to'] | undefined;
+  jax: JaxNamespace | undefined;
   gpuOwned: GpuContext | undefined;
 }
 
-type Delivered = PackedBatch | PackedDeviceBatch | (TokenTensors & { snapshot: PackerSnapshot });
+type Delivered = PackedBatch | PackedDeviceBatch | ((TokenTensors | JaxTokenBatch) & { snapshot: PackerSnapshot });
 
 interface Numbered {
   index: number;
@@ -237,12 +244,21 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
       let ring: TokenRing | undefined;
       let gpuOwned: GpuContext | undefined;
       const to = o.to;
-      if (to !== 'cpu' && !isTfjs(to)) {
-        const gpu: GpuContext = 'queue' in to ? await acquireGpu({ device: to as GPUDevice }) : (to as GpuContext);
-        if (gpu !== to) gpuOwned = gpu;
+      const jax = isJax(to) ? to : undefined;
+      // jax-js on WebGPU: batches go up through the ring on jax-js's own device (it cannot take ours).
+      const device = jax
+        ? jax.defaultDevice() === 'webgpu'
+          ? jax.getWebGPUDevice()
+          : undefined
+        : to !== 'cpu' && !isTfjs(to)
+          ? to
+          : undefined;
+      if (device !== undefined) {
+        const gpu: GpuContext = 'queue' in device ? await acquireGpu({ device: device as GPUDevice }) : (device as GpuContext);
+        if (gpu !== device) gpuOwned = gpu;
         ring = new TokenRing(gpu, o.batchSize, o.seqLen);
       }
-      const opened: Opened = { resolved, tokenizer, ring, tf: isTfjs(to) ? to : undefined, gpuOwned };
+      const opened: Opened = { resolved, tokenizer, ring, tf: isTfjs(to) ? to : undefined, jax, gpuOwned };
       this.#openedNow = opened;
       return opened;
     })();
@@ -296,11 +312,15 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
       .disaggregate({ name: 'batches' });
     const ring = r.ring;
     const tf = r.tf;
-    const last = ring
+    const jax = r.jax;
+    const onDevice: PipelineBuilder<PackedBatch | PackedDeviceBatch> = ring
       ? packed.pipe((b: PackedBatch, ctx) => ring.convert(b, ctx), { name: 'to-gpu', concurrency: 1 })
+      : packed;
+    const last = jax
+      ? onDevice.pipe((b: PackedBatch | PackedDeviceBatch) => toJax(jax, b), { name: 'to-jax', concurrency: 1 })
       : tf && isTfjs(tf)
         ? packed.pipe((b: PackedBatch) => tfjsTokens(tf, b), { name: 'to-tfjs', concurrency: 1 })
-        : (packed as PipelineBuilder<Delivered>);
+        : (onDevice as PipelineBuilder<Delivered>);
     return (last as PipelineBuilder<Delivered>).addSink(2).build({ failureBudget: o.failureBudget });
   }
 
@@ -331,6 +351,14 @@ async function* numbered(
   for (const [i, [key]] of carry.entries()) yield { index: i - carry.length, key, item: resolved.carried(key) };
   let index = 0;
   for await (const item of items) yield { index: index++, key: item.key, item };
+}
+
+/** A batch as jax-js arrays, through the `tandem/jax` door (loaded only for `to: jax`). */
+async function toJax(jax: JaxNamespace, batch: PackedBatch | PackedDeviceBatch): Promise<JaxTokenBatch & { snapshot: PackerSnapshot }> {
+  const { jaxTokens } = await import('../jax/index.ts');
+  const snapshot = batch.snapshot;
+  const arrays = await jaxTokens(jax as unknown as Jax, batch);
+  return { ...arrays, snapshot, release: () => {} };
 }
 
 /** Token-shard documents: BOS/EOS added when asked, ids checked against the vocabulary. */

@@ -8,6 +8,13 @@ import type { PackMode } from './pack.ts';
 import type { TextLoaderState } from './state.ts';
 import type { TokenizerSpec } from './tokenizer.ts';
 
+/** jax-js's namespace, as far as the text loader uses it (never imported by Tandem): `import * as jax from '@jax-js/jax'`. */
+export interface JaxNamespace {
+  numpy: object;
+  defaultDevice(): string;
+  getWebGPUDevice(): GPUDevice;
+}
+
 /** TensorFlow.js's namespace, as far as the text loader uses it (never imported by Tandem). */
 export interface TfjsTokens {
   tensor(values: unknown, shape?: number[], dtype?: 'int32'): unknown;
@@ -46,8 +53,12 @@ export interface TextLoaderOptions {
   epochs?: number;
   rank?: number;
   worldSize?: number;
-  /** 'cpu' (default): Int32Array batches; a GPUDevice or GpuContext: i32 GPU buffers; TensorFlow.js's namespace: int32 tensors. */
-  to?: 'cpu' | GPUDevice | GpuContext | TfjsTokens;
+  /**
+   * 'cpu' (default): Int32Array batches; a GPUDevice or GpuContext: i32 GPU buffers; TensorFlow.js's
+   * namespace: int32 tensors; jax-js's namespace: int32 arrays (on its WebGPU device when that is its
+   * default, through Tandem's ring and one GPU copy).
+   */
+  to?: 'cpu' | GPUDevice | GpuContext | TfjsTokens | JaxNamespace;
   failureBudget?: FailureBudget;
   readConcurrency?: number;
   fetch?: FetchOptions;
@@ -74,7 +85,7 @@ export interface TextLoaderSettings {
   epochs: number;
   rank: number | undefined;
   worldSize: number | undefined;
-  to: 'cpu' | GPUDevice | GpuContext | TfjsTokens;
+  to: 'cpu' | GPUDevice | GpuContext | TfjsTokens | JaxNamespace;
   failureBudget: FailureBudget;
   readConcurrency: number;
   fetch: FetchOptions;
@@ -166,6 +177,15 @@ function isTokenizerSpec(x: unknown): x is TokenizerSpec {
   return typeof t.encode === 'function' || t.json !== undefined || typeof t.url === 'string' || t.url instanceof URL;
 }
 
+/** Whether `to` is jax-js's namespace. */
+export function isJax(to: TextLoaderSettings['to']): to is JaxNamespace {
+  return (
+    typeof to === 'object' &&
+    typeof (to as Partial<JaxNamespace>).numpy === 'object' &&
+    typeof (to as Partial<JaxNamespace>).defaultDevice === 'function'
+  );
+}
+
 /** Whether `to` is TensorFlow.js's namespace. */
 export function isTfjs(to: TextLoaderSettings['to']): to is TfjsTokens {
   return (
@@ -183,6 +203,7 @@ function checkTarget(o: OptionChecker): TextLoaderSettings['to'] {
     if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
     if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
     if (isTfjs(to as TextLoaderSettings['to'])) return to as TfjsTokens;
+    if (isJax(to as TextLoaderSettings['to'])) return to as JaxNamespace;
   }
-  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
+  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()), TensorFlow.js's or jax-js's namespace");
 }

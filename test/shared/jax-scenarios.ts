@@ -319,4 +319,17 @@ export async function textLoaderIntoJax(jax: Jax, device: jaxjs.Device, onDevice
     }
   }
   await gpu?.close();
+  // `to: jax` itself: the loader makes the arrays (through its ring on jax-js's device when that is jax-js's default).
+  const data = textLoader({ texts }, { ...options, to: jax as unknown as import('../../src/text/index.ts').JaxNamespace });
+  let i = 0;
+  try {
+    for await (const batch of data) {
+      check(batch.path === (jax.defaultDevice() === 'webgpu' ? 'gpu' : 'cpu'), `batch ${i}: the ${batch.path} path`);
+      await compare(batch, i++);
+      batch.release();
+    }
+    check(i === want.length, `${i} batches from to: jax, ${want.length} from the CPU loader`);
+  } finally {
+    await data.close();
+  }
 }
