@@ -1,9 +1,11 @@
 // GPT scenarios, runtime-neutral (each throws on failure): a training step on the GPU against the
 // f64 reference (logits, loss, every gradient, one AdamW update) on rows that pack several
-// documents and padding, and learning the generated corpus to its bar (docs/gpt.md).
+// documents and padding, and learning the generated corpus from the text loader to its bar
+// (docs/gpt.md).
 import type { TrainConfig } from '../../src/vit/config.ts';
 import { adamwStep } from '../../src/vit/reference.ts';
-import { CORPUS_BOS, CORPUS_EOS, corpusDocument, corpusIds, corpusText } from '../../src/synthetic/index.ts';
+import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusText } from '../../src/synthetic/index.ts';
+import { textLoader } from '../../src/text/index.ts';
 import { type GptConfig, gptPresets, initGptParams } from '../../src/gpt/config.ts';
 import { GptTrainer } from '../../src/gpt/model.ts';
 import { ReferenceGpt, type ReferenceBatch } from '../../src/gpt/reference.ts';
@@ -82,63 +84,13 @@ export async function gptStepMatchesCpu(device: GPUDevice): Promise<string[]> {
   return log;
 }
 
-/**
- * The test's own packer, plain on purpose (the text loader's packers are checked against their own
- * reference): documents as [BOS, …chars, EOS] in one stream cut into rows of `T`; a document's
- * piece in a row has its own docId (0, 1, … within the row) and positions from 0; a position's
- * label is the next token of the same document, −1 after EOS.
- */
-export function* packCorpus(document: (index: number) => string, B: number, T: number): Generator<ReferenceBatch & { count: number }> {
-  let index = 0;
-  let tokens = new Uint32Array(0);
-  let at = 0;
-  const next = (): [number, boolean] => {
-    if (at === tokens.length) {
-      const ids = corpusIds(document(index++));
-      tokens = new Uint32Array(ids.length + 2);
-      tokens.set(ids, 1);
-      tokens[0] = CORPUS_BOS;
-      tokens[ids.length + 1] = CORPUS_EOS;
-      at = 0;
-    }
-    const token = tokens[at++] ?? CORPUS_EOS;
-    return [token, at === tokens.length];
-  };
-  for (;;) {
-    const batch = {
-      inputs: new Int32Array(B * T),
-      labels: new Int32Array(B * T),
-      docIds: new Int32Array(B * T),
-      positions: new Int32Array(B * T),
-      count: 0,
-    };
-    let [token, last] = next();
-    for (let r = 0; r < B; r++) {
-      let doc = 0;
-      let position = 0;
-      for (let t = 0; t < T; t++) {
-        const i = r * T + t;
-        if (t > 0 && token === CORPUS_BOS) [doc, position] = [doc + 1, 0];
-        batch.inputs[i] = token;
-        batch.docIds[i] = doc;
-        batch.positions[i] = position++;
-        const ended = last;
-        [token, last] = next();
-        batch.labels[i] = ended ? -1 : token;
-        batch.count++;
-      }
-    }
-    yield batch;
-  }
-}
-
 /** Mean next-token loss (nats) of always predicting the held-out labels' own frequencies. */
-export function unigramBaseline(batches: readonly ReferenceBatch[], V: number): { loss: number; accuracy: number } {
+export function unigramBaseline(labelSets: readonly ArrayLike<number>[], V: number): { loss: number; accuracy: number } {
   const counts = new Float64Array(V);
   let n = 0;
-  for (const b of batches)
-    for (let i = 0; i < b.labels.length; i++) {
-      const y = b.labels[i] ?? -1;
+  for (const labels of labelSets)
+    for (let i = 0; i < labels.length; i++) {
+      const y = labels[i] ?? -1;
       if (y >= 0) [counts[y], n] = [(counts[y] ?? 0) + 1, n + 1];
     }
   let loss = 0;
@@ -161,7 +113,7 @@ export interface LearnResult {
 
 /**
  * The bar (docs/gpt.md): held-out next-character loss ≤ 1.0 nats and accuracy ≥ 62%, against the
- * unigram baseline's 2.76 nats and 19%. 250 steps of 8 × 64 reach about 0.77 and 70%.
+ * unigram baseline's 2.7 nats and 19%. 250 steps of 8 × 64 reach about 0.75 and 71%.
  */
 export const GPT_BAR = { loss: 1.0, accuracy: 0.62 };
 
@@ -171,7 +123,30 @@ export function checkBar(r: LearnResult): void {
   check(r.lastLoss < 0.5 * r.firstLoss, `training loss fell only from ${r.firstLoss} to ${r.lastLoss}`);
 }
 
-/** Trains the tiny preset on corpus seed 1 (8 rows of 64 a step by default), evaluates on seed 2 (never trained on). */
+/** The corpus' own ids, inline on the event loop (the tokenizer tests check the workers give the same). */
+const corpusEncoder = { encode: (text: string) => corpusIds(text) };
+
+/** Corpus documents as the text loader packs them: BOS and EOS added, 'concat' rows of `T`. */
+function corpusLoader<const To extends 'cpu' | GPUDevice>(seed: number, documents: number, B: number, T: number, to: To) {
+  return textLoader(
+    { texts: corpusDocuments(seed, documents) },
+    {
+      seqLen: T,
+      batchSize: B,
+      pack: 'concat',
+      bos: CORPUS_BOS,
+      eos: CORPUS_EOS,
+      tokenizer: corpusEncoder,
+      vocabSize: CORPUS_VOCAB_SIZE,
+      to,
+    },
+  );
+}
+
+/**
+ * Trains the tiny preset from `textLoader` (corpus seed 1, batches straight into GPU buffers; 8
+ * rows of 64 a step by default), then evaluates on corpus seed 2, never trained on.
+ */
 export async function gptLearnsCorpus(
   device: GPUDevice,
   o: {
@@ -179,7 +154,6 @@ export async function gptLearnsCorpus(
     batchSize?: number;
     train?: Partial<TrainConfig>;
     evalBatches?: number;
-    matmul?: 'auto' | 'direct' | 'tiled';
     /** Tokens of the greedy sample (default 40). */
     sampleTokens?: number;
     report?: (line: string) => void;
@@ -188,69 +162,71 @@ export async function gptLearnsCorpus(
   const c = gptPresets.tiny;
   const B = o.batchSize ?? 8;
   const T = c.context;
+  const evalBatches = o.evalBatches ?? 8;
   const start = performance.now();
   const train = { lr: 1e-2, minLr: 3e-4, warmupSteps: 20, totalSteps: o.steps, weightDecay: 0.01, clipNorm: 1, ...o.train };
-  const trainer = await GptTrainer.create(device, { config: c, batchSize: B, train, seed: 1, ...(o.matmul ? { matmul: o.matmul } : {}) });
-  const batches = packCorpus((i) => corpusDocument(1, i), B, T);
-  const slots = [0, 1].map(() => deviceBatch(device, mixedBatchOfSize(B * T)));
+  const trainer = await GptTrainer.create(device, { config: c, batchSize: B, train, seed: 1 });
+  // ~190 tokens a document: enough documents for one epoch of `steps` batches.
+  const documents = Math.ceil((o.steps * B * T) / 150);
+  const data = corpusLoader(1, documents, B, T, device);
   let firstLoss = NaN;
   let lastLoss = NaN;
   try {
-    for (let step = 0; step < o.steps; step++) {
-      const slot = slots[step % 2];
-      const batch = batches.next().value;
-      check(slot && batch, 'no batch');
-      writeBatch(device, slot, batch);
+    let step = 0;
+    for await (const batch of data) {
       const encoder = device.createCommandEncoder();
-      trainer.step(encoder, slot);
+      trainer.step(encoder, batch);
       device.queue.submit([encoder.finish()]);
-      if ((step + 1) % 25 === 0 || step + 1 === o.steps) {
+      batch.release();
+      step++;
+      if (step % 25 === 0 || step === o.steps) {
         const r = await trainer.lossReport();
         if (Number.isNaN(firstLoss)) firstLoss = r.loss;
         lastLoss = r.loss;
+        const seconds = ((performance.now() - start) / 1000).toFixed(1);
         o.report?.(
-          `step ${r.step}: loss ${r.loss.toFixed(3)} accuracy ${r.accuracy.toFixed(3)} lr ${r.lr.toExponential(2)} (${((performance.now() - start) / 1000).toFixed(1)} s)`,
+          `step ${r.step}: loss ${r.loss.toFixed(3)} accuracy ${r.accuracy.toFixed(3)} lr ${r.lr.toExponential(2)} (${seconds} s)`,
         );
       }
+      if (step === o.steps) break;
     }
-    const heldOut = packCorpus((i) => corpusDocument(2, i), B, T);
-    const evaluated: ReferenceBatch[] = [];
-    for (let k = 0; k < (o.evalBatches ?? 8); k++) {
-      const batch = heldOut.next().value;
-      const slot = slots[k % 2];
-      check(slot && batch, 'no batch');
-      evaluated.push(batch);
-      writeBatch(device, slot, batch);
+    await data.close(); // its pipeline stops reading ahead before the evaluation starts
+    check(step === o.steps, `the loader gave ${step} batches, not ${o.steps}`);
+    const heldOutDocuments = Math.ceil((evalBatches * B * T) / 150);
+    const heldOut = corpusLoader(2, heldOutDocuments, B, T, device);
+    let evaluated = 0;
+    for await (const batch of heldOut) {
       const encoder = device.createCommandEncoder();
-      trainer.evaluate(encoder, slot);
+      trainer.evaluate(encoder, batch);
       device.queue.submit([encoder.finish()]);
+      batch.release();
+      if (++evaluated === evalBatches) break;
     }
+    await heldOut.close();
     const held = await trainer.evalReport();
+    const labels: Int32Array[] = [];
+    const cpu = corpusLoader(2, heldOutDocuments, B, T, 'cpu');
+    for await (const batch of cpu) {
+      labels.push(Int32Array.from(batch.labels));
+      batch.release();
+      if (labels.length === evalBatches) break;
+    }
+    await cpu.close();
     const prompt = 'the cats ';
     const ids = await trainer.complete([CORPUS_BOS, ...corpusIds(prompt)], o.sampleTokens ?? 40);
     return {
       loss: held.loss,
       accuracy: held.accuracy,
-      baseline: unigramBaseline(evaluated, c.vocabSize),
+      baseline: unigramBaseline(labels, c.vocabSize),
       firstLoss,
       lastLoss,
       seconds: (performance.now() - start) / 1000,
       sample: prompt + corpusText(ids),
     };
   } finally {
+    await data.close();
     trainer.close();
-    for (const slot of slots) for (const b of Object.values(slot)) b.destroy();
   }
-}
-
-function mixedBatchOfSize(n: number): ReferenceBatch {
-  const zeros = new Int32Array(n);
-  return { inputs: zeros, labels: zeros, docIds: zeros, positions: zeros };
-}
-
-function writeBatch(device: GPUDevice, slot: ReturnType<typeof deviceBatch>, batch: ReferenceBatch): void {
-  for (const field of ['inputs', 'labels', 'docIds', 'positions'] as const)
-    device.queue.writeBuffer(slot[field], 0, Int32Array.from(batch[field]));
 }
 
 /**
