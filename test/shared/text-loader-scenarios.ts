@@ -203,6 +203,27 @@ export async function badTextIsTyped(): Promise<void> {
   } finally {
     await data.close();
   }
+  // The failure budget applies: past `maxFailures`, the pass stops with a typed error.
+  const strict = textLoader(items, {
+    tokenizer: charEncoder,
+    seqLen: 64,
+    batchSize: 2,
+    pack: 'pad',
+    maxDocumentBytes: 4096,
+    failureBudget: { maxFailures: 2 },
+  });
+  let stopped: unknown;
+  try {
+    for await (const b of strict) (b as TokenBatch).release();
+  } catch (error) {
+    stopped = error;
+  } finally {
+    await strict.close();
+  }
+  check(
+    (stopped as { code?: string } | undefined)?.code === 'failure-budget',
+    `a third failure past maxFailures 2 stops the pass (got ${String(stopped)})`,
+  );
 }
 
 /** Token shards shared by two ranks: each document once per epoch, its ids as written. */
