@@ -7,6 +7,7 @@ import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumArgs } from '../../vite.config.ts';
+import { CORPUS_ALPHABET } from '../../src/synthetic/index.ts';
 import { loadTimmWeights } from '../../src/vit/index.ts';
 import { embeddingModel } from '../shared/onnx-model.ts';
 import { smallTimmFile } from '../shared/timm-scenarios.ts';
@@ -223,6 +224,24 @@ describe('Tandem installed from its tarball', () => {
     for (const b of batches) expect(b[3]!.split(' ').map(Number)).toEqual([0, 0.375, 0.75, 1.125]);
     expect(stdout).toMatch(/^24 clips of 4 classes \(down, left, right, up\); 0 failed$/m);
     expect(stdout).toMatch(/bottleneck: /);
+  });
+
+  it('a Node 20 script (examples/node/text-train.mjs) writes the generated corpus as token shards and trains the tiny GPT from them on the GPU', async () => {
+    const dir = await project('node-train', 'node', { packages: ['webgpu'] }); // Node's WebGPU is the user's install
+    const { stdout } = await run('node', ['text-train.mjs', '40'], dir);
+    expect(stdout).toMatch(/^wrote 1000 documents, \d+ tokens in [2-9] shards$/m);
+    // best-fit rows of 65 tokens from documents of 20 to 400 characters: some padding, never most.
+    const padding = Number(/^shape \[8, 64\]; 40 steps; padding (\d+\.\d)%$/m.exec(stdout)?.[1]);
+    expect(padding).toBeGreaterThan(0);
+    expect(padding).toBeLessThan(50);
+    // A fresh model starts near ln 24 = 3.18 nats a character; 35 more steps take it well down.
+    const [, before, after] = /^loss before: (\d+\.\d+) after: (\d+\.\d+)/m.exec(stdout) ?? [];
+    expect(Number(before)).toBeGreaterThan(2.5);
+    expect(Number(after)).toBeLessThan(0.8 * Number(before));
+    const completion = JSON.parse(/^completion: (".*")$/m.exec(stdout)?.[1] ?? '""') as string;
+    expect(completion.startsWith('the cat') && completion.length > 'the cat'.length).toBe(true);
+    expect([...completion].every((c) => CORPUS_ALPHABET.includes(c))).toBe(true);
+    expect(stdout).toMatch(/to-gpu.*\| bottleneck: /);
   });
 
   it('the installed tandem CLI fine-tunes from timm-layout ViT weights and saves them (tandem train --weights)', async () => {
