@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
-import { gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+import { gptCompletesAndRestores, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -10,6 +10,10 @@ afterAll(() => gpu?.close());
 
 it('a GPT training step on packed documents matches the CPU reference', async () => {
   expect((await gptStepMatchesCpu(gpu.device)).length).toBeGreaterThan(40);
+});
+
+it('complete() is greedy over the last position, a checkpoint restores the run, bad input is an OptionError', async () => {
+  await gptCompletesAndRestores(gpu.device);
 });
 
 // SwiftShader runs a tiny-GPT step in ~0.9 s (lavapipe ~0.12 s), so 40 s holds 50 steps of 4 rows, far short of

@@ -2,13 +2,14 @@
 // generated corpus to its bar (docs/gpt.md).
 import './limits.ts';
 import { acquireGpu } from '../../src/gpu/index.ts';
-import { checkBar, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+import { checkBar, gptCompletesAndRestores, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
 
-Deno.test('a GPT training step on packed documents matches the CPU reference', async () => {
+Deno.test('a GPT training step on packed documents matches the CPU reference; complete, checkpoints, bad input', async () => {
   const gpu = await acquireGpu();
   try {
     const log = await gptStepMatchesCpu(gpu.device);
     if (log.length < 40) throw new Error(`only ${log.length} comparisons`);
+    await gptCompletesAndRestores(gpu.device);
   } finally {
     gpu.close();
   }

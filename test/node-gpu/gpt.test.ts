@@ -14,6 +14,6 @@ it('a GPT training step on packed documents and padding (logits, loss, every gra
   expect(log.length).toBeGreaterThan(40);
 });
 
-it('complete() is greedy over the last position (against the reference), seeded sampling repeats, a checkpoint restores the run', async () => {
+it('complete() is greedy over the last position (against the reference), seeded sampling repeats, a checkpoint restores the run, bad input is an OptionError', async () => {
   await gptCompletesAndRestores(gpu.device);
 });

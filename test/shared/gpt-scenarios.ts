@@ -8,6 +8,7 @@ import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, 
 import { textLoader } from '../../src/text/index.ts';
 import { type GptConfig, gptPresets, initGptParams } from '../../src/gpt/config.ts';
 import { GptTrainer } from '../../src/gpt/model.ts';
+import { OptionError } from '../../src/errors/index.ts';
 import { ReferenceGpt, type ReferenceBatch } from '../../src/gpt/reference.ts';
 import { assertEqual, check } from './assert.ts';
 import { close, relErr, upload } from './vit-helpers.ts';
@@ -294,6 +295,43 @@ export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> 
       refused = (error as { code?: string }).code === 'malformed';
     }
     check(refused, 'a malformed checkpoint is a WeightsError (malformed)');
+    const small = upload(device, new Int32Array(4));
+    const optionError = (f: () => unknown, field: string) => {
+      try {
+        f();
+      } catch (error) {
+        return error instanceof OptionError && error.field === field;
+      }
+      return false;
+    };
+    check(
+      optionError(() => a.step(device.createCommandEncoder(), { ...buffers, labels: small }), 'batch.labels'),
+      'a batch buffer too small for [batchSize, context] is an OptionError naming it',
+    );
+    check(
+      optionError(() => a.step(device.createCommandEncoder(), { ...buffers, shape: [B, c.context + 1] }), 'batch.shape'),
+      'a batch of another shape is an OptionError',
+    );
+    small.destroy();
+    const rejects = async (p: Promise<unknown>, field: string) => {
+      try {
+        await p;
+      } catch (error) {
+        return error instanceof OptionError && error.field === field;
+      }
+      return false;
+    };
+    check(await rejects(a.complete([0, c.vocabSize], 1), 'promptIds[1]'), 'an id past the vocabulary is an OptionError');
+    check(await rejects(a.complete([], 1), 'promptIds'), 'an empty prompt is an OptionError');
+    check(await rejects(a.complete([0], 1, { temperature: -1 }), 'temperature'), 'a negative temperature is an OptionError');
+    const shapeError = await GptTrainer.create(device, { config: { ...c, heads: 3 }, batchSize: B }).then(
+      (t) => {
+        t.close();
+        return false;
+      },
+      (error: unknown) => error instanceof OptionError && error.field === 'heads',
+    );
+    check(shapeError, 'a config whose width is not a multiple of heads is an OptionError');
   } finally {
     a.close();
     b.close();
