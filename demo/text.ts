@@ -29,6 +29,7 @@ const SEED = 1;
 /** What is being trained on: the sources, how ids are made and read back. */
 interface TextData {
   description: string;
+  documents: { train: number; heldOut: number };
   train: TextSource;
   heldOut: TextSource;
   tokenizerJson: object;
@@ -84,6 +85,7 @@ const setStatus = (text: string) => void ($('status').textContent = text);
 function generatedData(count: number): TextData {
   return {
     description: `${count} generated corpus documents (held out: 64 of another seed), the corpus' tokenizer`,
+    documents: { train: count, heldOut: 64 },
     train: { texts: corpusDocuments(SEED, count) },
     heldOut: { texts: corpusDocuments(SEED + 1, 64) },
     tokenizerJson: corpusTokenizerJson(),
@@ -96,12 +98,12 @@ function generatedData(count: number): TextData {
   };
 }
 
-/** Dropped or picked files: every 10th held out (one file: its last tenth), a tokenizer of their characters. */
+/** Dropped or picked files: every 10th held out (2 to 9 files: the last; one file: its last tenth), a tokenizer of their characters. */
 async function fileData(folder: PickedFolder): Promise<TextData> {
   const files = folder.files;
   if (files.length === 0) throw new Error('no .txt, .md or .text files among the ones given');
   const texts = await Promise.all(files.map(async (f) => ({ key: f.path, text: await f.file.text() })));
-  let train = texts;
+  let train = texts.slice(0, -1);
   let heldOut = texts.slice(-1);
   if (texts.length >= HELD_OUT_EVERY) {
     train = texts.filter((_, i) => i % HELD_OUT_EVERY !== HELD_OUT_EVERY - 1);
@@ -116,6 +118,7 @@ async function fileData(folder: PickedFolder): Promise<TextData> {
   const tokenizer = charTokenizer(texts.map((t) => t.text));
   return {
     description: `${files.length} file${files.length === 1 ? '' : 's'} (${train.length} to train on, ${heldOut.length} held out), ${tokenizer.chars.length} distinct characters`,
+    documents: { train: train.length, heldOut: heldOut.length },
     train: { texts: train },
     heldOut: { texts: heldOut },
     tokenizerJson: tokenizer.json,
@@ -132,6 +135,7 @@ async function train(data: TextData): Promise<void> {
   const pack = $<HTMLSelectElement>('pack').value as PackMode;
   const model = { ...gptPresets.tiny, vocabSize: data.vocabSize, context: setting('context') };
   state.vocabSize = data.vocabSize;
+  state.documents = data.documents;
   $('data').textContent =
     `data: ${data.description}; model: GPT vocabulary ${data.vocabSize}, context ${model.context}, width ${model.width}, depth ${model.depth}`;
   const gpu = await acquireGpu();

@@ -53,15 +53,17 @@ export function generatedData(count: number): TextData {
   };
 }
 
-/** `--text PATH`: a folder's text files (every 10th held out) or one file (its last tenth held out). */
+/** `--text PATH`: a folder's text files (every 10th held out; the last of 2 to 9) or one file (its last tenth held out). */
 export async function textFileData(path: string, tokenizerPath: string | undefined): Promise<TextData> {
   const files = await textFiles(path);
   if (files.length === 0) throw new UsageError(`--text ${path}: no .txt, .md or .text files`);
   let train: TextSource;
   let heldOut: TextSource;
   if (files.length > 1) {
-    train = files.filter((_, i) => i % HELD_OUT_EVERY !== HELD_OUT_EVERY - 1 || files.length < HELD_OUT_EVERY);
-    heldOut = files.length < HELD_OUT_EVERY ? [files.at(-1) as string] : files.filter((_, i) => i % HELD_OUT_EVERY === HELD_OUT_EVERY - 1);
+    // Every 10th file; with fewer than 10, the last one.
+    const held = (i: number) => (files.length < HELD_OUT_EVERY ? i === files.length - 1 : i % HELD_OUT_EVERY === HELD_OUT_EVERY - 1);
+    train = files.filter((_, i) => !held(i));
+    heldOut = files.filter((_, i) => held(i));
   } else {
     const text = new TextDecoder().decode(await argumentFile('--text', files[0] as string));
     const cut = cutAt(text, 0.9);
@@ -70,7 +72,12 @@ export async function textFileData(path: string, tokenizerPath: string | undefin
   }
   const described = `${files.length} text file${files.length === 1 ? '' : 's'} in ${path}`;
   if (tokenizerPath === undefined)
-    return { ...generatedData(0), description: `${described} (the generated corpus' tokenizer)`, train, heldOut };
+    return {
+      ...generatedData(0),
+      description: `${described} (the generated corpus' tokenizer, its alphabet only: --tokenizer for other text)`,
+      train,
+      heldOut,
+    };
   const tokenizer = await tokenizerData(tokenizerPath);
   return { ...tokenizer, description: `${described} (${tokenizerPath})`, train, heldOut };
 }
