@@ -62,7 +62,8 @@ type Sums = [number, number, number, number];
 type OptimizerState = [number, number, number, number, number, number];
 
 const MAGIC = 0x54475054; // "TGPT"
-const USAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
+const COPY_SRC = 0x4;
+const USAGE = 0x80 | COPY_SRC | 0x8; // STORAGE | COPY_SRC | COPY_DST
 const WHERE = 'GptTrainer.create options';
 
 export class GptTrainer {
@@ -255,12 +256,12 @@ export class GptTrainer {
       ['positions', g.positions],
     ] as const) {
       const source = batch[field];
-      if (!source || typeof source.size !== 'number' || source.size < bytes)
+      if (!source || typeof source.size !== 'number' || source.size < bytes || (source.usage & COPY_SRC) === 0)
         throw new OptionError(
           where,
           `batch.${field}`,
           source,
-          `a GPUBuffer of at least ${bytes} bytes (i32 × ${this.batchSize} × ${this.config.context})`,
+          `a COPY_SRC GPUBuffer of at least ${bytes} bytes (i32 × ${this.batchSize} × ${this.config.context})`,
         );
       encoder.copyBufferToBuffer(source, 0, target, 0, bytes);
     }

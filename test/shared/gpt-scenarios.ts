@@ -312,7 +312,13 @@ export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> 
       optionError(() => a.step(device.createCommandEncoder(), { ...buffers, shape: [B, c.context + 1] }), 'batch.shape'),
       'a batch of another shape is an OptionError',
     );
+    const noCopy = device.createBuffer({ size: buffers.inputs.size, usage: 0x80 | 0x8 }); // STORAGE | COPY_DST
+    check(
+      optionError(() => a.step(device.createCommandEncoder(), { ...buffers, inputs: noCopy }), 'batch.inputs'),
+      'a batch buffer without COPY_SRC is an OptionError',
+    );
     small.destroy();
+    noCopy.destroy();
     const rejects = async (p: Promise<unknown>, field: string) => {
       try {
         await p;
