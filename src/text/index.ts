@@ -22,3 +22,15 @@ export {
   type TextTrainingResult,
 } from './session.ts';
 export { regroupTextStates } from './regroup.ts';
+// The generated text corpus and its tokenizer.json, for examples and demos that train on it.
+export {
+  CORPUS_ALPHABET,
+  CORPUS_BOS,
+  CORPUS_EOS,
+  CORPUS_VOCAB_SIZE,
+  corpusDocument,
+  corpusDocuments,
+  corpusIds,
+  corpusText,
+  corpusTokenizerJson,
+} from '../synthetic/index.ts';
