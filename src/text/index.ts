@@ -1,6 +1,7 @@
 // `tandem/text`: textLoader(), one object from token shards, text shards or text files to packed
 // token batches on the CPU, on a GPU or as tf.js tensors; the packer and the tokenizer stage.
-export { TextLoader, textLoader, type JaxTokenBatch, type TextLoaderBatch } from './loader.ts';
+export { TextLoader, textLoader, type TextLoaderBatch } from './loader.ts';
+export type { JaxTokenBatch } from './stages.ts';
 export type { JaxNamespace, TextLoaderOptions, TfjsTokens } from './options.ts';
 export type { PackMode, PackerSnapshot } from './pack.ts';
 export type { PackingCounts } from './batches.ts';

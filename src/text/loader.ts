@@ -29,7 +29,7 @@ import { checkState, type TextLoaderState } from './state.ts';
 import { tfjsTokens, type TokenTensors } from './tfjs-target.ts';
 import { TokenizerPool } from './tokenizer.ts';
 import type { TokenBatch, TokenDeviceBatch } from './types.ts';
-import type { Jax, JaxTokens } from '../jax/index.ts';
+import { numbered, toJax, withSpecials, type JaxTokenBatch, type Numbered } from './stages.ts';
 
 /** What a `for await` gives, by `to`. */
 export type TextLoaderBatch<O extends TextLoaderOptions> = O extends { to: GPUDevice | GpuContext }
@@ -39,9 +39,6 @@ export type TextLoaderBatch<O extends TextLoaderOptions> = O extends { to: GPUDe
     : O extends { to: object }
       ? TokenTensors
       : TokenBatch;
-
-/** `to: jax`: the filled rows as jax-js int32 arrays `[count, seqLen]`, owned by the caller as jax-js arrays are; `release()` does nothing. */
-export type JaxTokenBatch = JaxTokens & { release(): void };
 
 interface Opened {
   resolved: ResolvedText;
@@ -53,12 +50,6 @@ interface Opened {
 }
 
 type Delivered = PackedBatch | PackedDeviceBatch | ((TokenTensors | JaxTokenBatch) & { snapshot: PackerSnapshot });
-
-interface Numbered {
-  index: number;
-  key: string;
-  item: TextItem;
-}
 
 /** Where a pass starts: the order's position of its document 0, and the packer's snapshot relative to it. */
 interface Start {
@@ -340,47 +331,6 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
       this.#taken = undefined;
     }
   }
-}
-
-/** The pass's documents by number: carried pieces first (−n … −1, read back by key), then the order's, from 0. */
-async function* numbered(
-  items: Iterable<TextItem> | AsyncIterable<TextItem>,
-  carry: readonly [string, number][],
-  resolved: ResolvedText,
-): AsyncGenerator<Numbered> {
-  for (const [i, [key]] of carry.entries()) yield { index: i - carry.length, key, item: resolved.carried(key) };
-  let index = 0;
-  for await (const item of items) yield { index: index++, key: item.key, item };
-}
-
-/** A batch as jax-js arrays, through the `tandem/jax` door (loaded only for `to: jax`). */
-async function toJax(jax: JaxNamespace, batch: PackedBatch | PackedDeviceBatch): Promise<JaxTokenBatch & { snapshot: PackerSnapshot }> {
-  const { jaxTokens } = await import('../jax/index.ts');
-  const snapshot = batch.snapshot;
-  const arrays = await jaxTokens(jax as unknown as Jax, batch);
-  return { ...arrays, snapshot, release: () => {} };
-}
-
-/** Token-shard documents: BOS/EOS added when asked, ids checked against the vocabulary. */
-function withSpecials(
-  tokens: Uint32Array,
-  bos: number | undefined,
-  eos: number | undefined,
-  vocab: number | undefined,
-  key: string,
-  max: number,
-): Uint32Array {
-  if (tokens.length > max) throw new TextError('too-large', `${key}: ${tokens.length} tokens, past maxDocumentTokens ${max}`);
-  if (vocab !== undefined)
-    for (let i = 0; i < tokens.length; i++)
-      if ((tokens[i] ?? 0) >= vocab)
-        throw new TextError('token-out-of-range', `${key}: token ${tokens[i]} at ${i} is past the vocabulary (${vocab})`);
-  if (bos === undefined && eos === undefined) return tokens;
-  const out = new Uint32Array(tokens.length + (bos === undefined ? 0 : 1) + (eos === undefined ? 0 : 1));
-  if (bos !== undefined) out[0] = bos;
-  out.set(tokens, bos === undefined ? 0 : 1);
-  if (eos !== undefined) out[out.length - 1] = eos;
-  return out;
 }
 
 /**
