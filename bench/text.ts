@@ -27,7 +27,7 @@ import { loadavg } from 'node:os';
 import process from 'node:process';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { cacheDir } from '../src/runtime/index.ts';
-import { corpusDocuments, corpusIds, CORPUS_BOS, CORPUS_EOS } from '../src/synthetic/text.ts';
+import { corpusDocuments, corpusIds, CORPUS_BOS, CORPUS_EOS } from '../src/synthetic/index.ts';
 import { runWatched } from './loader/proc.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
 import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';

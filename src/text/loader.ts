@@ -24,7 +24,7 @@ import { TextError } from './errors.ts';
 import { TokenRing, type PackedDeviceBatch } from './gpu-ring.ts';
 import { checkTextLoaderOptions, isJax, isTfjs, type JaxNamespace, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
 import { Packer, type PackerSnapshot } from './pack.ts';
-import { resolveText, startOf, type RawDocument, type ResolvedText, type TextItem, type TextSource } from './sources.ts';
+import { resolveText, startOf, type RawDocument, type ResolvedText, type TextSource } from './sources.ts';
 import { checkState, type TextLoaderState } from './state.ts';
 import { tfjsTokens, type TokenTensors } from './tfjs-target.ts';
 import { TokenizerPool } from './tokenizer.ts';
