@@ -106,8 +106,11 @@ function context(device: GPUDevice, adapter: GPUAdapter | undefined, owned: bool
     close,
     [Symbol.dispose]: close,
   };
+  // Only the owner drops the instance: an adopted context (a loader's around the caller's device)
+  // closing first must not let the GPU object be collected under the owner's live device.
   function close(): void {
-    if (owned) device.destroy();
+    if (!owned) return;
+    device.destroy();
     instances.delete(device);
   }
 }
