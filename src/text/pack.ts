@@ -2,8 +2,9 @@
 // the labels the last seqLen (shifted by one), so a row's last token is only a label. Three rules:
 // - concat:   one stream of every document's tokens cut into windows; a window starts on the token
 //             the previous one ended with (stride seqLen), so every token is a label once;
-// - best-fit: every row starts at a document; the largest waiting document that still fits goes in
-//             next, the rest of the row is padding (a window of `fitWindow` documents to choose from);
+// - best-fit: every row starts at a document; a document longer than a row opens an empty row, else
+//             the largest waiting document that still fits goes in next, the rest of the row is
+//             padding (a window of `fitWindow` documents to choose from);
 // - pad:      one document per row, the rest padding.
 // A document longer than a row is split, never dropped: its next piece starts on the token the
 // previous piece ended with. The packer is a pure function of the document sequence, so its state
@@ -207,7 +208,13 @@ export class Packer {
     if (first === undefined) return 0;
     const stale = this.#o.mode === 'best-fit' && first.index < this.#next - MAX_AGE_WINDOWS * this.#o.fitWindow;
     if (this.#o.mode === 'pad' || stale) place(0, Math.min(first.tokens.length - first.start, L));
-    if (this.#o.mode === 'best-fit') {
+    else if (this.#o.mode === 'best-fit') {
+      // A piece longer than a row never fits a gap: it opens an empty row, oldest first, so such
+      // pieces do not sit in the window and leave only short documents to choose from.
+      const long = pieces.findIndex((p) => p.tokens.length - p.start > L);
+      if (long >= 0) place(long, L);
+    }
+    if (this.#o.mode === 'best-fit' && n < L) {
       for (;;) {
         let best = -1;
         let bestLength = 0;
@@ -218,9 +225,8 @@ export class Packer {
             bestLength = length;
           }
         }
-        if (best >= 0) place(best, bestLength);
-        else if (n === 0) place(0, L);
-        else break;
+        if (best < 0) break;
+        place(best, bestLength);
         if (n >= L || pieces.length === 0) break;
       }
     }
