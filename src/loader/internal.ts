@@ -3,4 +3,4 @@
 // This file is not in package.json's exports.
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
 export { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
-export { checkBudget } from './options.ts';
+export { checkBudget, gpuTarget } from './options.ts';

@@ -203,15 +203,22 @@ export function checkBudget(o: OptionChecker): FailureBudget {
   return out;
 }
 
+/** `to` when it is a GPUDevice or a GpuContext (what every loader's `to` takes for a GPU), else undefined. */
+export function gpuTarget(to: unknown): GPUDevice | GpuContext | undefined {
+  if (typeof to !== 'object' || to === null) return undefined;
+  const t = to as Partial<GpuContext> & Partial<GPUDevice>;
+  if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
+  if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
+  return undefined;
+}
+
 function checkTarget(o: OptionChecker): LoaderTarget {
   const to = o.raw('to') ?? 'cpu';
   if (to === 'cpu') return to;
-  if (typeof to === 'object' && to !== null) {
-    const t = to as Partial<GpuContext> & Partial<GPUDevice> & Partial<TfNamespaceLike>;
-    if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
-    if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
-    if (typeof t.tensor === 'function' && typeof t.getBackend === 'function') return to as TfNamespaceLike;
-  }
+  const gpu = gpuTarget(to);
+  if (gpu) return gpu;
+  const t = to as Partial<TfNamespaceLike>;
+  if (typeof t.tensor === 'function' && typeof t.getBackend === 'function') return to as TfNamespaceLike;
   return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
 }
 

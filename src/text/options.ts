@@ -3,7 +3,7 @@ import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
 import type { FetchOptions } from '../sources/index.ts';
 import type { FailureBudget } from '../pipeline/index.ts';
-import { checkBudget } from '../loader/internal.ts';
+import { checkBudget, gpuTarget } from '../loader/internal.ts';
 import type { PackMode } from './pack.ts';
 import type { TextLoaderState } from './state.ts';
 import type { TokenizerSpec } from './tokenizer.ts';
@@ -198,12 +198,9 @@ export function isTfjs(to: TextLoaderSettings['to']): to is TfjsTokens {
 function checkTarget(o: OptionChecker): TextLoaderSettings['to'] {
   const to = o.raw('to') ?? 'cpu';
   if (to === 'cpu') return to;
-  if (typeof to === 'object' && to !== null) {
-    const t = to as Partial<GpuContext> & Partial<GPUDevice>;
-    if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
-    if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
-    if (isTfjs(to as TextLoaderSettings['to'])) return to as TfjsTokens;
-    if (isJax(to as TextLoaderSettings['to'])) return to as JaxNamespace;
-  }
+  const gpu = gpuTarget(to);
+  if (gpu) return gpu;
+  const target = to as TextLoaderSettings['to'];
+  if (isTfjs(target) || isJax(target)) return target;
   return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()), TensorFlow.js's or jax-js's namespace");
 }

@@ -4,7 +4,7 @@ import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
 import type { FetchOptions } from '../sources/index.ts';
 import type { FailureBudget } from '../pipeline/index.ts';
-import { checkBudget } from '../loader/internal.ts';
+import { checkBudget, gpuTarget } from '../loader/internal.ts';
 import { hardwareConcurrency } from '../runtime/index.ts';
 import type { ClipSampler, PastEndPolicy } from './samplers.ts';
 
@@ -197,10 +197,7 @@ function checkSize(o: OptionChecker): [number, number] {
 function checkTarget(o: OptionChecker): VideoLoaderSettings['to'] {
   const to = o.raw('to') ?? 'cpu';
   if (to === 'cpu') return to;
-  if (typeof to === 'object' && to !== null) {
-    const t = to as Partial<GpuContext> & Partial<GPUDevice>;
-    if (typeof t.createBuffer === 'function' && typeof t.queue === 'object') return to as GPUDevice;
-    if (typeof t.device === 'object' && t.device !== null && typeof t.device.createBuffer === 'function') return to as GpuContext;
-  }
+  const gpu = gpuTarget(to);
+  if (gpu) return gpu;
   return o.fail('to', "'cpu', a GPUDevice or a GpuContext (acquireGpu())");
 }
