@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * The tokenizer stage's worker module (src/text/tokenizer.ts is the other side), run by the
- * pipeline's worker executor: `init` builds the Hugging Face tokenizer once per worker, `encode`
- * turns one document's bytes into its ids. Plain JavaScript so that Node 20 worker_threads, Deno
+ * pipeline's worker executor: `init` builds the Hugging Face tokenizer once per worker, `encodeMany`
+ * turns a group of documents' bytes into their ids. Plain JavaScript so that Node 20 worker_threads, Deno
  * and browsers load it unchanged.
  *
  * Errors carry a `code` of TextError's (src/text/errors.ts), which crosses the worker boundary;
@@ -79,20 +79,43 @@ function documentText(bytes, ext, textField) {
 }
 
 /**
- * One document's ids, without special tokens (the host adds BOS and EOS), as a Uint32Array whose
- * buffer the executor transfers back.
- * @param {{ key: string, bytes: Uint8Array, ext: string, textField: string, maxDocumentTokens: number }} doc
+ * One document's ids, without special tokens (the host adds BOS and EOS).
+ * @param {Uint8Array} bytes
+ * @param {string} ext
+ * @param {string} textField
+ * @param {number} maxDocumentTokens
  */
-export function encode(doc) {
+function documentIds(bytes, ext, textField, maxDocumentTokens) {
   if (tokenizer === undefined) throw coded('tokenizer-failed', 'the worker was not given a tokenizer');
-  const text = documentText(doc.bytes, doc.ext, doc.textField);
+  const text = documentText(bytes, ext, textField);
   let ids;
   try {
     ids = tokenizer.encode(text, NO_SPECIAL_TOKENS).ids;
   } catch (e) {
     throw coded('tokenizer-failed', `the tokenizer threw: ${reason(e)}`);
   }
-  if (ids.length > doc.maxDocumentTokens)
-    throw coded('too-large', `${ids.length} tokens, more than maxDocumentTokens ${doc.maxDocumentTokens}`);
+  if (ids.length > maxDocumentTokens) throw coded('too-large', `${ids.length} tokens, more than maxDocumentTokens ${maxDocumentTokens}`);
   return Uint32Array.from(ids);
+}
+
+/**
+ * A group of documents in one message (the host batches them to spend one round trip on many):
+ * their bytes end to end in `bytes`, document i at [ends[i-1], ends[i]). Each document's result
+ * is its ids as a Uint32Array (whose buffer the executor transfers back) or `{ code, message }`
+ * when it fails, so one bad document never fails the others of its group.
+ * @param {{ bytes: Uint8Array, ends: Uint32Array, exts: string[], textField: string, maxDocumentTokens: number }} group
+ * @returns {Array<Uint32Array | { code: string, message: string }>}
+ */
+export function encodeMany(group) {
+  const { bytes, ends, exts, textField, maxDocumentTokens } = group;
+  const results = new Array(ends.length);
+  for (let i = 0, start = 0; i < ends.length; start = ends[i], i++) {
+    try {
+      results[i] = documentIds(bytes.subarray(start, ends[i]), exts[i], textField, maxDocumentTokens);
+    } catch (e) {
+      const code = e instanceof WorkerTextError ? e.code : 'tokenizer-failed';
+      results[i] = { code, message: reason(e) };
+    }
+  }
+  return results;
 }

@@ -1,12 +1,13 @@
 // The text loader's tokenizer stage: document bytes in, one TokenDocument out (BOS + ids + EOS),
 // or a TextError under the document's key. A tokenizer given as JSON or a URL runs in the
 // pipeline's worker executor, built once per worker (tokenize-worker.js), so the event loop only
-// posts bytes and takes ids back; a tokenizer object the caller made runs inline, on the event
-// loop, because it cannot cross into a worker.
-import { OptionChecker, OptionError, TandemError, WorkerError } from '../errors/index.ts';
+// posts bytes and takes ids back, many documents per message (tokenize-groups.ts); a tokenizer
+// object the caller made runs inline, on the event loop, because it cannot cross into a worker.
+import { OptionChecker, OptionError, WorkerError } from '../errors/index.ts';
 import { WorkerPoolExecutor, workerTask } from '../pipeline/index.ts';
 import { availableCores, readText } from '../runtime/index.ts';
-import { TextError, type TextErrorCode } from './errors.ts';
+import { TextError } from './errors.ts';
+import { DocumentGroups, GROUP_DOCS } from './tokenize-groups.ts';
 import type { TokenDocument, TokenEncoder } from './types.ts';
 
 /** A tokenizer whose `encode` gives an encoding with `ids`, as a Hugging Face `Tokenizer` does. */
@@ -53,7 +54,6 @@ export interface TextDocumentBytes {
 const WHERE = 'TokenizerPool.open options';
 const KNOWN = ['workers', 'bos', 'eos', 'maxDocumentBytes', 'maxDocumentTokens', 'textField', 'vocabSize', 'signal'] as const;
 const MAX_ID = 2 ** 32 - 1;
-const TEXT_CODES = new Set<string>(['bad-utf8', 'too-large', 'bad-json', 'no-text', 'tokenizer-failed', 'token-out-of-range']);
 const JSON_EXT = /(^|\.)json$/i;
 const NO_SPECIAL_TOKENS = { add_special_tokens: false } as const;
 const workerModule = (): URL => new URL('./tokenize-worker.js', import.meta.url);
@@ -68,21 +68,24 @@ interface Limits {
 }
 
 /** How a document's text becomes ids: in workers, or by the caller's encoder inline. */
-type Road = { kind: 'workers'; executor: WorkerPoolExecutor } | { kind: 'inline'; encoder: TokenEncoder | IdsEncoder };
+type Road =
+  | { kind: 'workers'; executor: WorkerPoolExecutor; groups: DocumentGroups }
+  | { kind: 'inline'; encoder: TokenEncoder | IdsEncoder };
 
 export class TokenizerPool {
-  /** Documents worth having in flight at once: two per worker (one running, one posted), 1 inline. */
+  /**
+   * Documents worth having in flight at once: two groups per worker (one running, one filling or
+   * posted), 1 inline.
+   */
   readonly concurrency: number;
   readonly #road: Road;
   readonly #limits: Limits;
-  /** Worker tasks need a signal; encode calls without one share this never-aborted one. */
-  readonly #never = new AbortController().signal;
   #closed = false;
 
   private constructor(road: Road, limits: Limits, workers: number) {
     this.#road = road;
     this.#limits = limits;
-    this.concurrency = road.kind === 'workers' ? 2 * workers : 1;
+    this.concurrency = road.kind === 'workers' ? 2 * workers * GROUP_DOCS : 1;
   }
 
   /**
@@ -110,16 +113,17 @@ export class TokenizerPool {
     signal?.throwIfAborted();
     if (isEncoder(spec)) return new TokenizerPool({ kind: 'inline', encoder: spec }, limits, 1);
     const source = await tokenizerSource(spec, signal);
-    const executor = new WorkerPoolExecutor(workerTask(workerModule(), 'encode', { workers, init: source }), workers);
-    const pool = new TokenizerPool({ kind: 'workers', executor }, limits, workers);
+    const executor = new WorkerPoolExecutor(workerTask(workerModule(), 'encodeMany', { workers, init: source }), workers);
+    const groups = new DocumentGroups(executor, workers, textField, limits.maxDocumentTokens);
+    const pool = new TokenizerPool({ kind: 'workers', executor, groups }, limits, workers);
     // A probe that fails at UTF-8 decoding, before the tokenizer runs: its 'bad-utf8' says the
     // worker built the tokenizer; an init failure answers with its own error instead.
-    const probe = { key: '(probe)', bytes: Uint8Array.of(0xff), ext: '', textField, maxDocumentTokens: 0 };
-    const answer = await executor.run(probe, signal ?? pool.#never).then(
-      () => undefined,
+    const probe = { key: '(probe)', bytes: Uint8Array.of(0xff), ext: '' };
+    const answer = await groups.runGroup([probe], signal).then(
+      (results) => results[0],
       (e: unknown) => e,
     );
-    if (answer instanceof TandemError && answer.code === 'bad-utf8') return pool;
+    if (typeof answer === 'object' && answer !== null && 'code' in answer && answer.code === 'bad-utf8') return pool;
     await executor.close();
     if (signal?.aborted) throw signal.reason;
     throw new TextError('tokenizer-failed', `TokenizerPool.open: ${messageOf(answer)}`, { cause: answer });
@@ -132,41 +136,27 @@ export class TokenizerPool {
 
   /**
    * One document's tokens: BOS (if set), the tokenizer's ids without its own special tokens, EOS
-   * (if set). The caller's bytes are not detached (workers get a copy). Rejects with a TextError
-   * naming `doc.key`; the pool stays usable for the documents after it.
+   * (if set). The caller's bytes are not detached (workers get a copy) and must stay as they are
+   * until the promise settles. Rejects with a TextError naming `doc.key`; the pool stays usable
+   * for the documents after it.
    */
   async encode(doc: TextDocumentBytes, signal?: AbortSignal): Promise<TokenDocument> {
     if (this.#closed) throw new WorkerError('pool-closed', 'TokenizerPool is closed');
     const limits = this.#limits;
     if (doc.bytes.byteLength > limits.maxDocumentBytes)
       throw new TextError('too-large', `${doc.key}: ${doc.bytes.byteLength} bytes, more than maxDocumentBytes ${limits.maxDocumentBytes}`);
-    const ids =
-      this.#road.kind === 'workers' ? await this.#inWorker(this.#road.executor, doc, signal) : inline(this.#road.encoder, doc, limits);
+    const ids = this.#road.kind === 'workers' ? await this.#road.groups.encode(doc, signal) : inline(this.#road.encoder, doc, limits);
     return { key: doc.key, tokens: withSpecialTokens(doc.key, ids, limits) };
-  }
-
-  async #inWorker(executor: WorkerPoolExecutor, doc: TextDocumentBytes, signal: AbortSignal | undefined): Promise<ArrayLike<number>> {
-    const task = {
-      key: doc.key,
-      bytes: doc.bytes.slice(),
-      ext: doc.ext,
-      textField: this.#limits.textField,
-      maxDocumentTokens: this.#limits.maxDocumentTokens,
-    };
-    try {
-      return (await executor.run(task, signal ?? this.#never)) as Uint32Array;
-    } catch (e) {
-      if (signal?.aborted || this.#closed || (e instanceof WorkerError && e.code === 'pool-closed')) throw e;
-      const code = e instanceof TandemError && TEXT_CODES.has(e.code) ? (e.code as TextErrorCode) : 'tokenizer-failed';
-      throw new TextError(code, `${doc.key}: ${messageOf(e)}`, { cause: e });
-    }
   }
 
   /** Terminates every worker; documents in flight reject. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#road.kind === 'workers') await this.#road.executor.close();
+    if (this.#road.kind === 'workers') {
+      this.#road.groups.close();
+      await this.#road.executor.close();
+    }
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -55,7 +55,7 @@ export async function workerIdsMatchDirect(): Promise<void> {
   check(directIds(direct, NON_ASCII[0]!).length < utf8.encode(NON_ASCII[0]!).length / 2, 'merges apply to the non-ASCII text');
 
   await using pool = await TokenizerPool.open({ json }, { ...limits, workers: 2, bos: endOfText, eos: endOfText });
-  assertEqual(pool.concurrency, 4, 'two documents in flight per worker');
+  assertEqual(pool.concurrency, 128, 'two groups of 32 documents in flight per worker');
   const out = await Promise.all(docs.map((d) => pool.encode(d)));
   assertEqual(
     out.map((d) => [...d.tokens]),
@@ -134,6 +134,38 @@ export async function badDocumentsFailAlone(): Promise<void> {
   check_(await Promise.allSettled(docs.map((d) => inline.encode(d))));
 }
 
+/**
+ * Documents go to the workers many to a message: across several groups (more than 32 documents,
+ * one over 64 KiB alone), each bad document fails alone, one aborted by its own signal rejects
+ * with its reason, and every other document of their groups comes back with tokenizers.js's ids.
+ */
+export async function groupedDocumentsSettleAlone(): Promise<void> {
+  const { json, direct } = byteLevelBpe();
+  const texts = corpusDocuments(13, 90);
+  texts[40] = 'long '.repeat(14_000);
+  const docs = texts.map((t, i) => textDoc(`g${i}`, t));
+  for (let i = 5; i < docs.length; i += 17) docs[i] = { key: `bad${i}.txt`, bytes: Uint8Array.of(0x61, 0xff), ext: 'txt' };
+  docs[12] = { key: 'bad12.json', bytes: utf8.encode('{"body": "x"}'), ext: 'json' };
+  await using pool = await TokenizerPool.open({ json }, { maxDocumentBytes: 1 << 20, maxDocumentTokens: 1 << 20, workers: 2 });
+  const aborting = new AbortController();
+  const pending = docs.map((d, i) => pool.encode(d, i === 30 ? aborting.signal : undefined));
+  aborting.abort(new Error('stop g30'));
+  const results = await Promise.allSettled(pending);
+  let good = 0;
+  for (const [i, r] of results.entries()) {
+    const key = docs[i]!.key;
+    if (key.startsWith('bad')) textErrorOf(r, key.endsWith('json') ? 'bad-json' : 'bad-utf8', key);
+    else if (i === 30)
+      check(r.status === 'rejected' && (r.reason as Error).message === 'stop g30', 'the aborted document rejects with its reason');
+    else {
+      check(r.status === 'fulfilled', `${key} failed: ${r.status === 'rejected' ? String(r.reason) : ''}`);
+      assertEqual([...r.value.tokens], directIds(direct, texts[i]!), `${key} is right`);
+      good++;
+    }
+  }
+  assertEqual(good, 90 - 7, 'every other document came back');
+}
+
 /** A tokenizer that throws fails the document as 'tokenizer-failed'; one that cannot be built, open(). */
 export async function throwingTokenizerFails(): Promise<void> {
   const encoder = {
@@ -208,6 +240,7 @@ export const scenarios = {
   workerIdsMatchDirect,
   corpusTokenizerIsCorpusIds,
   badDocumentsFailAlone,
+  groupedDocumentsSettleAlone,
   throwingTokenizerFails,
   closeStopsWorkers,
 };
