@@ -43,8 +43,8 @@ export async function generatedTrainingReports(dir: string): Promise<TextTrainin
     [10, 20, 30, 40],
     'a loss read back every 10 steps',
   );
-  // best-fit packs whole documents of 20 to 400 characters into rows of 65 tokens: some padding, never most.
-  check(r.paddingShare > 0 && r.paddingShare < 0.5, `padding share ${r.paddingShare}`);
+  // best-fit packs documents of 20 to 400 characters into rows of 65 tokens nearly full (under 1% on this corpus).
+  check(r.paddingShare >= 0 && r.paddingShare < 0.1, `padding share ${r.paddingShare}`);
   check(r.tokens === Math.round(40 * 8 * 64 * (1 - r.paddingShare)), `tokens ${r.tokens} = the unpadded positions of 40 × 8 × 64`);
   const before = /held-out at step 0: loss (\d+\.\d+)/.exec(out)?.[1];
   check(before !== undefined && Math.abs(Number(before) - FRESH_LOSS) < 0.5, `held-out loss before training ${before}, about ln 24`);
