@@ -4,3 +4,4 @@
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
 export { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 export { checkBudget, gpuTarget } from './options.ts';
+export { checkShardResume } from './shards.ts';

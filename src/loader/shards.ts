@@ -44,6 +44,25 @@ export async function* shardSamples(stream: AsyncIterable<ShardItem>): AsyncGene
 }
 
 /**
+ * Refuses a saved shard-stream state of another seed, shard list or rank (a world-size change goes
+ * through `regroup`, named in the message).
+ */
+export function checkShardResume(
+  state: ShardStreamState,
+  here: { seed: number; shardCount: number; options: ShardStreamOptions; where: string; regroup: string },
+): void {
+  const part = resolvePartition(here.options);
+  const differs = [
+    state.seed !== here.seed && `seed ${state.seed} → ${here.seed}`,
+    state.shardCount !== here.shardCount && `shards ${state.shardCount} → ${here.shardCount}`,
+    (state.consumer !== part.consumer || state.consumers !== part.consumers) &&
+      `rank ${state.consumer} of ${state.consumers} → ${part.consumer} of ${part.consumers} (regroup with ${here.regroup})`,
+  ].filter(Boolean);
+  if (differs.length > 0)
+    throw new OptionError(here.where, 'resumeFrom', state, `the state of a loader over the same shards (differs in ${differs.join(', ')})`);
+}
+
+/**
  * The order of a shard source: one stream over all `epochs`, read once. `resume` takes a saved
  * state before the stream starts; counts (state(step)) are items since the stream started.
  */
@@ -70,20 +89,13 @@ export function shardOrder(
   return {
     perEpoch: undefined,
     resume(state) {
-      const here = resolvePartition(options);
-      const differs = [
-        state.seed !== o.seed && `seed ${state.seed} → ${o.seed}`,
-        state.shardCount !== source.shards.length && `shards ${state.shardCount} → ${source.shards.length}`,
-        (state.consumer !== here.consumer || state.consumers !== here.consumers) &&
-          `rank ${state.consumer} of ${state.consumers} → ${here.consumer} of ${here.consumers} (regroup with regroupShardStates)`,
-      ].filter(Boolean);
-      if (differs.length > 0)
-        throw new OptionError(
-          'loader options',
-          'resumeFrom',
-          state,
-          `the state of a loader over the same shards (differs in ${differs.join(', ')})`,
-        );
+      checkShardResume(state, {
+        seed: o.seed,
+        shardCount: source.shards.length,
+        options,
+        where: 'loader options',
+        regroup: 'regroupShardStates',
+      });
       from = state;
     },
     async *items(_epoch, _offset, _epochs, yielded): AsyncGenerator<PassItem> {

@@ -4,6 +4,7 @@
 // a state to resume from) over documents that read either their bytes or their ids.
 import { OptionError } from '../errors/index.ts';
 import {
+  checkShardResume,
   listOrder,
   resolveSource,
   startOf,
@@ -18,7 +19,6 @@ import {
   defaultOpener,
   isFailure,
   readShard,
-  resolvePartition,
   ShardStream,
   SourceError,
   type FetchOptions,
@@ -201,20 +201,13 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
   const order: PassOrder & { resume(state: ShardStreamState): void } = {
     perEpoch: undefined,
     resume(state) {
-      const here = resolvePartition(options);
-      const differs = [
-        state.seed !== o.seed && `seed ${state.seed} → ${o.seed}`,
-        state.shardCount !== shards.length && `shards ${state.shardCount} → ${shards.length}`,
-        (state.consumer !== here.consumer || state.consumers !== here.consumers) &&
-          `rank ${state.consumer} of ${state.consumers} → ${here.consumer} of ${here.consumers} (regroup with regroupTextStates)`,
-      ].filter(Boolean);
-      if (differs.length > 0)
-        throw new OptionError(
-          'textLoader options',
-          'resumeFrom',
-          state,
-          `the state of a loader over the same shards (differs in ${differs.join(', ')})`,
-        );
+      checkShardResume(state, {
+        seed: o.seed,
+        shardCount: shards.length,
+        options,
+        where: 'textLoader options',
+        regroup: 'regroupTextStates',
+      });
       from = state;
     },
     items: () => {
