@@ -49,13 +49,15 @@ echo "=== media fixtures (scripts/make-fixtures.sh) ==="
 bash scripts/make-fixtures.sh || echo "media fixtures could not be made; the media tests will fail"
 
 echo "=== tier: typecheck (tsc --noEmit, strict) ==="; start
-npx tsc -p tsconfig.json --noEmit; rc=$?
+npx tsc -p tsconfig.json --noEmit 2>&1 | tee "$out/typecheck.log"; rc=${PIPESTATUS[0]}
+[ $rc = 0 ] || grep -m 8 'error TS' "$out/typecheck.log" | sed 's/^/typecheck: /' >>"$out/failed-tests.txt"
 record typecheck $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 
 echo "=== tier: lint (Biome: lint rules and the formatter's check, biome.json; clang-format for the C, .clang-format) ==="; start
 # `npm run lint`: Biome's check at error level (warnings, such as non-null assertions, are listed by
 # `npx biome lint`) and clang-format's for the C. `npm run format` fixes both.
-npm run --silent lint; rc=$?
+npm run --silent lint 2>&1 | tee "$out/lint.log"; rc=${PIPESTATUS[0]}
+[ $rc = 0 ] || sed 's/\x1b\[[0-9;]*m//g' "$out/lint.log" | grep -v '^\s*$' | head -n 8 | sed 's/^/lint: /' >>"$out/failed-tests.txt"
 record lint $([ $rc = 0 ] && echo "1 0" || echo "0 1") $rc
 
 for tier in unit node-gpu browser consumer; do
@@ -80,6 +82,7 @@ echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over 
 timeout --kill-after=30 "$(limit fuzz)" bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-40}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
 pass=$(grep -c 'no crash, leak or timeout' "$out/fuzz.log" || true)
 fail=$(grep -c 'FAILED (exit' "$out/fuzz.log" || true)
+grep 'FAILED (exit' "$out/fuzz.log" | sed 's/^/fuzz: /' >>"$out/failed-tests.txt"
 record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 
 echo "=== tier: e2e (Playwright → demo page on 127.0.0.1) ==="; start
@@ -94,6 +97,11 @@ timeout --kill-after=30 "$(limit bench)" bash scripts/bench-smoke.sh 2>&1 | tee 
 read -r pass fail < <(node scripts/tier-count.mjs bench "$out/bench.log" bench)
 record bench "${pass:-0}" "${fail:-0}" "$rc"
 
+if [ -s "$out/failed-tests.txt" ]; then
+  # Here, beside the summary, because CI shows only the end of the output.
+  echo; echo "=== failed tests (test-results/failed-tests.txt; each tier's full output is above) ==="
+  head -n 40 "$out/failed-tests.txt"
+fi
 echo
 echo "=== Tandem test tiers ==="
 printf '%s\n' "${summary[@]}"

@@ -6,8 +6,11 @@
 //     test per benchmark, every bench/*.ts must have its PASS or FAIL line)
 // Then each file's count is held against its floor in test/tier-minimums.json (scripts/tier-minimums.mjs):
 // a file below it, or a listed file missing, fails the tier; a file without a floor is only noted.
-// Prints "passed failed"; every problem found is printed on stderr and counted as a failure.
-import { readdirSync, readFileSync } from 'node:fs';
+// Prints "passed failed"; every problem found is printed on stderr and counted as a failure. Each
+// failed test's file, name and first lines of its error are also appended to
+// test-results/failed-tests.txt, which scripts/test.sh prints beside its summary: CI shows only the
+// end of a run's output, and a failure must name itself there.
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { checkMinimums, countsOf, MINIMUMS_FILE, readMinimums, stripColours } from './tier-minimums.mjs';
 
@@ -17,6 +20,8 @@ const files = readdirSync(folder, { recursive: kind !== 'bench' })
   .filter((f) => (kind === 'bench' ? f.endsWith('.ts') : f.endsWith('.test.ts')))
   .map((f) => relative(process.cwd(), resolve(folder, f)));
 const problems = [];
+/** "file > test: error" for every failed test. */
+const failedTests = [];
 let passed = 0;
 let failed = 0;
 /** Tests per file as the report has them; undefined when there is no report to read. */
@@ -39,6 +44,14 @@ if (kind === 'vitest') {
       else if (result.assertionResults.length === 0)
         problems.push(`${file}: registered no tests${result.message ? ` (${result.message.split('\n')[0]})` : ''}`);
     }
+    for (const t of r.testResults)
+      for (const a of t.assertionResults)
+        if (a.status !== 'passed')
+          failedTests.push(
+            `${relative(process.cwd(), t.name)} > ${a.fullName ?? a.title}: ${a.status}: ${firstLines((a.failureMessages ?? []).join('\n'))}`,
+          );
+    for (const t of r.testResults)
+      if (t.status === 'failed' && t.message) failedTests.push(`${relative(process.cwd(), t.name)}: ${firstLines(t.message)}`);
     passed = r.numPassedTests;
     failed = r.numFailedTests + r.numPendingTests + r.numTodoTests; // none may be skipped
     const registered = r.testResults.reduce((n, t) => n + t.assertionResults.length, 0);
@@ -65,6 +78,10 @@ if (kind === 'vitest') {
     const total = [...registered.values()].reduce((a, b) => a + b, 0);
     if (passed + failed !== total) problems.push(`${total} tests registered, ${passed + failed} reported`);
   }
+  // Deno lists each failed test under FAILURES as "name => ./file:line:col".
+  const failures = log.split(/^\s*FAILURES\s*$/m)[1] ?? '';
+  for (const m of failures.matchAll(/^(.+) => (\.\/\S+)$/gm)) failedTests.push(`${m[2]} > ${m[1]}`);
+  for (const m of log.matchAll(/^(.+) \.\.\. FAILED\b.*$/gm)) if (!failures) failedTests.push(m[1]);
   const ignored = line?.[0].match(/(\d+) (ignored|filtered out)/);
   if (ignored && Number(ignored[1]) > 0) problems.push(`${ignored[1]} tests ${ignored[2]}: none may be skipped`);
 } else if (kind === 'bench') {
@@ -79,8 +96,10 @@ if (kind === 'vitest') {
   for (const file of files) {
     const result = results.get(file);
     if (result === 'PASS') passed++;
-    else if (result === 'FAIL') failed++;
-    else problems.push(`${file}: never ran (no PASS or FAIL line)`);
+    else if (result === 'FAIL') {
+      failed++;
+      failedTests.push(`${file}: FAIL (test-results/bench-smoke/${file.replace(/^bench\//, '').replace(/\.ts$/, '')}.log)`);
+    } else problems.push(`${file}: never ran (no PASS or FAIL line)`);
   }
 } else {
   console.error('usage: tier-count.mjs vitest|deno|bench <report> <test folder>');
@@ -101,4 +120,20 @@ if (minimums && counts) {
 }
 
 for (const p of problems) console.error(`[tier-count] ${p}`);
+if (failedTests.length > 0 || problems.length > 0) {
+  mkdirSync('test-results', { recursive: true });
+  const lines = [...failedTests, ...problems].map((f) => `${tier}: ${f}`);
+  appendFileSync('test-results/failed-tests.txt', `${lines.join('\n')}\n`);
+}
+
+/** The first lines of an error message, without colours, on one line. */
+function firstLines(message) {
+  return stripColours(message)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 4)
+    .join(' | ')
+    .slice(0, 600);
+}
 console.log(passed, failed + problems.length);

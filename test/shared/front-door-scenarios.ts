@@ -292,85 +292,95 @@ export const frontDoorGpuScenarios: Record<string, () => Promise<void>> = {
 export const frontDoorFileScenarios: Record<string, () => Promise<void>> = {
   async 'loader(): a folder path (ImageFolder layout) and WebDataset shards, shuffled over two epochs, resumed mid-run from JSON'() {
     const root = `${cacheDir()}/test-front-door-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
-    const list = items(12);
-    for (const [i, item] of list.entries()) {
-      await makeDir(`${root}/folder/class-${item.label}`);
-      await writeFileAtomic(`${root}/folder/class-${item.label}/${i}.jpg`, item.bytes);
+    try {
+      await folderAndShardsFromDisk(root);
+    } finally {
+      // node:fs (Deno has it too) only here: this module is also loaded in the browser.
+      const { rm } = await import('node:fs/promises');
+      await rm(root, { recursive: true, force: true });
     }
-    await using fromFolder = loader(`${root}/folder`, { batchSize: 5, size: 16, threads: 1 });
-    const classes = await fromFolder.classes();
-    const labels = new Map<string, number>();
-    for await (const batch of fromFolder) {
-      for (const [row, key] of batch.keys.entries()) labels.set(key, batch.labels[row]!);
-      batch.release();
-    }
-    check(labels.size === 12, `${labels.size} images from the folder`);
-    for (const [key, label] of labels) check(classes[label] === key.split('/').at(-2), `${key} labelled ${classes[label]}`);
-
-    // Three shards of four samples; one sample lacks its label.
-    const shards: string[] = [];
-    for (let s = 0; s < 3; s++) {
-      const entries = list.slice(s * 4, s * 4 + 4).flatMap((item, i) => {
-        const key = `s${s}-${i}`;
-        return key === 's1-2'
-          ? [{ name: `${key}.jpg`, data: item.bytes }]
-          : [
-              { name: `${key}.jpg`, data: item.bytes },
-              { name: `${key}.cls`, data: String(item.label) },
-            ];
-      });
-      shards.push(`${root}/shard-${s}.tar`);
-      await writeFileAtomic(shards[s]!, writeTar(entries));
-    }
-    const options = { batchSize: 3, size: 16, shuffle: true, seed: 2, epochs: 2, threads: 1 } as const;
-    const everything: string[][] = [];
-    {
-      await using whole = loader({ shards, shuffleBuffer: 4 }, options);
-      for await (const batch of whole) {
-        everything.push([...batch.keys]);
-        batch.release();
-      }
-      const failures = whole.failures();
-      check(
-        failures.length === 2 && failures.every((f) => f.stage === 'read' && f.error instanceof SourceError && f.key.endsWith('#s1-2')),
-        `the unlabelled sample, once per epoch: ${JSON.stringify(failures.map((f) => [f.key, f.stage, f.error.name]))}`,
-      );
-    }
-    const keys = everything.flat();
-    check(
-      keys.length === 22 && new Set(keys).size === 11,
-      `11 good samples × 2 epochs, each once an epoch: ${keys.length} keys, ${new Set(keys).size} distinct`,
-    );
-    let state: LoaderState | undefined;
-    const before: string[][] = [];
-    {
-      await using first = loader({ shards, shuffleBuffer: 4 }, options);
-      for await (const batch of first) {
-        before.push([...batch.keys]);
-        batch.release();
-        if (before.length === 3) {
-          state = JSON.parse(JSON.stringify(first.state())) as LoaderState;
-          break;
-        }
-      }
-    }
-    await using resumed = loader({ shards, shuffleBuffer: 4 }, { ...options, resumeFrom: state! });
-    const after: string[][] = [];
-    for await (const batch of resumed) {
-      after.push([...batch.keys]);
-      batch.release();
-    }
-    assertEqual([...before, ...after].flat(), keys, 'stopped after 3 batches and resumed from JSON: the same samples in the same order');
-    await rejectsWith(
-      (async () => {
-        await using other = loader({ shards, shuffleBuffer: 4 }, { ...options, seed: 3, resumeFrom: state! });
-        for await (const batch of other) batch.release();
-      })(),
-      (e) => e instanceof OptionError && e.field === 'resumeFrom' && e.message.includes('seed'),
-      'a shard state of another seed is refused, naming the seed',
-    );
   },
 };
+
+async function folderAndShardsFromDisk(root: string): Promise<void> {
+  const list = items(12);
+  for (const [i, item] of list.entries()) {
+    await makeDir(`${root}/folder/class-${item.label}`);
+    await writeFileAtomic(`${root}/folder/class-${item.label}/${i}.jpg`, item.bytes);
+  }
+  await using fromFolder = loader(`${root}/folder`, { batchSize: 5, size: 16, threads: 1 });
+  const classes = await fromFolder.classes();
+  const labels = new Map<string, number>();
+  for await (const batch of fromFolder) {
+    for (const [row, key] of batch.keys.entries()) labels.set(key, batch.labels[row]!);
+    batch.release();
+  }
+  check(labels.size === 12, `${labels.size} images from the folder`);
+  for (const [key, label] of labels) check(classes[label] === key.split('/').at(-2), `${key} labelled ${classes[label]}`);
+
+  // Three shards of four samples; one sample lacks its label.
+  const shards: string[] = [];
+  for (let s = 0; s < 3; s++) {
+    const entries = list.slice(s * 4, s * 4 + 4).flatMap((item, i) => {
+      const key = `s${s}-${i}`;
+      return key === 's1-2'
+        ? [{ name: `${key}.jpg`, data: item.bytes }]
+        : [
+            { name: `${key}.jpg`, data: item.bytes },
+            { name: `${key}.cls`, data: String(item.label) },
+          ];
+    });
+    shards.push(`${root}/shard-${s}.tar`);
+    await writeFileAtomic(shards[s]!, writeTar(entries));
+  }
+  const options = { batchSize: 3, size: 16, shuffle: true, seed: 2, epochs: 2, threads: 1 } as const;
+  const everything: string[][] = [];
+  {
+    await using whole = loader({ shards, shuffleBuffer: 4 }, options);
+    for await (const batch of whole) {
+      everything.push([...batch.keys]);
+      batch.release();
+    }
+    const failures = whole.failures();
+    check(
+      failures.length === 2 && failures.every((f) => f.stage === 'read' && f.error instanceof SourceError && f.key.endsWith('#s1-2')),
+      `the unlabelled sample, once per epoch: ${JSON.stringify(failures.map((f) => [f.key, f.stage, f.error.name]))}`,
+    );
+  }
+  const keys = everything.flat();
+  check(
+    keys.length === 22 && new Set(keys).size === 11,
+    `11 good samples × 2 epochs, each once an epoch: ${keys.length} keys, ${new Set(keys).size} distinct`,
+  );
+  let state: LoaderState | undefined;
+  const before: string[][] = [];
+  {
+    await using first = loader({ shards, shuffleBuffer: 4 }, options);
+    for await (const batch of first) {
+      before.push([...batch.keys]);
+      batch.release();
+      if (before.length === 3) {
+        state = JSON.parse(JSON.stringify(first.state())) as LoaderState;
+        break;
+      }
+    }
+  }
+  await using resumed = loader({ shards, shuffleBuffer: 4 }, { ...options, resumeFrom: state! });
+  const after: string[][] = [];
+  for await (const batch of resumed) {
+    after.push([...batch.keys]);
+    batch.release();
+  }
+  assertEqual([...before, ...after].flat(), keys, 'stopped after 3 batches and resumed from JSON: the same samples in the same order');
+  await rejectsWith(
+    (async () => {
+      await using other = loader({ shards, shuffleBuffer: 4 }, { ...options, seed: 3, resumeFrom: state! });
+      for await (const batch of other) batch.release();
+    })(),
+    (e) => e instanceof OptionError && e.field === 'resumeFrom' && e.message.includes('seed'),
+    'a shard state of another seed is refused, naming the seed',
+  );
+}
 
 /** Each bad option with the field the error must name. */
 const BAD_OPTIONS: [Record<string, unknown>, string][] = [

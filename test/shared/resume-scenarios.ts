@@ -4,7 +4,7 @@
 //   - the kill landed before the run finished: the child was ended by the SIGKILL and its own log
 //     has no "done" line;
 //   - the resume started strictly inside the run (0 < step < last), at the last checkpoint the
-//     killed run completed; a share of at most a sixth of the kills may land at an end instead,
+//     killed run completed; a share of at most a sixth of the kills (one at least) may land at an end instead,
 //     counted apart (a kill delayed past the final checkpoint by a busy machine);
 //   - every other kill checkpoints every 3 steps, so the resume replays steps the killed run had
 //     already trained;
@@ -315,7 +315,8 @@ export async function killedRunsResumeExactly(
       aimedLanded >= Math.ceil(aimedAtWrites / 2),
       `only ${aimedLanded} of the ${aimedAtWrites} kills aimed at a checkpoint write landed in one (the rest just after it)`,
     );
-    const allowedAtEnds = Math.floor(kills / 6);
+    // At least one: a test of 3 kills must not fail on a single kill a busy machine delayed past the last checkpoint.
+    const allowedAtEnds = Math.max(1, Math.floor(kills / 6));
     check(
       atEnds.length <= allowedAtEnds,
       `${atEnds.length} of ${kills} kills resumed at an end (steps ${atEnds.join(', ')}); at most ${allowedAtEnds} may`,
