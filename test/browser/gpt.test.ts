@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
-import { gptCompletesAndRestores, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+import { checkBar, gptCompletesAndRestores, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -16,14 +16,10 @@ it('complete() is greedy over the last position, a checkpoint restores the run, 
   await gptCompletesAndRestores(gpu.device);
 });
 
-// SwiftShader runs a tiny-GPT step in ~0.9 s (lavapipe ~0.12 s), so 40 s holds 50 steps of 4 rows, far short of
-// the ~150 the bar needs: here the held-out loss must fall well below the unigram baseline; the bar
-// itself is checked by the Node and Deno tiers (docs/gpt.md).
-it('tiny GPT: 50 steps of 4 rows take the held-out loss well below the unigram baseline', async () => {
-  const r = await gptLearnsCorpus(gpu.device, { steps: 50, batchSize: 4, evalBatches: 4, sampleTokens: 8 });
-  console.log(
-    `[gpt] ${r.seconds.toFixed(1)} s: held-out loss ${r.loss.toFixed(3)} (unigram ${r.baseline.loss.toFixed(3)}), accuracy ${r.accuracy.toFixed(3)}`,
-  );
-  expect(r.loss).toBeLessThan(0.75 * r.baseline.loss);
-  expect(r.accuracy).toBeGreaterThan(1.5 * r.baseline.accuracy);
-}, 90_000);
+// The bar itself, as in Node and Deno, on fewer tokens: SwiftShader runs a step of 8 rows in ~0.6 s
+// (lavapipe ~0.12 s), so here 240 steps of 6 rows (92k tokens, ~2 min) instead of 250 of 8.
+it('the tiny GPT learns the generated corpus to its bar (held-out next-character loss and accuracy)', async () => {
+  const r = await gptLearnsCorpus(gpu.device, { steps: 240, batchSize: 6, report: (line) => console.log(`[gpt] ${line}`) });
+  console.log(`[gpt] ${JSON.stringify(r)}`);
+  checkBar(r);
+}, 480_000);
