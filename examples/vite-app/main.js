@@ -1,6 +1,9 @@
 // Decodes one image, loads two batches and trains the tiny ViT for an epoch in the browser. The
-// images are served by the app (public/photo.jpg and public/images/0.jpg … 7.jpg).
+// images are served by the app (public/photo.jpg and public/images/0.jpg … 7.jpg). Then text:
+// documents tokenised by @huggingface/tokenizers in a worker (bundled by Vite with the app) and
+// packed into rows of 32 tokens.
 import { DecodePool, ImageBatcher, PipelineBuilder } from 'tandem';
+import { corpusDocuments, corpusIds, corpusTokenizerJson, textLoader } from 'tandem/text';
 import { defaultTrainingOptions, runTraining, syntheticData } from 'tandem/train';
 
 const out = document.getElementById('out');
@@ -30,7 +33,30 @@ try {
   const report = await runTraining(data, { ...defaultTrainingOptions, epochs: 1, batchSize: 16 });
   const trained = { steps: report.steps, lossFinite: report.epochs.every((e) => Number.isFinite(e.trainLoss)) };
 
-  const result = { mode: pool.mode, format: info.format, pixels: pixels.length, batches, failed: pipeline.failures().length, trained };
+  const texts = corpusDocuments(3, 12);
+  const text = textLoader({ texts }, { seqLen: 32, batchSize: 4, tokenizer: { json: corpusTokenizerJson() }, tokenizerWorkers: 1 });
+  const tokens = [];
+  for await (const batch of text) {
+    // Every position of a document (the last row may end in padding, docId −1).
+    for (let t = 0; t < batch.count * 32; t++) if (batch.docIds[t] >= 0) tokens.push(batch.inputs[t]);
+    batch.release();
+  }
+  await text.close();
+  // 'concat' rows hold the documents' ids end to end, as the corpus' own encoder gives them (no BOS or
+  // EOS asked for); only a last lone token, already a label, is no row's input.
+  const expected = texts.flatMap((t) => [...corpusIds(t)]);
+  const sameIds = expected.length - tokens.length <= 1 && tokens.every((id, i) => id === expected[i]);
+  const tokenised = { tokens: tokens.length > 0 ? 'some' : 'none', sameIds };
+
+  const result = {
+    mode: pool.mode,
+    format: info.format,
+    pixels: pixels.length,
+    batches,
+    failed: pipeline.failures().length,
+    trained,
+    tokenised,
+  };
   out.textContent = JSON.stringify(result);
   out.dataset.done = 'true';
 } catch (error) {

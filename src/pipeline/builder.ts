@@ -46,7 +46,7 @@ export interface SourceOptions {
 export function workerTask(
   module: string | URL,
   exportName: string,
-  opts: { workers?: number; transfer?: boolean; init?: unknown } = {},
+  opts: Pick<WorkerTask, 'workers' | 'transfer' | 'init' | 'entry'> = {},
 ): WorkerTask {
   return { kind: 'worker', module: String(module), export: exportName, ...opts };
 }

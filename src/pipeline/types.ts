@@ -89,6 +89,14 @@ export interface WorkerTask {
    * is called with it before the worker takes tasks (a tokenizer built once, a table loaded once).
    */
   readonly init?: unknown;
+  /**
+   * A worker script of the task's own that imports the pipeline's bootstrap and registers the
+   * task module with it (`registerTaskModule`), started instead of the bootstrap: `url` in Node,
+   * `start` (written `new Worker(new URL(…, import.meta.url), { type: 'module' })`, the form
+   * bundlers follow) in Deno and browsers. Then a bundled app bundles the task module with its
+   * imports, which a module loaded by URL at run time cannot have.
+   */
+  readonly entry?: { readonly url: URL; readonly start?: () => Worker };
 }
 
 export interface CustomTask {

@@ -20,6 +20,18 @@ const importModule = /** @type {(url: string) => Promise<Record<string, unknown>
 
 /** @type {((args: unknown) => unknown) | undefined} */
 let task;
+/** @type {Record<string, unknown> | undefined} */
+let registered;
+
+/**
+ * For a task's own worker script (WorkerTask's `entry`), which imports this module and the task
+ * module statically, so bundlers bundle both: the 'init' message then uses `mod` instead of
+ * importing its URL.
+ * @param {Record<string, unknown>} mod
+ */
+export function registerTaskModule(mod) {
+  registered = mod;
+}
 let transfer = true;
 
 /** @param {unknown} e */
@@ -64,7 +76,7 @@ globalThis.onmessage = async (ev) => {
   const msg = ev.data;
   if (msg.type === 'init') {
     try {
-      const mod = await importModule(msg.module);
+      const mod = registered ?? (await importModule(msg.module));
       const fn = mod[msg.export];
       if (typeof fn !== 'function') throw new TypeError(`${msg.module} has no function export "${msg.export}"`);
       if (typeof mod.init === 'function') await mod.init(msg.init);

@@ -169,7 +169,8 @@ export class WorkerPoolExecutor implements Executor {
     this.#starting++;
     let port: WorkerPort;
     try {
-      port = await startModuleWorker(this.#bootstrap);
+      const entry = this.#task.entry;
+      port = entry ? await startModuleWorker(entry.url, entry.start) : await startModuleWorker(this.#bootstrap);
     } catch (e) {
       this.#starting--;
       this.#breakPool(asError(e));

@@ -15,8 +15,21 @@ export interface WorkerPort {
   terminate(): Promise<void>;
 }
 
-export async function startModuleWorker(url: URL): Promise<WorkerPort> {
-  return runtimeName === 'node' ? startNodeWorker(url) : startWebWorker(url);
+/**
+ * Starts the module at `url` as a worker. `startWeb`, for Deno and browsers, is the caller's own
+ * `new Worker(new URL('./x.js', import.meta.url), { type: 'module' })`: written in that form in the
+ * caller's source, bundlers (Vite, webpack) see the worker and bundle it with what it imports. When
+ * it throws (a script on another origin), the worker starts from `url` as without it.
+ */
+export async function startModuleWorker(url: URL, startWeb?: () => Worker): Promise<WorkerPort> {
+  if (runtimeName === 'node') return startNodeWorker(url);
+  let worker: Worker | undefined;
+  try {
+    worker = startWeb?.();
+  } catch {
+    worker = undefined;
+  }
+  return portOf(worker ?? new Worker(workerScriptUrl(url), { type: 'module' }));
 }
 
 const sameOriginScripts = new Map<string, string>();
@@ -67,8 +80,7 @@ function inbox<T>(): { deliver(value: T): void; attach(handler: (value: T) => vo
   };
 }
 
-function startWebWorker(url: URL): WorkerPort {
-  const w = new Worker(workerScriptUrl(url), { type: 'module' });
+function portOf(w: Worker): WorkerPort {
   let terminated = false;
   const messages = inbox<unknown>();
   const errors = inbox<Error>();

@@ -57,6 +57,11 @@ const MAX_ID = 2 ** 32 - 1;
 const JSON_EXT = /(^|\.)json$/i;
 const NO_SPECIAL_TOKENS = { add_special_tokens: false } as const;
 const workerModule = (): URL => new URL('./tokenize-worker.js', import.meta.url);
+/** tokenize-entry.js, and its start for Deno and browsers in the one form bundlers follow. */
+const workerEntry = {
+  url: new URL('./tokenize-entry.js', import.meta.url),
+  start: () => new Worker(new URL('./tokenize-entry.js', import.meta.url), { type: 'module' }),
+};
 
 interface Limits {
   readonly bos: number | undefined;
@@ -113,7 +118,10 @@ export class TokenizerPool {
     signal?.throwIfAborted();
     if (isEncoder(spec)) return new TokenizerPool({ kind: 'inline', encoder: spec }, limits, 1);
     const source = await tokenizerSource(spec, signal);
-    const executor = new WorkerPoolExecutor(workerTask(workerModule(), 'encodeMany', { workers, init: source }), workers);
+    const executor = new WorkerPoolExecutor(
+      workerTask(workerModule(), 'encodeMany', { workers, init: source, entry: workerEntry }),
+      workers,
+    );
     const groups = new DocumentGroups(executor, workers, textField, limits.maxDocumentTokens);
     const pool = new TokenizerPool({ kind: 'workers', executor, groups }, limits, workers);
     // A probe that fails at UTF-8 decoding, before the tokenizer runs: its 'bad-utf8' says the

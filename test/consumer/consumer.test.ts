@@ -286,7 +286,7 @@ describe('Tandem installed from its tarball', () => {
   describe('a Vite app with tandem/vite', () => {
     let dir: string;
     beforeAll(async () => {
-      dir = await project('vite-app', 'vite-app', { vite: true });
+      dir = await project('vite-app', 'vite-app', { vite: true, packages: ['@huggingface/tokenizers'] });
       // The same app without cross-origin isolation: the pool must fall back to workers.
       writeFileSync(
         join(dir, 'vite.open.config.js'),
@@ -313,7 +313,7 @@ describe('Tandem installed from its tarball', () => {
     for (const isolated of [true, false]) {
       const config = isolated ? 'vite.config.js' : 'vite.open.config.js';
       const mode = isolated ? 'pthreads' : 'workers';
-      it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes, loads two batches, trains the tiny ViT (${mode})`, async () => {
+      it(`vite dev, ${isolated ? 'cross-origin isolated' : 'not isolated'}: decodes, loads two batches, trains the tiny ViT, tokenises text in a worker (${mode})`, async () => {
         const server = await serve(vite(), ['--config', config, '--host', '127.0.0.1', '--port', '0'], dir);
         try {
           expect(await openPage(server.url)).toEqual({
@@ -323,6 +323,7 @@ describe('Tandem installed from its tarball', () => {
             batches: [4, 4],
             failed: 0,
             trained: { steps: 3, lossFinite: true },
+            tokenised: { tokens: 'some', sameIds: true },
           });
         } finally {
           server.stop();
@@ -341,6 +342,7 @@ describe('Tandem installed from its tarball', () => {
             batches: [4, 4],
             failed: 0,
             trained: { steps: 3, lossFinite: true },
+            tokenised: { tokens: 'some', sameIds: true },
           });
         } finally {
           server.stop();
