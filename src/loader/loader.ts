@@ -148,6 +148,8 @@ export class Loader<B> implements AsyncIterable<B>, AsyncDisposable {
     let finished = false;
     try {
       const r = await this.#open();
+      // Closed while opening (its signal aborted): the pool is closed, so build no pipeline over it.
+      if (this.#closed) return;
       const resumeFrom = this.#o.resumeFrom;
       if (resumeFrom && !this.#resumed) this.#resume(resumeFrom, r.order);
       this.#resumed = true;

@@ -98,6 +98,9 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     this.#running = true;
     try {
       const r = await this.#open();
+      // Closed while opening (its signal aborted, say): close() found no pipeline to stop and has
+      // closed the tokenizer, so a pipeline built now would fail every document.
+      if (this.#closed) return;
       const pipeline = this.#build(r);
       this.#pipeline = pipeline;
       for await (const batch of pipeline) {

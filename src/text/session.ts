@@ -75,6 +75,8 @@ export interface TextTrainingReport {
   /** The loader's stage table and packing line. */
   summary: string;
   failures: number;
+  /** Stopped through `signal` before its last step: no step, evaluation or checkpoint after the stop. */
+  cancelled: boolean;
 }
 
 export interface TextTrainingResult extends Disposable {
@@ -124,6 +126,8 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
   if (options.resumeFrom !== undefined && !(options.resumeFrom instanceof Uint8Array)) o.fail('resumeFrom', 'the bytes of a checkpoint');
   const resumed = options.resumeFrom ? decodeTextCheckpoint(options.resumeFrom) : undefined;
   const emit = options.onEvent ?? (() => {});
+  const signal = o.signal();
+  const stopped = () => signal?.aborted === true;
 
   const given = options.gpu;
   const gpu = given === undefined ? await acquireGpu() : 'queue' in given ? await acquireGpu({ device: given }) : given;
@@ -146,7 +150,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
       epochs: steps === undefined ? epochs : 1 << 20,
       to: gpu,
       ...(resumed ? { resumeFrom: resumed.header.loader } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
     const fromStep = resumed?.header.step ?? 0;
     emit({ type: 'start', model: config, batchSize, steps, fromStep, parameters: trainer.layout.size });
@@ -155,12 +159,12 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
     let [step, tokens, padding, loss, accuracy, lr] = [fromStep, 0, 0, NaN, NaN, 0];
     const started = performance.now();
     const evaluate = async () => {
-      if (!heldOut || !trainer) return;
+      if (!heldOut || !trainer || stopped()) return;
       evaluation = await loader.waitFor(heldOut.evaluate(trainer));
       emit({ type: 'eval', step, ...evaluation });
     };
     const checkpoint = async () => {
-      if (!options.onCheckpoint || !trainer) return;
+      if (!options.onCheckpoint || !trainer || stopped()) return;
       const bytes = encodeTextCheckpoint(step, (resumed?.header.tokens ?? 0) + tokens, loader.state(), await trainer.checkpoint());
       await options.onCheckpoint(bytes, step);
       emit({ type: 'checkpoint', step });
@@ -168,7 +172,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
     try {
       // The starting point of the held-out curve (a fresh model: about ln vocabSize).
       if (evalEvery !== undefined) await evaluate();
-      if (steps === undefined || step < steps)
+      if (!stopped() && (steps === undefined || step < steps))
         for await (const batch of loader) {
           const encoder = device.createCommandEncoder();
           trainer.step(encoder, batch);
@@ -185,6 +189,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
           }
           const seconds = (performance.now() - started) / 1000;
           emit({ type: 'step', step, steps, loss, accuracy, tokensPerSecond: tokens / Math.max(seconds, 1e-9), lr });
+          if (stopped()) break;
           if (evalEvery !== undefined && step % evalEvery === 0 && !last) await evaluate();
           if (checkpointEvery !== undefined && step % checkpointEvery === 0 && !last) await checkpoint();
           if (last) break;
@@ -212,6 +217,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
         bottleneck: b ? `${b.name} (${b.reason})` : undefined,
         summary: loader.summary(),
         failures: loader.failureCount(),
+        cancelled: stopped() && (steps === undefined || step < steps),
       };
       const kept = trainer;
       const close = () => {

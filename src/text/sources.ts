@@ -26,6 +26,7 @@ import {
   type ShardStreamState,
 } from '../sources/index.ts';
 import { TextError } from './errors.ts';
+import { expandJsonl, jsonlExt, type ListedText } from './jsonl.ts';
 
 /** Pre-tokenised shards (docs/sources.md, "Token shards"), paths or URLs. */
 export interface TokenShardSource {
@@ -73,7 +74,7 @@ const notCarried = (key: string): TextItem => ({
     ),
 });
 
-const TEXT_FILES = /\.(txt|md|json|text)$/i;
+const TEXT_FILES = /\.(txt|md|json|jsonl|text)$/i;
 const TEXT_MEMBERS = ['txt', 'md', 'text', 'json'];
 
 export interface OrderOptions {
@@ -83,15 +84,17 @@ export interface OrderOptions {
   rank: number | undefined;
   worldSize: number | undefined;
   fetch: FetchOptions;
+  /** Checked before a JSON Lines document is read. */
+  maxDocumentBytes: number;
 }
 
 export async function resolveText(source: TextSource, o: OrderOptions): Promise<ResolvedText> {
   if (isObject(source) && Array.isArray((source as TokenShardSource).tokens)) return shardText(source as TokenShardSource, 'tokens', o);
   if (isObject(source) && Array.isArray((source as TextShardSource).shards)) return shardText(source as TextShardSource, 'webdataset', o);
   if (isObject(source) && Array.isArray((source as InMemoryTexts).texts)) return listText(inMemory(source as InMemoryTexts), o);
-  if (typeof source === 'string') return listText(await textFiles(source), o);
+  if (typeof source === 'string') return listText(await expandJsonl(await textFiles(source), o.maxDocumentBytes), o);
   const resolved = await resolveSource(source as LoaderSource, o.fetch, TEXT_FILES);
-  if (resolved.list) return listText(resolved.list, o);
+  if (resolved.list) return listText(await expandJsonl(resolved.list, o.maxDocumentBytes), o);
   if (resolved.stream) {
     const order = streamOrder(resolved.stream);
     return { order, tokens: false, items: (e, off, n) => mapItems(order.items(e, off, n, noop)), carried: notCarried };
@@ -106,6 +109,8 @@ function isObject(x: unknown): x is object {
 }
 
 function extOf(key: string): string {
+  const jsonl = jsonlExt(key);
+  if (jsonl) return jsonl;
   const dot = key.lastIndexOf('.');
   return dot > key.lastIndexOf('/') ? key.slice(dot + 1).toLowerCase() : 'txt';
 }
@@ -140,10 +145,10 @@ function inMemory(source: InMemoryTexts): LabelledSource[] {
   });
 }
 
-/** A text file is one document; a folder is every text file under it, in path order. */
-async function textFiles(path: string): Promise<LabelledSource[]> {
+/** A text file is one document (a `.jsonl` file one per line); a folder is every text file under it, in path order. */
+async function textFiles(path: string): Promise<ListedText[]> {
   const entries = await listDir(path).catch(() => undefined);
-  if (entries === undefined) return [{ key: path, label: -1, read: () => readFile(path) }];
+  if (entries === undefined) return [{ key: path, path, label: -1, read: () => readFile(path) }];
   const files: string[] = [];
   const walk = async (dir: string) => {
     for (const e of (await listDir(dir)).sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -153,8 +158,9 @@ async function textFiles(path: string): Promise<LabelledSource[]> {
     }
   };
   await walk(path);
-  if (files.length === 0) throw new OptionError('textLoader', 'source', path, 'a folder with .txt, .md or .json files (or a text file)');
-  return files.map((f) => ({ key: f, label: -1, read: () => readFile(f) }));
+  if (files.length === 0)
+    throw new OptionError('textLoader', 'source', path, 'a folder with .txt, .md, .json or .jsonl files (or a text file)');
+  return files.map((f) => ({ key: f, path: f, label: -1, read: () => readFile(f) }));
 }
 
 /** One shard sample as a document: its ids (token shards) or its text member. */

@@ -105,6 +105,8 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     this.#running = true;
     try {
       const r = await this.#open();
+      // Closed while opening (its signal aborted): the pool is closed, so build no pipeline over it.
+      if (this.#closed) return;
       const pipeline = this.#build(r);
       this.#pipeline = pipeline;
       for await (const batch of pipeline) yield batch as B;

@@ -3,6 +3,7 @@ import './limits.ts';
 import {
   badTextIsTyped,
   deviceBatchesEqualCpu,
+  jsonlLinesAreDocuments,
   packsLikeTheReference,
   regroupsForThreeRanks,
   tokenizesInWorkers,
@@ -32,3 +33,11 @@ Deno.test('textLoader: token shards, two ranks regrouped for three mid-epoch, ev
   }
 });
 Deno.test('textLoader: @huggingface/tokenizers in two workers gives the corpus ids', tokenizesInWorkers);
+Deno.test('textLoader: JSON Lines, a document per line keyed file#line, bad lines typed, resume and ranks per line', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await jsonlLinesAreDocuments(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -441,3 +441,117 @@ export async function textShardsAndFolders(dir: string): Promise<void> {
   assertEqual(rows(fromShards), want, 'text shards');
   assertEqual(rows((await collect(`${dir}/folder`, options)).batches), want, 'a folder of text files, in path order');
 }
+
+/**
+ * JSON Lines files: each non-blank line is a document keyed `file#line`, in a folder, as a single
+ * path and in a list of paths (read whole, not ranged) alike, with the ids `{ texts }` gives for the
+ * same documents in the same order; CRLF endings, blank lines (skipped, still counted) and a missing
+ * final newline are read as a JSON Lines reader reads them. A bad line (`bad-json`), a line without the text field and a
+ * line past `maxDocumentBytes` (`too-large`, refused before it is read) fail under their own keys;
+ * with shuffle on, a state taken after two batches resumes to the batches of a run that never
+ * stopped, and two ranks share the lines, each once.
+ */
+export async function jsonlLinesAreDocuments(dir: string): Promise<void> {
+  await makeDir(`${dir}/jsonl/sub`);
+  const texts = sentences(14);
+  const encoder = new TextEncoder();
+  const line = (t: string) => JSON.stringify({ text: t, id: t.length });
+  // a.jsonl: lines 1-4 good (CRLF), 5 blank, 6 bad JSON, 7 good, 8 no text field, 9 too large, 10 good (no final newline).
+  const a = [line(texts[0]!), line(texts[1]!), line(texts[2]!), line(texts[3]!), '  ', '{"text": "cut', line(texts[4]!), '{"title": 1}'];
+  a.push(line('y'.repeat(600)), line(texts[5]!));
+  await writeFileAtomic(`${dir}/jsonl/a.jsonl`, encoder.encode(a.slice(0, 4).join('\r\n') + '\r\n' + a.slice(4).join('\n')));
+  await writeFileAtomic(`${dir}/jsonl/sub/b.jsonl`, encoder.encode(`${texts.slice(6).map(line).join('\n')}\n\n`));
+  const good = [texts[0]!, texts[1]!, texts[2]!, texts[3]!, texts[4]!, texts[5]!, ...texts.slice(6)];
+  const options: TextLoaderOptions = {
+    tokenizer: charEncoder,
+    seqLen: 96,
+    batchSize: 3,
+    pack: 'pad',
+    bos: 0,
+    eos: 1,
+    maxDocumentBytes: 512,
+  };
+  const rows = (batches: Plain[]) =>
+    batches.flatMap((b) => Array.from({ length: b.count }, (_, r) => b.inputs.slice(r * 96, (r + 1) * 96).join()));
+  const want = rows((await collect({ texts: good }, options)).batches);
+  const expectedFailures = [
+    [`${dir}/jsonl/a.jsonl#6`, 'bad-json', 'tokenize'],
+    [`${dir}/jsonl/a.jsonl#8`, 'bad-json', 'tokenize'],
+    [`${dir}/jsonl/a.jsonl#9`, 'too-large', 'read'],
+  ];
+  for (const [name, source] of [
+    ['a folder', `${dir}/jsonl`],
+    ['a list of paths', [`${dir}/jsonl/a.jsonl`, `${dir}/jsonl/sub/b.jsonl`]],
+  ] as const) {
+    const data = textLoader(source as TextSource, options);
+    const got: Plain[] = [];
+    try {
+      for await (const b of data) {
+        got.push(plain(b as TokenBatch));
+        (b as TokenBatch).release();
+      }
+      // A line past the limit fails in 'read', before its bytes are read, so before the bad JSON
+      // reaches the tokenizer: sorted by key.
+      const failures = data
+        .failures()
+        .map((f) => [f.key, (f.error as TextError).code, f.stage])
+        .sort();
+      assertEqual(failures, expectedFailures, `${name}: the bad lines, each under its own key`);
+    } finally {
+      await data.close();
+    }
+    assertEqual(rows(got), want, `${name}: the good lines, in file and line order`);
+    const keys = got.flatMap((b) => b.keys);
+    check(
+      keys[0] === `${dir}/jsonl/a.jsonl#1` && keys.includes(`${dir}/jsonl/sub/b.jsonl#8`),
+      `${name}: keys file#line (${keys.join(', ')})`,
+    );
+  }
+  const shuffled: TextLoaderOptions = { ...options, shuffle: true, seed: 5, epochs: 2 };
+  const whole = (await collect(`${dir}/jsonl`, shuffled)).batches;
+  const first = await collect(`${dir}/jsonl`, shuffled, 2);
+  const rest = await collect(`${dir}/jsonl`, { ...shuffled, resumeFrom: first.state as TextLoaderOptions['resumeFrom'] });
+  assertEqual(rows([...first.batches, ...rest.batches]), rows(whole), 'shuffled, resumed after two batches');
+  check(rows(whole).join('\n') !== [...want, ...want].join('\n'), 'the shuffle changes the order of lines');
+  const delivered: string[] = [];
+  const failed: string[] = [];
+  for (const rank of [0, 1]) {
+    const data = textLoader(`${dir}/jsonl`, { ...options, rank, worldSize: 2 });
+    try {
+      for await (const b of data) {
+        delivered.push(...(b as TokenBatch).keys);
+        (b as TokenBatch).release();
+      }
+      failed.push(...data.failures().map((f) => f.key));
+    } finally {
+      await data.close();
+    }
+  }
+  assertEqual(
+    [...delivered, ...failed].sort(),
+    [...(await collect(`${dir}/jsonl`, options)).batches.flatMap((b) => b.keys), ...expectedFailures.map(([key]) => key!)].sort(),
+    'two ranks: every line once, delivered or failed',
+  );
+}
+
+/**
+ * close() while the first `for await` is still opening the loader (what an aborted signal does):
+ * the pass ends with no batch, no failure and no error. (Before, the pass built its pipeline after
+ * close() had closed the tokenizer, and every document failed 'pool-closed' until the failure
+ * budget stopped it.)
+ */
+export async function closedWhileOpening(): Promise<void> {
+  const data = textLoader({ texts: sentences(40) }, { tokenizer: charEncoder, seqLen: 16, batchSize: 2 });
+  const pass = data[Symbol.asyncIterator]();
+  const first = pass.next();
+  await data.close();
+  const r = await first;
+  check(r.done === true, `no batch after close() (got ${r.done ? 'the end' : 'a batch'})`);
+  check(
+    data.failures().length === 0,
+    `no failure (got ${data
+      .failures()
+      .map((f) => `${f.key}: ${f.error.message}`)
+      .join('; ')})`,
+  );
+}

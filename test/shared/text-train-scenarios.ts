@@ -7,7 +7,15 @@ import { runCommand } from '../../src/cli/commands.ts';
 import type { GpuContext } from '../../src/gpu/index.ts';
 import { readFile } from '../../src/runtime/index.ts';
 import { writeTokenShards } from '../../src/sources/index.ts';
-import { CORPUS_ALPHABET, CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds } from '../../src/synthetic/index.ts';
+import {
+  CORPUS_ALPHABET,
+  CORPUS_BOS,
+  CORPUS_EOS,
+  CORPUS_VOCAB_SIZE,
+  corpusDocuments,
+  corpusIds,
+  corpusTokenizerJson,
+} from '../../src/synthetic/index.ts';
 import { decodeTextCheckpoint, trainText, type TextTrainingReport } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 
@@ -128,4 +136,78 @@ export async function resumedTrainingEndsTheSame(gpu: GpuContext): Promise<void>
   check(a.length === b.length && a.every((x, i) => x === b[i]), 'the resumed run ends with the bytes of the run that never stopped');
   // The check can fail: the step-12 checkpoint differs from the final one.
   check(cut.length !== a.length || cut.some((x, i) => x !== a[i]), 'the step-12 and step-24 checkpoints differ');
+}
+
+/**
+ * A stop through `signal` after step 7, after step 20 (an evaluation step, whose evaluation must
+ * not start), before the start, and from a timer wherever the run is. Each run resolves with `cancelled` at the step it was stopped
+ * at, with no step, evaluation or checkpoint after the stop, and hands back the model trained so
+ * far, which still completes; `liveWorkers(atMost)` (the runtime's count, once it has fallen to
+ * `atMost` or stayed above it for a while) must come back to its count before, so no tokenizer
+ * worker is left.
+ */
+export async function stoppedTrainingEndsCleanly(gpu: GpuContext, liveWorkers?: (atMost: number) => Promise<number>): Promise<void> {
+  const workersBefore = await liveWorkers?.(0);
+  const base = {
+    source: { texts: corpusDocuments(1, 200) },
+    heldOut: { texts: corpusDocuments(2, 30) },
+    model: { vocabSize: CORPUS_VOCAB_SIZE, context: 32, width: 32, depth: 1, heads: 2, mlpRatio: 2 },
+    batchSize: 4,
+    steps: 40,
+    gpu,
+    loader: { tokenizer: { json: corpusTokenizerJson() }, tokenizerWorkers: 2, bos: CORPUS_BOS, eos: CORPUS_EOS },
+    evalEvery: 10,
+    checkpointEvery: 5,
+    reportEvery: 1,
+  };
+  // From a timer, wherever the run is: -1 400 ms after the call (while it opens: the held-out read,
+  // the tokenizer workers), -2 25 ms after step 3 (reading, tokenising, a step, a read-back).
+  for (const stopAt of [7, 20, 0, -1, -2]) {
+    const controller = new AbortController();
+    if (stopAt === 0) controller.abort(new Error('stopped before the start'));
+    const timer = stopAt === -1 ? setTimeout(() => controller.abort(new Error('stopped by a timer')), 400) : undefined;
+    const events: string[] = [];
+    const result = await trainText({
+      ...base,
+      signal: controller.signal,
+      onCheckpoint: async () => {},
+      onEvent: (e) => {
+        events.push(e.type === 'step' ? `step ${e.step}` : e.type);
+        if (e.type === 'step' && e.step === stopAt) controller.abort(new Error('stopped by the test'));
+        if (e.type === 'step' && e.step === 3 && stopAt === -2) setTimeout(() => controller.abort(new Error('stopped by a timer')), 25);
+      },
+    });
+    clearTimeout(timer);
+    try {
+      const r = result.report;
+      if (stopAt < 0) {
+        const last = events.filter((e) => e.startsWith('step')).at(-1) ?? 'step 0';
+        check(
+          `step ${r.steps}` === last && r.cancelled === r.steps < 40,
+          `a timer's stop: ${r.steps} steps, cancelled ${r.cancelled}, last event ${last}`,
+        );
+        console.log(
+          `[text-train] a timer's stop (${stopAt === -1 ? '400 ms' : '25 ms after step 3'}): ${r.steps} steps, cancelled ${r.cancelled}`,
+        );
+        continue;
+      }
+      check(r.cancelled, `stopped at ${stopAt}: the report says cancelled`);
+      check(r.steps === stopAt, `stopped at step ${stopAt}: ${r.steps} steps (${events.join(',')})`);
+      // No step, evaluation or checkpoint after the stop (step 20's evaluation is skipped).
+      const after = stopAt === 0 ? events.filter((e) => e !== 'start') : events.slice(events.indexOf(`step ${stopAt}`) + 1);
+      check(after.length === 0, `stopped at ${stopAt}: events after the stop: ${after.join(',')}`);
+      check(
+        r.losses.every((l) => l.step <= stopAt),
+        `losses up to the stop ${JSON.stringify(r.losses)}`,
+      );
+      const ids = await result.trainer.complete([CORPUS_BOS, ...corpusIds('the')], 4);
+      check(ids.length === 4, 'the model trained so far still completes');
+    } finally {
+      result.close();
+    }
+    if (liveWorkers) {
+      const alive = await liveWorkers(workersBefore ?? 0);
+      check(alive <= (workersBefore ?? 0), `stopped at ${stopAt}: ${alive} workers alive, ${workersBefore} before`);
+    }
+  }
 }

@@ -32,3 +32,13 @@ it('token shards: two ranks stopped mid-epoch, regrouped for three, every token 
 
 it('text shards and a folder of text files give the ids { texts } gives; a sample without text fails no-text', () =>
   textShardsAndFolders(join(dir, 'sources')));
+
+it('JSON Lines: a document per line keyed file#line (folder, path list), bad lines typed under their keys, resume and ranks per line', async () => {
+  const { jsonlLinesAreDocuments } = await import('../shared/text-loader-scenarios.ts');
+  await jsonlLinesAreDocuments(join(dir, 'jsonl'));
+});
+
+it('close() while the first pass is opening ends it with no batch, failure or error', async () => {
+  const { closedWhileOpening } = await import('../shared/text-loader-scenarios.ts');
+  await closedWhileOpening();
+});
