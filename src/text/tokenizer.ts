@@ -17,13 +17,16 @@ export interface IdsEncoder {
 
 /**
  * Which tokenizer: a Hugging Face tokenizer.json (its text or parsed object, or where to read it;
- * `config` is its tokenizer_config.json) run in workers, or an encoder object run inline.
+ * `config` is its tokenizer_config.json) run in workers, or an encoder object run inline. A
+ * GPT-2-shaped tokenizer.json (a BPE behind the ByteLevel pre-tokenizer) runs on Tandem's own
+ * byte-level BPE, which gives tokenizers.js's ids faster (docs/text.md); `fast: false` keeps every
+ * document on tokenizers.js.
  */
 export type TokenizerSpec =
   | TokenEncoder
   | IdsEncoder
-  | { readonly json: string | object; readonly config?: object }
-  | { readonly url: string | URL; readonly config?: object };
+  | { readonly json: string | object; readonly config?: object; readonly fast?: boolean }
+  | { readonly url: string | URL; readonly config?: object; readonly fast?: boolean };
 
 export interface TokenizerPoolOptions {
   /** Worker count for a JSON or URL tokenizer; default the machine's cores − 1, at least 1. */
@@ -176,6 +179,8 @@ function isEncoder(spec: TokenizerSpec): spec is TokenEncoder | IdsEncoder {
   if (typeof spec !== 'object' || spec === null)
     throw new OptionError('TokenizerPool.open', 'spec', spec, 'a tokenizer: an encoder, { json } or { url }');
   if (typeof (spec as { encode?: unknown }).encode === 'function') return true;
+  const fast = (spec as { fast?: unknown }).fast;
+  if (fast !== undefined && typeof fast !== 'boolean') throw new OptionError('TokenizerPool.open', 'spec.fast', fast, 'true or false');
   if ('json' in spec && (typeof spec.json === 'string' || (typeof spec.json === 'object' && spec.json !== null))) return false;
   if ('url' in spec && (typeof spec.url === 'string' || spec.url instanceof URL)) return false;
   throw new OptionError('TokenizerPool.open', 'spec', spec, 'a tokenizer: an object with encode(text), { json } or { url }');
@@ -185,8 +190,9 @@ function isEncoder(spec: TokenizerSpec): spec is TokenEncoder | IdsEncoder {
 async function tokenizerSource(
   spec: Exclude<TokenizerSpec, TokenEncoder | IdsEncoder>,
   signal: AbortSignal | undefined,
-): Promise<{ tokenizerJson: string | object; tokenizerConfig: object | undefined }> {
-  if ('json' in spec) return { tokenizerJson: spec.json, tokenizerConfig: spec.config };
+): Promise<{ tokenizerJson: string | object; tokenizerConfig: object | undefined; fast: boolean }> {
+  const fast = spec.fast !== false;
+  if ('json' in spec) return { tokenizerJson: spec.json, tokenizerConfig: spec.config, fast };
   const base = (globalThis as { location?: { href?: string } }).location?.href;
   const url = new URL(spec.url, base);
   let text: string;
@@ -196,7 +202,7 @@ async function tokenizerSource(
     throw new TextError('tokenizer-failed', `TokenizerPool.open: cannot read the tokenizer at ${url.href}: ${messageOf(e)}`, { cause: e });
   }
   signal?.throwIfAborted();
-  return { tokenizerJson: text, tokenizerConfig: spec.config };
+  return { tokenizerJson: text, tokenizerConfig: spec.config, fast };
 }
 
 async function fetchText(url: URL, signal: AbortSignal | undefined): Promise<string> {

@@ -6,6 +6,8 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { OptionError, WorkerError } from '../../src/errors/index.ts';
 import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusTokenizerJson } from '../../src/synthetic/index.ts';
+import { streamFor } from '../../src/random/index.ts';
+import { byteLevelBpe as fastByteLevelBpe } from '../../src/text/byte-level-bpe.js';
 import { TextError, type TextErrorCode } from '../../src/text/errors.ts';
 import { type TextDocumentBytes, TokenizerPool } from '../../src/text/tokenizer.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
@@ -229,14 +231,130 @@ export async function optionsAreChecked(): Promise<void> {
       refused({ ...limits, textField: '' }),
       refused({ ...limits, stride: 2 }),
       refused(limits, { path: 'tokenizer.json' }),
+      refused(limits, { json: {}, fast: 'yes' }),
     ]),
-    ['maxDocumentBytes', 'eos', 'workers', 'textField', 'stride', 'spec'],
+    ['maxDocumentBytes', 'eos', 'workers', 'textField', 'stride', 'spec', 'spec.fast'],
     'each wrong option named',
+  );
+}
+
+/** Texts that exercise the split and the normalizers: contractions, runs of spaces, tabs and newlines, digits, composed and decomposed accents, Hangul, full-width forms, ligatures, emoji sequences. */
+const TRICKY = [
+  "I'm sure they've said it's what we'd do, and you'll see we're right.",
+  '  two  spaces,   three,\tand a tab;\n\nnew lines\r\n  and trailing   ',
+  'numbers 1234567890 and 3.14159, 1,000,000 and ٣٤٥ and ４２',
+  'cafe\u0301 and café, A\u030A and Å, 한국어 and \u1112\u1161\u11AB',
+  'ﬁne ﬂour, ① ② ③, ｆｕｌｌ ｗｉｄｔｈ, x² and ½',
+  '👩\u200D👩\u200D👧 👍🏽 🇫🇷 — “quotes” and ‘single’ … ellipsis',
+  'Ελληνικά κείμενα, русский текст, עברית, العربية, हिन्दी',
+  '\u00A0non-breaking\u00A0spaces\u3000and an ideographic one',
+  "'s 't 're 've 'm 'll 'd at the start, and ''double''",
+  // Runs of one letter: merges of equal rank overlap, and only the leftmost-first order is right.
+  'seeeeee alllllll booooo ssssss tttt eeeee ...... !!!! ---- 1111111',
+  ' ',
+  '\n',
+  'a',
+];
+
+/** Seeded random texts over many kinds of characters (surrogate pairs too, never a lone one). */
+function randomTexts(count: number, seed: number): string[] {
+  const pools = [
+    [0x61, 0x7a],
+    [0x41, 0x5a],
+    [0x30, 0x39],
+    [0x20, 0x20],
+    [0x20, 0x20],
+    [0x21, 0x2f],
+    [0x09, 0x0a],
+    [0xc0, 0xff],
+    [0x300, 0x36f],
+    [0x391, 0x3c9],
+    [0x410, 0x44f],
+    [0x4e00, 0x4e80],
+    [0xac00, 0xac40],
+    [0x1100, 0x1112],
+    [0xff01, 0xff5e],
+    [0xfb00, 0xfb06],
+    [0x1f600, 0x1f64f],
+    [0x1f3fb, 0x1f3ff],
+    [0x200d, 0x200d],
+    [0x27, 0x27],
+  ] as const;
+  return Array.from({ length: count }, (_, i) => {
+    const rng = streamFor(seed, i);
+    const length = 1 + rng.int(60);
+    let text = '';
+    for (let k = 0; k < length; k++) {
+      const [lo, hi] = pools[rng.int(pools.length)]!;
+      text += String.fromCodePoint(lo + rng.int(hi - lo + 1));
+    }
+    return text;
+  });
+}
+
+/**
+ * Tandem's byte-level BPE road (src/text/byte-level-bpe.js) gives tokenizers.js's ids on every text,
+ * for the trained tokenizer.json and for each setting it covers; it covers every such text itself
+ * (no silent hand-back); it hands back a text holding an added token's text and one whose bytes
+ * the vocabulary lacks, and refuses the shapes it does not cover. Through the workers, `fast: false`
+ * (tokenizers.js only) and the default give the same ids.
+ */
+export async function fastRoadMatchesTokenizersJs(): Promise<void> {
+  const { json } = byteLevelBpe();
+  const base = json as { pre_tokenizer: object; model: { merges: [string, string][]; vocab: Record<string, number> } };
+  const pre = base.pre_tokenizer;
+  const variants: [string, object][] = [
+    ['as trained (NFC, ByteLevel)', json],
+    ['no normalizer', { ...json, normalizer: null }],
+    ['NFKC', { ...json, normalizer: { type: 'NFKC' } }],
+    ['NFD', { ...json, normalizer: { type: 'NFD' } }],
+    ['add_prefix_space', { ...json, pre_tokenizer: { ...pre, add_prefix_space: true } }],
+    ['no regex split', { ...json, pre_tokenizer: { ...pre, use_regex: false } }],
+    ['a Sequence of one ByteLevel', { ...json, pre_tokenizer: { type: 'Sequence', pretokenizers: [pre] } }],
+    ["merges as 'a b' strings", { ...json, model: { ...base.model, merges: base.model.merges.map((m) => m.join(' ')) } }],
+    ['ignore_merges', { ...json, model: { ...base.model, ignore_merges: true } }],
+  ];
+  const texts = [...corpusDocuments(7, 30), ...NON_ASCII, ...UNSEEN, ...TRICKY, ...randomTexts(300, 17)];
+  for (const [name, variant] of variants) {
+    const direct = new Tokenizer(variant, {});
+    const fast = fastByteLevelBpe(variant);
+    check(fast !== undefined, `${name}: the fast road takes it`);
+    for (const [i, text] of texts.entries()) {
+      const got = fast.encode(text);
+      check(got !== undefined, `${name}: text ${i} ${JSON.stringify(text)} was handed back`);
+      assertEqual([...got], directIds(direct, text), `${name}: text ${i} ${JSON.stringify(text)}`);
+    }
+  }
+  const fast = fastByteLevelBpe(json)!;
+  check(fast.encode('before <|endoftext|> after') === undefined, 'a text holding an added token is handed back');
+  const vocab = { ...base.model.vocab };
+  delete vocab[String.fromCharCode(289)]; // the symbol of byte 0x7f (DEL), which the training text never held
+  const lacking = fastByteLevelBpe({ ...json, model: { ...base.model, vocab } });
+  check(lacking?.encode('a\u007fb') === undefined && lacking?.encode('a b') !== undefined, 'a byte the vocabulary lacks is handed back');
+  const refused = [
+    ['a character-level BPE with no pre-tokenizer', corpusTokenizerJson()],
+    ['Metaspace', { ...json, pre_tokenizer: { type: 'Metaspace', replacement: '▁' } }],
+    ['a Lowercase normalizer', { ...json, normalizer: { type: 'Lowercase' } }],
+    ['dropout', { ...json, model: { ...base.model, dropout: 0.1 } }],
+    ['WordPiece', { ...json, model: { type: 'WordPiece', vocab: base.model.vocab } }],
+  ] as const;
+  for (const [name, variant] of refused) check(fastByteLevelBpe(variant) === undefined, `${name}: refused`);
+  check(fastByteLevelBpe(json, { remove_space: true }) === undefined, 'a config that removes spaces: refused');
+
+  const docs = [...texts.slice(0, 80), 'with <|endoftext|> inside'].map((t, i) => textDoc(`d${i}`, t));
+  await using library = await TokenizerPool.open({ json, fast: false }, { ...limits, workers: 1 });
+  await using road = await TokenizerPool.open({ json }, { ...limits, workers: 2 });
+  const [a, b] = await Promise.all([library, road].map((pool) => Promise.all(docs.map((d) => pool.encode(d)))));
+  assertEqual(
+    b!.map((d) => [...d.tokens]),
+    a!.map((d) => [...d.tokens]),
+    'through the workers, the default road gives the ids of fast: false',
   );
 }
 
 export const scenarios = {
   optionsAreChecked,
+  fastRoadMatchesTokenizersJs,
   workerIdsMatchDirect,
   corpusTokenizerIsCorpusIds,
   badDocumentsFailAlone,

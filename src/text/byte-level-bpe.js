@@ -1,0 +1,160 @@
+// @ts-check
+/**
+ * A fast road for the commonest tokenizer.json, GPT-2's shape: a BPE model behind the ByteLevel
+ * pre-tokenizer, with no normalizer or a Unicode one. It gives the ids tokenizers.js gives (the
+ * tests compare both on every document they make), about three times faster, because each
+ * pre-tokenized piece of text is looked up in a cache of ids before anything else is done; a miss
+ * maps its UTF-8 bytes to GPT-2's byte symbols and merges them by rank, lowest first and leftmost
+ * among equals, as tokenizers.js does.
+ *
+ * Whatever it does not cover it leaves to tokenizers.js: a tokenizer.json of another shape is
+ * refused when it is built (`byteLevelBpe` returns undefined), and a document that holds an added
+ * token's text, or a piece whose merged symbols are not all in the vocabulary, is refused when it
+ * is encoded (`encode` returns undefined). Plain JavaScript, like the worker that runs it.
+ */
+
+/** Pieces longer than this (in UTF-16 units) are not cached, as tokenizers.js does not cache them. */
+const MAX_CACHED_PIECE = 256;
+/** The cache is emptied when it holds this many pieces: memory stays bounded on any text. */
+const CACHE_LIMIT = 200_000;
+/** GPT-2's pre-tokenizer split, as tokenizers.js's ByteLevel pre-tokenizer writes it. */
+const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
+
+/** GPT-2's table from a byte to the printable character that stands for it. */
+function byteSymbols() {
+  /** @type {string[]} */
+  const symbols = new Array(256);
+  let shifted = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    symbols[b] = String.fromCharCode(printable ? b : 256 + shifted++);
+  }
+  return symbols;
+}
+
+/** @param {unknown} x @returns {x is Record<string, unknown>} */
+const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * The ByteLevel pre-tokenizer's settings, when `pre` is one (alone, or alone in a Sequence).
+ * @param {unknown} pre
+ * @returns {{ addPrefixSpace: boolean, useRegex: boolean } | undefined}
+ */
+function byteLevelSettings(pre) {
+  if (isRecord(pre) && pre.type === 'Sequence' && Array.isArray(pre.pretokenizers) && pre.pretokenizers.length === 1)
+    return byteLevelSettings(pre.pretokenizers[0]);
+  if (!isRecord(pre) || pre.type !== 'ByteLevel') return undefined;
+  return { addPrefixSpace: pre.add_prefix_space === true, useRegex: pre.use_regex !== false };
+}
+
+/**
+ * The fast encoder for this tokenizer.json and tokenizer_config.json, or undefined when either has
+ * anything it does not cover.
+ * @param {unknown} json
+ * @param {Record<string, unknown>} [config]
+ * @returns {{ encode(text: string): Uint32Array | undefined } | undefined}
+ */
+export function byteLevelBpe(json, config = {}) {
+  if (!isRecord(json) || !isRecord(json.model)) return undefined;
+  const model = json.model;
+  const normalizer = json.normalizer ?? null;
+  const pre = byteLevelSettings(json.pre_tokenizer);
+  if (model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges) || pre === undefined) return undefined;
+  if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
+  if (normalizer !== null && !(isRecord(normalizer) && UNICODE_FORMS.has(/** @type {string} */ (normalizer.type)))) return undefined;
+  if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
+  const form = normalizer === null ? undefined : /** @type {string} */ (normalizer.type);
+
+  // Ids as tokenizers.js finds them: the vocabulary, with added tokens' ids over it.
+  /** @type {Map<string, number>} */
+  const ids = new Map();
+  for (const [token, id] of Object.entries(model.vocab)) if (typeof id === 'number') ids.set(token, id);
+  /** @type {string[]} */
+  const addedTexts = [];
+  for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
+    if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
+    ids.set(added.content, added.id);
+    addedTexts.push(added.content);
+    if (form !== undefined && added.normalized === true) addedTexts.push(added.content.normalize(form));
+  }
+  /** @type {Map<string, number>} left symbol, a space, right symbol → rank (byte symbols hold no space) */
+  const ranks = new Map();
+  for (const [rank, merge] of model.merges.entries()) {
+    const pair = typeof merge === 'string' ? merge.split(' ', 2) : merge;
+    if (!Array.isArray(pair) || pair.length !== 2) return undefined;
+    const key = `${pair[0]} ${pair[1]}`;
+    if (!ranks.has(key)) ranks.set(key, rank);
+  }
+  const ignoreMerges = model.ignore_merges === true;
+  const symbols = byteSymbols();
+  const utf8 = new TextEncoder();
+  /** @type {Map<string, Uint32Array | null>} null: a piece the vocabulary does not cover */
+  const cache = new Map();
+  let out = new Uint32Array(1024);
+
+  /**
+   * One piece's ids, or null when a merged symbol is not in the vocabulary.
+   * @param {string} piece
+   * @returns {Uint32Array | null}
+   */
+  function pieceIds(piece) {
+    const bytes = utf8.encode(piece);
+    /** @type {string[]} */
+    const parts = [];
+    for (let i = 0; i < bytes.length; i++) parts.push(/** @type {string} */ (symbols[/** @type {number} */ (bytes[i])]));
+    const whole = ignoreMerges ? ids.get(parts.join('')) : undefined;
+    if (whole !== undefined) return Uint32Array.of(whole);
+    for (;;) {
+      let best = -1;
+      let bestRank = Infinity;
+      for (let i = 0; i + 1 < parts.length; i++) {
+        const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`);
+        if (rank !== undefined && rank < bestRank) {
+          bestRank = rank;
+          best = i;
+        }
+      }
+      if (best < 0) break;
+      parts.splice(best, 2, /** @type {string} */ (parts[best]) + /** @type {string} */ (parts[best + 1]));
+    }
+    const result = new Uint32Array(parts.length);
+    for (let i = 0; i < parts.length; i++) {
+      const id = ids.get(/** @type {string} */ (parts[i]));
+      if (id === undefined) return null;
+      result[i] = id;
+    }
+    return result;
+  }
+
+  return {
+    encode(text) {
+      let normal = form === undefined ? text : text.normalize(form);
+      for (const added of addedTexts) if (text.includes(added) || normal.includes(added)) return undefined;
+      if (normal.length === 0) return new Uint32Array(0);
+      if (pre.addPrefixSpace && !normal.startsWith(' ')) normal = ` ${normal}`;
+      let n = 0;
+      const pieces = pre.useRegex ? normal.matchAll(GPT2_SPLIT) : [[normal]];
+      for (const match of pieces) {
+        const piece = match[0];
+        let got = cache.get(piece);
+        if (got === undefined) {
+          got = pieceIds(piece);
+          if (piece.length < MAX_CACHED_PIECE) {
+            if (cache.size >= CACHE_LIMIT) cache.clear();
+            cache.set(piece, got);
+          }
+        }
+        if (got === null) return undefined;
+        if (n + got.length > out.length) {
+          const grown = new Uint32Array(Math.max(out.length * 2, n + got.length));
+          grown.set(out.subarray(0, n));
+          out = grown;
+        }
+        out.set(got, n);
+        n += got.length;
+      }
+      return out.slice(0, n);
+    },
+  };
+}
