@@ -88,7 +88,8 @@ const realTokens = hfIds.reduce((s, x) => s + x.length + 1, 0);
 log(`${realTokens} tokens with EOS (${(real.bytes / realTokens).toFixed(2)} bytes per token)`);
 
 // ---- the pure-Python tokenizer gives the same ids ----------------------------------------------
-const PYTHON = '/usr/bin/python3';
+// Debian's python3 holds torch here; TANDEM_PYTHON names another (a machine whose torch is elsewhere).
+const PYTHON = process.env.TANDEM_PYTHON ?? '/usr/bin/python3';
 const SAMPLE = Math.min(real.documents.length, smoke ? 100 : 400);
 const sampled = await runWatched(PYTHON, [
   `${root}/bench/text/torch_text.py`,
@@ -117,7 +118,7 @@ log(`python_bpe.py: ${pythonSame} of ${SAMPLE} documents with the same ids as @h
 const common = ['--docs', docsPath, '--tokenizer', bpe.path, '--seq', `${seq}`, '--batch', `${batch}`, '--eos', `${bpe.eos}`];
 const columns: Column[] = [];
 const deno = process.execPath;
-for (const side of ['tandem', 'inline', 'loop'] as const)
+for (const side of ['tandem', 'library', 'inline', 'loop'] as const)
   columns.push({
     id: `deno-${side}`,
     side,
@@ -144,6 +145,17 @@ columns.push({
   command: PYTHON,
   args: [`${root}/bench/text/torch_text.py`, '--workers', `${workers}`, ...common],
 });
+// The DataLoader with Hugging Face's Rust tokenizers, where this Python has the package.
+const rust = await runWatched(PYTHON, ['-c', 'import tokenizers'], { cwd: root });
+if (rust.code === 0)
+  columns.push({
+    id: 'torch-rust',
+    side: 'torch',
+    runtime: 'python',
+    command: PYTHON,
+    args: [`${root}/bench/text/torch_text.py`, '--rust', '--workers', `${workers}`, ...common],
+  });
+else notes.push("No DataLoader with Hugging Face's Rust tokenizers: this machine's Python has no `tokenizers` package.");
 
 const runColumn = async (c: Column, extra: string[]): Promise<Result> => {
   const r = await runWatched(c.command, [...c.args, ...extra], { cwd: root });

@@ -3,7 +3,9 @@
 // transpiled with src/ beside it (bench/text/node-build.ts). Two sides, the same job: documents
 // in memory → byte-level BPE ids (+ EOS) → concat windows of seqLen + 1 → batches on the GPU.
 //   --side tandem  textLoader({ texts }, { tokenizer: { json }, pack: 'concat', to: gpu }) with
-//                  the tokenizer in --workers worker threads; batches released as they come;
+//                  the tokenizer in --workers worker threads; batches released as they come (a
+//                  GPT-2-shaped tokenizer.json runs on Tandem's byte-level BPE road there);
+//   --side library the same with { json, fast: false }: the workers run tokenizers.js on every document;
 //   --side inline  the same loader given the loop's Tokenizer object, which it runs on its event loop;
 //   --side loop    what a web user writes: @huggingface/tokenizers on the main thread, ids
 //                  appended to one Int32Array stream, windows sliced into inputs/labels arrays,
@@ -13,7 +15,7 @@
 // --check: also hashes every labelled position (input, label) so the parent can check both sides
 // delivered the same ids. Prints one JSON line.
 //
-//   deno run -A bench/text/child.ts --side tandem|loop --docs FILE --tokenizer FILE --seq 256
+//   deno run -A bench/text/child.ts --side tandem|library|inline|loop --docs FILE --tokenizer FILE --seq 256
 //        --batch 8 --eos ID [--workers 1] [--gpu on|off] [--check]
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
@@ -82,9 +84,15 @@ const delivered = (n: number) => {
   counts.add(n);
 };
 
-if (side === 'tandem' || side === 'inline') {
+if (side === 'tandem' || side === 'library' || side === 'inline') {
+  // 'library': the workers keep every document on tokenizers.js (no byte-level BPE road).
   // 'inline': the same Tokenizer object the loop uses, run by the loader on its event loop (no workers).
-  const tokenizer = side === 'inline' ? new Tokenizer(JSON.parse(tokenizerText), {}) : { json: tokenizerText };
+  const tokenizer =
+    side === 'inline'
+      ? new Tokenizer(JSON.parse(tokenizerText), {})
+      : side === 'library'
+        ? { json: tokenizerText, fast: false }
+        : { json: tokenizerText };
   const data = textLoader(
     { texts: documents },
     { tokenizer, tokenizerWorkers: workers, seqLen, batchSize, eos, pack: 'concat', to: gpu ?? 'cpu' },
@@ -106,7 +114,7 @@ if (side === 'tandem' || side === 'inline') {
   }
 } else if (side === 'loop') {
   await userLoop();
-} else throw new Error(`--side wants tandem, inline or loop, got ${side}`);
+} else throw new Error(`--side wants tandem, library, inline or loop, got ${side}`);
 if (gpu) await gpu.device.queue.onSubmittedWorkDone();
 const seconds = (performance.now() - t0) / 1000;
 const cpu = cpuSeconds() - cpu0;

@@ -6,7 +6,7 @@ import { FIT_WINDOW, type PaddingFigure } from './padding.ts';
 
 export interface Column {
   id: string;
-  side: 'tandem' | 'inline' | 'loop' | 'torch';
+  side: 'tandem' | 'library' | 'inline' | 'loop' | 'torch';
   runtime: 'deno' | 'node' | 'python';
   command: string;
   args: string[];
@@ -56,11 +56,13 @@ export interface ReportInput {
 
 const LABELS: Record<string, string> = {
   'deno-tandem': 'Tandem textLoader, Deno',
+  'deno-library': 'Tandem textLoader, tokenizers.js in the workers (fast: false), Deno',
   'deno-inline': 'Tandem textLoader, tokenizer inline (no workers), Deno',
   'deno-loop': "web user's loop, Deno",
   'node-tandem': 'Tandem textLoader, Node',
   'node-loop': "web user's loop, Node",
   torch: 'PyTorch DataLoader (pure-Python BPE)',
+  'torch-rust': "PyTorch DataLoader (Hugging Face's Rust tokenizers)",
 };
 
 const range = (xs: number[], digits: number, scale = 1) => {
@@ -110,9 +112,12 @@ export function reportLines(x: ReportInput): string[] {
   const ratios = [
     ratioRow("Deno: Tandem ÷ the web user's loop", 'deno-tandem', 'deno-loop'),
     ratioRow("Node: Tandem ÷ the web user's loop", 'node-tandem', 'node-loop'),
+    ratioRow("Deno: Tandem, tokenizers.js in the workers ÷ the web user's loop", 'deno-library', 'deno-loop'),
     ratioRow("Deno: Tandem, tokenizer inline ÷ the web user's loop", 'deno-inline', 'deno-loop'),
+    ratioRow('Deno: Tandem ÷ Tandem with tokenizers.js in the workers', 'deno-tandem', 'deno-library'),
     ratioRow('Tandem (Deno) ÷ PyTorch DataLoader', 'deno-tandem', 'torch'),
     ratioRow('Tandem (Node) ÷ PyTorch DataLoader', 'node-tandem', 'torch'),
+    ratioRow("Tandem (Deno) ÷ PyTorch DataLoader with Hugging Face's Rust tokenizers", 'deno-tandem', 'torch-rust'),
   ];
   const padRows = x.padding.map((p) => [
     p.corpus,
@@ -183,10 +188,12 @@ export function reportLines(x: ReportInput): string[] {
     '',
     '## How each side runs',
     '',
-    `- **Tandem**: \`textLoader({ texts }, { tokenizer: { json }, tokenizerWorkers: ${x.workers}, seqLen: ${x.seq}, batchSize: ${x.batch}, eos, pack: 'concat', to: gpu })\`; the tokenizer is @huggingface/tokenizers in ${x.workers} worker threads, each building it from the JSON (inside the timed span); every batch is four i32 buffers (inputs, labels, docIds, positions) through the upload ring, released as it arrives.`,
+    `- **Tandem**: \`textLoader({ texts }, { tokenizer: { json }, tokenizerWorkers: ${x.workers}, seqLen: ${x.seq}, batchSize: ${x.batch}, eos, pack: 'concat', to: gpu })\`; the tokenizer runs in ${x.workers} worker threads, each building it from the JSON (inside the timed span), on Tandem's byte-level BPE road (src/text/byte-level-bpe.js: tokenizers.js's ids, checked equal here on every document, with a cache of ids per pre-tokenized piece); every batch is four i32 buffers (inputs, labels, docIds, positions) through the upload ring, released as it arrives.`,
+    `- **Tandem, tokenizers.js in the workers** (Deno only): the same with \`tokenizer: { json, fast: false }\`: @huggingface/tokenizers on every document.`,
     `- **Tandem, tokenizer inline** (Deno only): the same loader given the loop's \`Tokenizer\` object (\`tokenizer: new Tokenizer(json)\`), which it runs on its event loop, one document at a time: the pipeline, packer and upload ring without the workers.`,
     "- **The web user's loop**: `new Tokenizer(json)`, then per document `tokenizer.encode(text, { add_special_tokens: false }).ids` on the main thread, appended with EOS to one growing Int32Array; every full window sliced into reused inputs/labels arrays and each batch sent with two `queue.writeBuffer` calls (it writes two arrays where Tandem writes four).",
-    `- **PyTorch DataLoader**: Debian's python3-torch, \`DataLoader(dataset, batch_size=None, num_workers=${x.workers})\` over chunks of 64 documents; each worker process tokenises its chunks with **bench/text/python_bpe.py, a pure-Python byte-level BPE** reading the same tokenizer.json (there is no Hugging Face tokenizers package for Python here), so this peer measures a pure-Python tokenizer, not Hugging Face's Rust one; the main process concatenates the chunks (in order) and cuts the same windows into int32 CPU tensors. torch has no GPU here.`,
+    `- **PyTorch DataLoader**: Debian's python3-torch, \`DataLoader(dataset, batch_size=None, num_workers=${x.workers})\` over chunks of 64 documents; each worker process tokenises its chunks with **bench/text/python_bpe.py, a pure-Python byte-level BPE** reading the same tokenizer.json, so this peer measures a pure-Python tokenizer; the main process concatenates the chunks (in order) and cuts the same windows into int32 CPU tensors, on the CPU.`,
+    `- **PyTorch DataLoader with Hugging Face's Rust tokenizers** (where Python has the \`tokenizers\` package): the same, each worker encoding with \`Tokenizer.from_file(tokenizer.json).encode(text, add_special_tokens=False)\`, one thread per worker (TOKENIZERS_PARALLELISM off).`,
     '- Node runs bench/text/child.ts and src/ transpiled into the cache (bench/text/node-build.ts), not dist/.',
     '',
     '## The files read',

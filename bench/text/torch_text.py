@@ -7,7 +7,10 @@ into windows of seq + 1 tokens (stride seq, the last one shorter) -> batches of 
 the DataLoader hands them back in order and the main process packs. Timed: from building the
 tokenizer to the last batch; CPU is this process's and its reaped workers' (os.times).
 
-  python3 torch_text.py --docs FILE --tokenizer FILE --seq 256 --batch 8 --eos ID [--workers 2]
+With --rust the workers tokenise with Hugging Face's `tokenizers` (Rust) instead, where Python has
+it (TOKENIZERS_PARALLELISM off: each worker one thread, as each pure-Python worker is).
+
+  python3 torch_text.py --docs FILE --tokenizer FILE --seq 256 --batch 8 --eos ID [--workers 2] [--rust]
   python3 torch_text.py --docs FILE --tokenizer FILE --ids-of N     (the first N documents' ids)
 Prints one JSON line.
 """
@@ -18,6 +21,8 @@ import os
 import sys
 import time
 
+# One thread per worker process for Hugging Face's tokenizers too (--rust), as each side gets.
+os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from python_bpe import ByteLevelBpe  # noqa: E402
 
@@ -43,6 +48,7 @@ def main():
     p.add_argument('--chunk', type=int, default=64)
     p.add_argument('--ids-of', type=int, default=0)
     p.add_argument('--check', action='store_true')
+    p.add_argument('--rust', action='store_true', help="Hugging Face's tokenizers (Rust) in the workers")
     p.add_argument('--gpu', default='off', help='ignored: torch has no GPU here')
     a = p.parse_args()
     with open(a.docs, encoding='utf-8') as f:
@@ -71,6 +77,17 @@ def main():
                 ids.append(self.eos)
             return torch.tensor(ids, dtype=torch.int32)
 
+    class RustBpe:
+        """Hugging Face's tokenizers with the interface of python_bpe.ByteLevelBpe."""
+
+        def __init__(self, path):
+            from tokenizers import Tokenizer
+
+            self.tokenizer = Tokenizer.from_file(path)
+
+        def encode(self, text):
+            return self.tokenizer.encode(text, add_special_tokens=False).ids
+
     seq, rows_per_batch, row_tokens = a.seq, a.batch, a.seq + 1
     counts, ids = Fnv(), Fnv()
     tokens = batches = 0
@@ -97,7 +114,7 @@ def main():
                     ids.add(y)
         return inputs, labels
 
-    bpe = ByteLevelBpe(a.tokenizer)
+    bpe = RustBpe(a.tokenizer) if a.rust else ByteLevelBpe(a.tokenizer)
     loader = DataLoader(Chunks(documents, bpe, a.chunk, a.eos), batch_size=None, num_workers=a.workers, shuffle=False)
     stream = torch.empty(0, dtype=torch.int32)
     window = rows_per_batch * seq + 1
@@ -124,7 +141,7 @@ def main():
     out = {
         'side': 'torch',
         'runtime': 'python',
-        'version': f'Python {sys.version.split()[0]}, torch {torch.__version__}',
+        'version': f'Python {sys.version.split()[0]}, torch {torch.__version__}' + (f', tokenizers {tokenizers_version()}' if a.rust else ''),
         'target': 'cpu',
         'seconds': seconds,
         'cpuSeconds': cpu,
@@ -135,6 +152,12 @@ def main():
         'ids': format(ids.h, 'x') if a.check else None,
     }
     print(json.dumps(out))
+
+
+def tokenizers_version():
+    import tokenizers
+
+    return tokenizers.__version__
 
 
 if __name__ == '__main__':
