@@ -251,6 +251,9 @@ const TRICKY = [
   "'s 't 're 've 'm 'll 'd at the start, and ''double''",
   // Runs of one letter: merges of equal rank overlap, and only the leftmost-first order is right.
   'seeeeee alllllll booooo ssssss tttt eeeee ...... !!!! ---- 1111111',
+  // Pieces past 64 bytes, merged through the heap: a base64 blob, a long run, a long word.
+  `data:${'Zm9vYmFy'.repeat(40)}== end`,
+  `${'-'.repeat(300)} ${'e'.repeat(131)} ${'thecatseesthebigdog'.repeat(9)}`,
   ' ',
   '\n',
   'a',
