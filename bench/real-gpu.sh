@@ -38,8 +38,8 @@ run() { # name seconds command...
   tail -n 4 "$out/$name.log" >&2
 }
 
-run gpt-b8 150 $deno run -A src/cli/main.ts train --generated 4000 --steps 300 --batch 8 --progress lines --report "$out/gpt-b8.json"
-run gpt-b64 150 $deno run -A src/cli/main.ts train --generated 20000 --steps 300 --batch 64 --progress lines --report "$out/gpt-b64.json"
-run bench-text 300 $deno run -A bench/text.ts --reps 3 --no-node --workers "$workers" --out "$out/bench-text.md"
-run vit 120 $deno run -A bench/vit.ts --reps 3 --out "$out/vit.md"
+run gpt-b8 100 $deno run -A src/cli/main.ts train --generated 4000 --steps 300 --batch 8 --progress lines --report "$out/gpt-b8.json"
+run gpt-b64 100 $deno run -A src/cli/main.ts train --generated 20000 --steps 300 --batch 64 --progress lines --report "$out/gpt-b64.json"
+run bench-text 240 $deno run -A bench/text.ts --reps 3 --no-node --workers "$workers" --out "$out/bench-text.md"
+run vit 90 $deno run -A bench/vit.ts --reps 3 --out "$out/vit.md"
 echo "load at end: $(uptime)" >>"$out/machine.txt"
