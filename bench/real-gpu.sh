@@ -8,7 +8,8 @@
 #   vit.md           bench/vit.ts: the ViT kernels and training throughput
 #
 #   bash bench/real-gpu.sh OUT [W]       (DENO names the deno binary; default `npx deno`;
-#                                         TANDEM_PYTHON the Python that has torch)
+#                                         TANDEM_PYTHON the Python that has torch; PARTS a
+#                                         subset of: gpt-b8 gpt-b64 bench-text vit)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bash bench/real-gpu.sh OUT [workers]}
@@ -28,9 +29,11 @@ log() { echo "[real-gpu] $*" >&2; }
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt" >&2
 
+parts=" ${PARTS:-gpt-b8 gpt-b64 bench-text vit} "
 run() { # name seconds command...
   local name=$1 limit=$2 start=$SECONDS
   shift 2
+  [[ $parts == *" $name "* ]] || return 0
   log "$name: $*"
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
