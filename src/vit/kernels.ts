@@ -109,6 +109,14 @@ function bindingsOf(code: string): { bindings: Map<string, number>; uniformBindi
 /** Which matmul kernel a Kernels object runs; see Kernels.create. */
 export type MatmulKernel = 'tiled' | 'direct';
 const DIRECT_TILE = 32; // matmul-direct.wgsl: 8×8 threads × 4×4 outputs
+/**
+ * With the tiled kernel, a product whose output has fewer 64×64 tiles than this goes to the direct
+ * kernel instead (32×32 tiles, four times the workgroups). Weight gradients have small outputs and a
+ * long K (the rows of the batch): measured on an NVIDIA H200, the tiled kernel ran 64×128 over
+ * K = 1088 on 2 workgroups at 1.9 GFLOP/s and the direct kernel at 14.2, and that product's
+ * dispatches took 81% of the ViT step's GPU time (docs/vit-h200.md).
+ */
+const SMALL_GRID = 64;
 
 export class Kernels {
   readonly #device: GPUDevice;
@@ -116,6 +124,7 @@ export class Kernels {
   readonly #dummy: GPUBuffer;
   readonly #owned: GPUBuffer[] = [];
   readonly #tile: number;
+  readonly #smallGrid: number;
   readonly #layerNormEps: number;
 
   private constructor(
@@ -124,8 +133,10 @@ export class Kernels {
     readonly matmulKernel: MatmulKernel,
     tile: number,
     layerNormEps: number,
+    smallGrid: number,
   ) {
     this.#tile = tile;
+    this.#smallGrid = smallGrid;
     this.#layerNormEps = layerNormEps;
     this.#device = device;
     this.#kernels = kernels;
@@ -137,20 +148,31 @@ export class Kernels {
    * faster on lavapipe, see docs/vit.md) or 'auto' (the default: direct on CPU adapters);
    * `matmulTile` shapes the tiled kernel: [threads per side, outputs per thread per side],
    * product ≤ 64 (benchmarks compare them); `gelu` and `layerNormEps` as in ViTConfig.
+   * `smallGrid`: with the tiled kernel, products whose output has fewer tiles than this run on
+   * the direct kernel (default SMALL_GRID when `matmul` is 'auto' and no tile is given, else 0).
    */
   static async create(
     device: GPUDevice,
-    options: { matmul?: MatmulKernel | 'auto'; matmulTile?: [number, number]; gelu?: 'tanh' | 'erf'; layerNormEps?: number } = {},
+    options: {
+      matmul?: MatmulKernel | 'auto';
+      matmulTile?: [number, number];
+      gelu?: 'tanh' | 'erf';
+      layerNormEps?: number;
+      smallGrid?: number;
+    } = {},
   ): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
     const matmul =
       !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
     const direct = matmul === 'direct';
+    const auto = !options.matmul || options.matmul === 'auto';
+    const smallGrid = direct ? 0 : (options.smallGrid ?? (auto && !options.matmulTile ? SMALL_GRID : 0));
     const source = (file: string) => readText(new URL(`./${file}`, import.meta.url));
     const common = await source('matmul-common.wgsl');
     const files = {
       matmul: direct ? 'matmul-direct.wgsl' : 'matmul.wgsl',
+      matmulDirect: 'matmul-direct.wgsl',
       layerNorm: 'layernorm.wgsl',
       elementwise: 'elementwise.wgsl',
       embed: 'embed.wgsl',
@@ -162,7 +184,8 @@ export class Kernels {
     const modules = new Map<ModuleName, { module: GPUShaderModule; bindings: Map<string, number>; uniformBinding: number }>();
     await Promise.all(
       Object.entries(files).map(async ([name, file]) => {
-        const code = (name === 'matmul' ? common : '') + (await source(file));
+        if (name === 'matmulDirect' && smallGrid === 0) return;
+        const code = (name === 'matmul' || name === 'matmulDirect' ? common : '') + (await source(file));
         modules.set(name as ModuleName, { module: device.createShaderModule({ code, label: `vit ${file}` }), ...bindingsOf(code) });
       }),
     );
@@ -193,6 +216,13 @@ export class Kernels {
       ['finalize', 'optim', 'finalize'],
       ['adamw', 'optim', 'adamw'],
     ];
+    if (smallGrid > 0)
+      for (const [name, ta, tb] of [
+        ['mm.nn', 0, 0],
+        ['mm.tn', 1, 0],
+        ['mm.nt', 0, 1],
+      ] as const)
+        specs.push([`${name}.small`, 'matmulDirect', 'main', { TRANS_A: ta, TRANS_B: tb }]);
     const made = await Promise.all(
       specs.map(async ([name, moduleName, entryPoint, constants]): Promise<[string, Kernel]> => {
         const { module, bindings, uniformBinding } = modules.get(moduleName)!;
@@ -201,7 +231,7 @@ export class Kernels {
         return [name, { pipeline, bindings, uniformBinding }];
       }),
     );
-    return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb, options.layerNormEps ?? 1e-5);
+    return new Kernels(device, new Map(made), matmul, direct ? DIRECT_TILE : wg * tb, options.layerNormEps ?? 1e-5, smallGrid);
   }
 
   /** Frees the uniform buffers this object created (not the caller's buffers). */
@@ -239,7 +269,9 @@ export class Kernels {
     });
     const name = ta ? 'mm.tn' : tb ? 'mm.nt' : 'mm.nn';
     const entries: Entries = { a: s.a, b: s.b, c: s.c, bias: s.bias?.buffer ?? this.#dummy, res: s.residual ?? this.#dummy };
-    return this.#make(name, entries, u, [Math.ceil(s.N / this.#tile), Math.ceil(s.M / this.#tile), batch.count]);
+    const small = Math.ceil(s.N / this.#tile) * Math.ceil(s.M / this.#tile) < this.#smallGrid;
+    const tile = small ? DIRECT_TILE : this.#tile;
+    return this.#make(small ? `${name}.small` : name, entries, u, [Math.ceil(s.N / tile), Math.ceil(s.M / tile), batch.count]);
   }
 
   layerNorm(s: LayerNormSpec, x: GPUBuffer, w: GPUBuffer, y: GPUBuffer, stats: GPUBuffer): Dispatch {

@@ -26,9 +26,11 @@ it('the default matmul on lavapipe is the direct kernel (no workgroup memory)', 
   expect(kernels.matmulKernel).toBe('direct');
 });
 
-it('the other matmul kernels (tiled: 8×8 threads × 8×8, 16×16 × 4×4, 16×16 × 1×1; direct) match the CPU reference too', async () => {
+it('the other matmul kernels (tiled: 8×8 threads × 8×8, 16×16 × 4×4, 16×16 × 1×1; direct; tiled with small grids on direct) match the CPU reference too', async () => {
   const options: Parameters<typeof Kernels.create>[1][] = [
     { matmul: 'tiled' },
+    // GPUs' default: the 70×45 products (2 tiles) tiled, the attention-shaped batches (1 tile) on the direct kernel.
+    { matmul: 'tiled', smallGrid: 2 },
     { matmulTile: [16, 4] },
     { matmulTile: [16, 1] },
     { matmul: 'direct' },
@@ -36,6 +38,13 @@ it('the other matmul kernels (tiled: 8×8 threads × 8×8, 16×16 × 4×4, 16×1
   for (const option of options) {
     const k = await Kernels.create(gpu.device, option);
     try {
+      if (option?.smallGrid) {
+        // Which kernel a product of 2 tiles and one of 1 tile are given.
+        const buffer = gpu.device.createBuffer({ size: 70 * 70 * 4, usage: GPUBufferUsage.STORAGE });
+        const labels = [70, 45].map((M) => k.matmul({ a: buffer, b: buffer, c: buffer, M, N: 45, K: 37 }).label);
+        buffer.destroy();
+        expect(labels).toEqual(['mm.nn', 'mm.nn.small']);
+      }
       const log = await matmulVariantsMatchCpu(gpu.device, k);
       console.log(`${JSON.stringify(option)} (${k.matmulKernel}): ${log.join('; ')}`);
     } finally {
