@@ -108,20 +108,7 @@ export function byteLevelBpe(json, config = {}) {
     const whole = ignoreMerges ? ids.get(parts.join('')) : undefined;
     if (whole !== undefined) return Uint32Array.of(whole);
     if (parts.length > SCANNED_PIECE_BYTES) mergeByHeap(parts, ranks);
-    else
-      for (;;) {
-        let best = -1;
-        let bestRank = Infinity;
-        for (let i = 0; i + 1 < parts.length; i++) {
-          const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`);
-          if (rank !== undefined && rank < bestRank) {
-            bestRank = rank;
-            best = i;
-          }
-        }
-        if (best < 0) break;
-        parts.splice(best, 2, /** @type {string} */ (parts[best]) + /** @type {string} */ (parts[best + 1]));
-      }
+    else mergeByScan(parts, ranks);
     const result = new Uint32Array(parts.length);
     for (let i = 0; i < parts.length; i++) {
       const id = ids.get(/** @type {string} */ (parts[i]));
@@ -164,7 +151,29 @@ export function byteLevelBpe(json, config = {}) {
 }
 
 /**
- * Merges `parts` in place in the order of the scan above (lowest rank first, leftmost among
+ * Merges `parts` in place, tokenizers.js's order: the adjacent pair of lowest rank first, the
+ * leftmost among equals, one merge at a time. A scan per merge: for words, short.
+ * @param {string[]} parts
+ * @param {Map<string, number>} ranks
+ */
+function mergeByScan(parts, ranks) {
+  for (;;) {
+    let best = -1;
+    let bestRank = Infinity;
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`);
+      if (rank !== undefined && rank < bestRank) {
+        bestRank = rank;
+        best = i;
+      }
+    }
+    if (best < 0) return;
+    parts.splice(best, 2, /** @type {string} */ (parts[best]) + /** @type {string} */ (parts[best + 1]));
+  }
+}
+
+/**
+ * Merges `parts` in place in mergeByScan's order (lowest rank first, leftmost among
  * equals) in O(n log n): a heap of adjacent pairs keyed by (rank, left index), symbols linked left
  * and right, and a version per symbol so that a pair whose side has changed since it was queued is
  * skipped when it comes out.
