@@ -11,11 +11,11 @@
  * that both give the same ids and the same codes.
  */
 import { Tokenizer } from '@huggingface/tokenizers';
-import { byteLevelBpe } from './byte-level-bpe.js';
+import { byteLevelBpe, librarySplitPattern } from './byte-level-bpe.js';
 
 /** @type {Tokenizer | undefined} */
 let tokenizer;
-/** The fast road for GPT-2-shaped tokenizers (byte-level-bpe.js); undefined for other shapes. */
+/** The fast road for byte-level BPE tokenizers (byte-level-bpe.js); undefined for other shapes. */
 /** @type {ReturnType<typeof byteLevelBpe>} */
 let fast;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -52,7 +52,7 @@ export function init(setup) {
   try {
     const json = typeof setup.tokenizerJson === 'string' ? JSON.parse(setup.tokenizerJson) : setup.tokenizerJson;
     tokenizer = new Tokenizer(json, setup.tokenizerConfig ?? {});
-    fast = setup.fast === false ? undefined : byteLevelBpe(json, setup.tokenizerConfig);
+    fast = setup.fast === false ? undefined : byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer));
   } catch (e) {
     throw coded('tokenizer-failed', `the tokenizer JSON could not be built: ${reason(e)}`);
   }

@@ -18,9 +18,9 @@ export interface IdsEncoder {
 /**
  * Which tokenizer: a Hugging Face tokenizer.json (its text or parsed object, or where to read it;
  * `config` is its tokenizer_config.json) run in workers, or an encoder object run inline. A
- * GPT-2-shaped tokenizer.json (a BPE behind the ByteLevel pre-tokenizer) runs on Tandem's own
- * byte-level BPE, which gives tokenizers.js's ids faster (docs/text.md); `fast: false` keeps every
- * document on tokenizers.js.
+ * byte-level BPE tokenizer.json (GPT-2's or Llama 3's shape) runs on Tandem's own byte-level BPE,
+ * which gives tokenizers.js's ids faster (docs/text.md); `fast: false` keeps every document on
+ * tokenizers.js.
  */
 export type TokenizerSpec =
   | TokenEncoder

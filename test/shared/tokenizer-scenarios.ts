@@ -7,7 +7,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { OptionError, WorkerError } from '../../src/errors/index.ts';
 import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusTokenizerJson } from '../../src/synthetic/index.ts';
 import { streamFor } from '../../src/random/index.ts';
-import { byteLevelBpe as fastByteLevelBpe } from '../../src/text/byte-level-bpe.js';
+import { byteLevelBpe as fastByteLevelBpe, librarySplitPattern } from '../../src/text/byte-level-bpe.js';
 import { TextError, type TextErrorCode } from '../../src/text/errors.ts';
 import { type TextDocumentBytes, TokenizerPool } from '../../src/text/tokenizer.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
@@ -241,6 +241,7 @@ export async function optionsAreChecked(): Promise<void> {
 /** Texts that exercise the split and the normalizers: contractions, runs of spaces, tabs and newlines, digits, composed and decomposed accents, Hangul, full-width forms, ligatures, emoji sequences. */
 const TRICKY = [
   "I'm sure they've said it's what we'd do, and you'll see we're right.",
+  "I'M SURE THEY'VE SAID IT'S DONE; YOU'LL SEE.\r\n\r\n  -- 12345678 and x1234y\n\n\n",
   '  two  spaces,   three,\tand a tab;\n\nnew lines\r\n  and trailing   ',
   'numbers 1234567890 and 3.14159, 1,000,000 and ٣٤٥ and ４２',
   'cafe\u0301 and café, A\u030A and Å, 한국어 and \u1112\u1161\u11AB',
@@ -258,6 +259,10 @@ const TRICKY = [
   '\n',
   'a',
 ];
+
+/** Llama 3's pre-tokenizer split, as its tokenizer.json writes it (the Rust library's regex dialect: `(?i:…)`). */
+const LLAMA3_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /** Seeded random texts over many kinds of characters (surrogate pairs too, never a lone one). */
 function randomTexts(count: number, seed: number): string[] {
@@ -306,6 +311,17 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
   const { json } = byteLevelBpe();
   const base = json as { pre_tokenizer: object; model: { merges: [string, string][]; vocab: Record<string, number> } };
   const pre = base.pre_tokenizer;
+  const split = (regex: string, behavior = 'Isolated') => ({
+    ...json,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: regex }, behavior, invert: false },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+      ],
+    },
+  });
+  const llama3 = split(LLAMA3_SPLIT);
   const variants: [string, object][] = [
     ['as trained (NFC, ByteLevel)', json],
     ['no normalizer', { ...json, normalizer: null }],
@@ -316,11 +332,13 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     ['a Sequence of one ByteLevel', { ...json, pre_tokenizer: { type: 'Sequence', pretokenizers: [pre] } }],
     ["merges as 'a b' strings", { ...json, model: { ...base.model, merges: base.model.merges.map((m) => m.join(' ')) } }],
     ['ignore_merges', { ...json, model: { ...base.model, ignore_merges: true } }],
+    ["a Split (Llama 3's regex, in the Rust dialect) then ByteLevel", llama3],
+    ['a Split isolating digit runs (text between matches kept) then ByteLevel', split('\\p{N}+')],
   ];
   const texts = [...corpusDocuments(7, 30), ...NON_ASCII, ...UNSEEN, ...TRICKY, ...randomTexts(300, 17)];
   for (const [name, variant] of variants) {
     const direct = new Tokenizer(variant, {});
-    const fast = fastByteLevelBpe(variant);
+    const fast = fastByteLevelBpe(variant, {}, librarySplitPattern(direct));
     check(fast !== undefined, `${name}: the fast road takes it`);
     for (const [i, text] of texts.entries()) {
       const got = fast.encode(text);
@@ -342,17 +360,28 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     ['WordPiece', { ...json, model: { type: 'WordPiece', vocab: base.model.vocab } }],
   ] as const;
   for (const [name, variant] of refused) check(fastByteLevelBpe(variant) === undefined, `${name}: refused`);
+  const removed = split('\\s+', 'Removed');
+  check(fastByteLevelBpe(llama3) === undefined, 'a Split without the RegExp tokenizers.js compiled: refused');
+  check(
+    fastByteLevelBpe(removed, {}, librarySplitPattern(new Tokenizer(removed, {}))) === undefined,
+    'a Split that removes its matches: refused',
+  );
   check(fastByteLevelBpe(json, { remove_space: true }) === undefined, 'a config that removes spaces: refused');
 
   const docs = [...texts.slice(0, 80), 'with <|endoftext|> inside'].map((t, i) => textDoc(`d${i}`, t));
-  await using library = await TokenizerPool.open({ json, fast: false }, { ...limits, workers: 1 });
-  await using road = await TokenizerPool.open({ json }, { ...limits, workers: 2 });
-  const [a, b] = await Promise.all([library, road].map((pool) => Promise.all(docs.map((d) => pool.encode(d)))));
-  assertEqual(
-    b!.map((d) => [...d.tokens]),
-    a!.map((d) => [...d.tokens]),
-    'through the workers, the default road gives the ids of fast: false',
-  );
+  for (const [name, variant] of [
+    ['GPT-2 shape', json],
+    ['Llama 3 shape', llama3],
+  ] as const) {
+    await using library = await TokenizerPool.open({ json: variant, fast: false }, { ...limits, workers: 1 });
+    await using road = await TokenizerPool.open({ json: variant }, { ...limits, workers: 2 });
+    const [a, b] = await Promise.all([library, road].map((pool) => Promise.all(docs.map((d) => pool.encode(d)))));
+    assertEqual(
+      b!.map((d) => [...d.tokens]),
+      a!.map((d) => [...d.tokens]),
+      `${name}: through the workers, the default road gives the ids of fast: false`,
+    );
+  }
 }
 
 export const scenarios = {
