@@ -4,7 +4,7 @@
 // in memory → byte-level BPE ids (+ EOS) → concat windows of seqLen + 1 → batches on the GPU.
 //   --side tandem  textLoader({ texts }, { tokenizer: { json }, pack: 'concat', to: gpu }) with
 //                  the tokenizer in --workers worker threads; batches released as they come (a
-//                  GPT-2-shaped tokenizer.json runs on Tandem's byte-level BPE road there);
+//                  byte-level BPE tokenizer.json runs on Tandem's byte-level BPE road there);
 //   --side library the same with { json, fast: false }: the workers run tokenizers.js on every document;
 //   --side inline  the same loader given the loop's Tokenizer object, which it runs on its event loop;
 //   --side loop    what a web user writes: @huggingface/tokenizers on the main thread, ids
