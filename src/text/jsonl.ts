@@ -79,26 +79,33 @@ async function indexLocal(path: string): Promise<LineIndex> {
   return index.finish(at);
 }
 
-/** A local file's lines, each read alone when the pipeline asks for it. */
-async function localLines(item: ListedText, path: string, maxDocumentBytes: number): Promise<LabelledSource[]> {
-  const index = await indexLocal(path);
+/**
+ * The lines of `index` as list items keyed `file#line`, each read by `readRange`; a line longer
+ * than `maxDocumentBytes` fails before it is read, not after.
+ */
+function lineItems(
+  item: ListedText,
+  index: LineIndex,
+  maxDocumentBytes: number,
+  readRange: (start: number, length: number) => Promise<Uint8Array>,
+): LabelledSource[] {
   return index.starts.map((start, i) => {
     const key = `${item.key}#${index.lines[i]}`;
     const length = (index.ends[i] ?? start) - start;
-    return {
-      key,
-      label: item.label,
-      read: async () => {
-        // The limit is checked before the line is read, not after.
-        if (length > maxDocumentBytes) throw tooLarge(key, length, maxDocumentBytes);
-        const file = await openFileRange(path);
-        try {
-          return await file.read(start, length);
-        } finally {
-          await file.close();
-        }
-      },
-    };
+    const read = () => (length > maxDocumentBytes ? Promise.reject(tooLarge(key, length, maxDocumentBytes)) : readRange(start, length));
+    return { key, label: item.label, read };
+  });
+}
+
+/** A local file's lines, each read alone when the pipeline asks for it. */
+async function localLines(item: ListedText, path: string, maxDocumentBytes: number): Promise<LabelledSource[]> {
+  return lineItems(item, await indexLocal(path), maxDocumentBytes, async (start, length) => {
+    const file = await openFileRange(path);
+    try {
+      return await file.read(start, length);
+    } finally {
+      await file.close();
+    }
   });
 }
 
@@ -107,16 +114,9 @@ async function heldLines(item: ListedText, maxDocumentBytes: number): Promise<La
   const bytes = await item.read();
   const index = new LineIndex();
   index.feed(bytes, 0);
-  index.finish(bytes.length);
-  return index.starts.map((start, i) => {
-    const key = `${item.key}#${index.lines[i]}`;
-    const line = bytes.subarray(start, index.ends[i]);
-    return {
-      key,
-      label: item.label,
-      read: () => (line.length > maxDocumentBytes ? Promise.reject(tooLarge(key, line.length, maxDocumentBytes)) : Promise.resolve(line)),
-    };
-  });
+  return lineItems(item, index.finish(bytes.length), maxDocumentBytes, (start, length) =>
+    Promise.resolve(bytes.subarray(start, start + length)),
+  );
 }
 
 /**

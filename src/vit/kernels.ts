@@ -163,10 +163,10 @@ export class Kernels {
   ): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
     if (wg * tb > 64 || tb > 8 || wg * wg > 256) throw new RangeError(`vit matmul tile ${wg}×${tb} unsupported`);
-    const matmul =
-      !options.matmul || options.matmul === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : options.matmul;
+    const requested = options.matmul ?? 'auto';
+    const auto = requested === 'auto';
+    const matmul = requested === 'auto' ? (onCpuAdapter(device) && !options.matmulTile ? 'direct' : 'tiled') : requested;
     const direct = matmul === 'direct';
-    const auto = !options.matmul || options.matmul === 'auto';
     const smallGrid = direct ? 0 : (options.smallGrid ?? (auto && !options.matmulTile ? SMALL_GRID : 0));
     const source = (file: string) => readText(new URL(`./${file}`, import.meta.url));
     const common = await source('matmul-common.wgsl');
