@@ -3,7 +3,7 @@
 // on part of it, cached by what it was trained on.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { trainByteLevelBpe } from '../../test/shared/bpe-trainer.ts';
+import { trainByteLevelBpe, trainMetaspaceBpe } from '../../test/shared/bpe-trainer.ts';
 
 /** Where the held-out text comes from: every file that exists, in this order, each content once. */
 export const REAL_TEXT_GLOBS = ['/usr/share/common-licenses/*', '/usr/share/doc/*/copyright', '/usr/share/doc/*/README*'] as const;
@@ -101,26 +101,36 @@ export function realText(maxBytes: number, join = 1): RealText {
 export interface TrainedTokenizer {
   path: string;
   json: object;
-  /** `<|endoftext|>`: appended to every document as its EOS. */
+  /** `<|endoftext|>` (byte-level) or `</s>` (SentencePiece-style): appended to every document as its EOS. */
   eos: number;
   vocabSize: number;
   merges: number;
   cached: boolean;
 }
 
+/** Which tokenizer.json layout a trained tokenizer has: GPT-2's byte-level BPE, or Llama 2's SentencePiece-style BPE. */
+export type TokenizerShape = 'byte-level' | 'sentencepiece';
+
 /**
- * A byte-level BPE with up to `merges` merges trained on `texts`, written to (and read back from)
+ * A BPE of `shape` with up to `merges` merges trained on `texts`, written to (and read back from)
  * `dir` under a name made of what it was trained on, so a second run reuses it.
  */
-export function trainedTokenizer(dir: string, texts: readonly string[], merges: number): TrainedTokenizer {
-  const key = createHash('sha256').update(`${merges}\u0000`).update(texts.join('\u0001')).digest('hex').slice(0, 16);
-  const path = `${dir}/bpe-${merges}-${key}.json`;
+export function trainedTokenizer(
+  dir: string,
+  texts: readonly string[],
+  merges: number,
+  shape: TokenizerShape = 'byte-level',
+): TrainedTokenizer {
+  const key = createHash('sha256').update(`${shape}\u0000${merges}\u0000`).update(texts.join('\u0001')).digest('hex').slice(0, 16);
+  const path = `${dir}/${shape === 'byte-level' ? 'bpe' : 'sp-bpe'}-${merges}-${key}.json`;
   mkdirSync(dir, { recursive: true });
   const cached = existsSync(path);
-  const json = cached ? (JSON.parse(readFileSync(path, 'utf8')) as object) : trainByteLevelBpe(texts, merges);
+  const train = shape === 'byte-level' ? trainByteLevelBpe : trainMetaspaceBpe;
+  const json = cached ? (JSON.parse(readFileSync(path, 'utf8')) as object) : train(texts, merges);
   if (!cached) writeFileSync(path, JSON.stringify(json));
   const model = (json as { model: { vocab: Record<string, number>; merges: unknown[] } }).model;
-  const eos = model.vocab['<|endoftext|>'];
-  if (eos === undefined) throw new Error(`${path}: no <|endoftext|> in the vocabulary`);
+  const eosToken = shape === 'byte-level' ? '<|endoftext|>' : '</s>';
+  const eos = model.vocab[eosToken];
+  if (eos === undefined) throw new Error(`${path}: no ${eosToken} in the vocabulary`);
   return { path, json, eos, vocabSize: Object.keys(model.vocab).length, merges: model.merges.length, cached };
 }

@@ -14,12 +14,8 @@
  * is encoded (`encode` returns undefined). Plain JavaScript, like the worker that runs it.
  */
 
-/** Pieces longer than this (in UTF-16 units) are not cached, as tokenizers.js does not cache them. */
-const MAX_CACHED_PIECE = 256;
-/** Longer pieces (a run of symbols, a base64 blob, a text not split) merge through a heap: a scan per merge is quadratic. */
-const SCANNED_PIECE_BYTES = 64;
-/** The cache is emptied when it holds this many pieces: memory stays bounded on any text. */
-const CACHE_LIMIT = 200_000;
+import { isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
+
 /** GPT-2's pre-tokenizer split, as tokenizers.js's ByteLevel pre-tokenizer writes it. */
 const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
@@ -43,9 +39,6 @@ function byteSymbols() {
   }
   return symbols;
 }
-
-/** @param {unknown} x @returns {x is Record<string, unknown>} */
-const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
  * How the text is cut into pieces: the ByteLevel pre-tokenizer alone (or alone in a Sequence), or
@@ -124,6 +117,7 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
   const normalizer = json.normalizer ?? null;
   const pre = pieceSettings(json.pre_tokenizer, splitPattern);
   if (model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges) || pre === undefined) return undefined;
+  if (!passesTokensThrough(json.post_processor)) return undefined;
   if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
   if (normalizer !== null && !(isRecord(normalizer) && UNICODE_FORMS.has(/** @type {string} */ (normalizer.type)))) return undefined;
   if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
@@ -141,19 +135,13 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
     addedTexts.push(added.content);
     if (form !== undefined && added.normalized === true) addedTexts.push(added.content.normalize(form));
   }
-  /** @type {Map<string, number>} left symbol, a space, right symbol → rank (byte symbols hold no space) */
-  const ranks = new Map();
-  for (const [rank, merge] of model.merges.entries()) {
-    const pair = typeof merge === 'string' ? merge.split(' ', 2) : merge;
-    if (!Array.isArray(pair) || pair.length !== 2) return undefined;
-    const key = `${pair[0]} ${pair[1]}`;
-    if (!ranks.has(key)) ranks.set(key, rank);
-  }
+  const ranks = mergeRanks(model.merges);
+  if (ranks === undefined) return undefined;
   const ignoreMerges = model.ignore_merges === true;
   const symbols = byteSymbols();
   const utf8 = new TextEncoder();
-  /** @type {Map<string, Uint32Array | null>} null: a piece the vocabulary does not cover */
-  const cache = new Map();
+  /** @type {PieceCache<Uint32Array | null>} null: a piece the vocabulary does not cover */
+  const cache = new PieceCache();
   let out = new Uint32Array(1024);
 
   /**
@@ -168,8 +156,7 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
     for (let i = 0; i < bytes.length; i++) parts.push(/** @type {string} */ (symbols[/** @type {number} */ (bytes[i])]));
     const whole = ignoreMerges ? ids.get(parts.join('')) : undefined;
     if (whole !== undefined) return Uint32Array.of(whole);
-    if (parts.length > SCANNED_PIECE_BYTES) mergeByHeap(parts, ranks);
-    else mergeByScan(parts, ranks);
+    mergeSymbols(parts, ranks);
     const result = new Uint32Array(parts.length);
     for (let i = 0; i < parts.length; i++) {
       const id = ids.get(/** @type {string} */ (parts[i]));
@@ -191,10 +178,7 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
         let got = cache.get(piece);
         if (got === undefined) {
           got = pieceIds(piece);
-          if (piece.length < MAX_CACHED_PIECE) {
-            if (cache.size >= CACHE_LIMIT) cache.clear();
-            cache.set(piece, got);
-          }
+          cache.set(piece, got);
         }
         if (got === null) return undefined;
         if (n + got.length > out.length) {
@@ -208,107 +192,4 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
       return out.slice(0, n);
     },
   };
-}
-
-/**
- * Merges `parts` in place, tokenizers.js's order: the adjacent pair of lowest rank first, the
- * leftmost among equals, one merge at a time. A scan per merge: for words, short.
- * @param {string[]} parts
- * @param {Map<string, number>} ranks
- */
-function mergeByScan(parts, ranks) {
-  for (;;) {
-    let best = -1;
-    let bestRank = Infinity;
-    for (let i = 0; i + 1 < parts.length; i++) {
-      const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`);
-      if (rank !== undefined && rank < bestRank) {
-        bestRank = rank;
-        best = i;
-      }
-    }
-    if (best < 0) return;
-    parts.splice(best, 2, /** @type {string} */ (parts[best]) + /** @type {string} */ (parts[best + 1]));
-  }
-}
-
-/**
- * Merges `parts` in place in mergeByScan's order (lowest rank first, leftmost among
- * equals) in O(n log n): a heap of adjacent pairs keyed by (rank, left index), symbols linked left
- * and right, and a version per symbol so that a pair whose side has changed since it was queued is
- * skipped when it comes out.
- * @param {string[]} parts
- * @param {Map<string, number>} ranks
- */
-function mergeByHeap(parts, ranks) {
-  const n = parts.length;
-  const next = new Int32Array(n);
-  const prev = new Int32Array(n);
-  const version = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    next[i] = i + 1 < n ? i + 1 : -1;
-    prev[i] = i - 1;
-  }
-  /** @type {[rank: number, left: number, right: number, leftVersion: number, rightVersion: number][]} */
-  const heap = [];
-  /** @param {number} a @param {number} b */
-  const before = (a, b) => {
-    const x = /** @type {[number, number]} */ (heap[a]);
-    const y = /** @type {[number, number]} */ (heap[b]);
-    return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
-  };
-  /** @param {number} a @param {number} b */
-  const swap = (a, b) => {
-    const t = /** @type {[number, number, number, number, number]} */ (heap[a]);
-    heap[a] = /** @type {[number, number, number, number, number]} */ (heap[b]);
-    heap[b] = t;
-  };
-  /** @param {number} left */
-  const push = (left) => {
-    const right = next[left] ?? -1;
-    if (left < 0 || right < 0) return;
-    const rank = ranks.get(`${parts[left]} ${parts[right]}`);
-    if (rank === undefined) return;
-    heap.push([rank, left, right, version[left] ?? 0, version[right] ?? 0]);
-    for (let i = heap.length - 1; i > 0; ) {
-      const up = (i - 1) >> 1;
-      if (!before(i, up)) break;
-      swap(i, up);
-      i = up;
-    }
-  };
-  const pop = () => {
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length > 0 && last !== undefined) {
-      heap[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && before(l, m)) m = l;
-        if (r < heap.length && before(r, m)) m = r;
-        if (m === i) break;
-        swap(i, m);
-        i = m;
-      }
-    }
-    return top;
-  };
-  for (let i = 0; i + 1 < n; i++) push(i);
-  while (heap.length > 0) {
-    const [, left, right, leftVersion, rightVersion] = /** @type {[number, number, number, number, number]} */ (pop());
-    if (next[left] !== right || version[left] !== leftVersion || version[right] !== rightVersion) continue;
-    parts[left] = /** @type {string} */ (parts[left]) + /** @type {string} */ (parts[right]);
-    version[left] = (version[left] ?? 0) + 1;
-    version[right] = (version[right] ?? 0) + 1;
-    const after = next[right] ?? -1;
-    next[left] = after;
-    if (after >= 0) prev[after] = left;
-    push(prev[left] ?? -1);
-    push(left);
-  }
-  let w = 0;
-  for (let i = 0; i >= 0; i = next[i] ?? -1) parts[w++] = /** @type {string} */ (parts[i]);
-  parts.length = w;
 }

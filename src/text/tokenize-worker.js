@@ -12,11 +12,12 @@
  */
 import { Tokenizer } from '@huggingface/tokenizers';
 import { byteLevelBpe, librarySplitPattern } from './byte-level-bpe.js';
+import { metaspaceBpe } from './metaspace-bpe.js';
 
 /** @type {Tokenizer | undefined} */
 let tokenizer;
-/** The fast road for byte-level BPE tokenizers (byte-level-bpe.js); undefined for other shapes. */
-/** @type {ReturnType<typeof byteLevelBpe>} */
+/** The fast road for byte-level (byte-level-bpe.js) or SentencePiece-style (metaspace-bpe.js) BPE tokenizers; undefined for other shapes. */
+/** @type {ReturnType<typeof byteLevelBpe> | ReturnType<typeof metaspaceBpe>} */
 let fast;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NO_SPECIAL_TOKENS = { add_special_tokens: false };
@@ -52,7 +53,10 @@ export function init(setup) {
   try {
     const json = typeof setup.tokenizerJson === 'string' ? JSON.parse(setup.tokenizerJson) : setup.tokenizerJson;
     tokenizer = new Tokenizer(json, setup.tokenizerConfig ?? {});
-    fast = setup.fast === false ? undefined : byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer));
+    fast =
+      setup.fast === false
+        ? undefined
+        : (byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer)) ?? metaspaceBpe(json, setup.tokenizerConfig));
   } catch (e) {
     throw coded('tokenizer-failed', `the tokenizer JSON could not be built: ${reason(e)}`);
   }

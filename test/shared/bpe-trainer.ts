@@ -1,6 +1,6 @@
-// A small byte-level BPE trainer, for the tokenizer tests' second tokenizer.json: a real one with
-// merges, GPT-2's byte-level pre-tokenizer and multi-byte characters, so "the same ids as the
-// tokenizer run directly" covers more than single characters. Written from the algorithm
+// Small BPE trainers, for the tokenizer tests' tokenizer.json files: real ones with merges and
+// multi-byte characters (GPT-2's byte-level shape, and Llama 2's SentencePiece shape), so "the same
+// ids as the tokenizer run directly" covers more than single characters. Written from the algorithm
 // (count adjacent pairs over pre-tokenized words, merge the most frequent, repeat), not tuned:
 // the tests compare against tokenizers.js itself, not against this trainer.
 
@@ -20,20 +20,11 @@ function byteSymbols(): string[] {
 const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 /**
- * A tokenizer.json trained on `texts` with up to `mergeCount` merges: ids 0–255 the byte symbols,
- * then one per merge, then `<|endoftext|>` as a special added token, which the post-processor puts
- * in front of the ids when the caller lets the tokenizer add special tokens.
+ * The merges BPE training learns from `words` (each a list of symbols with its count), up to
+ * `mergeCount`: the most frequent adjacent pair merged everywhere, again and again (ties to the
+ * pair that sorts first; a pair seen once is never merged).
  */
-export function trainByteLevelBpe(texts: readonly string[], mergeCount: number): object {
-  const symbols = byteSymbols();
-  const utf8 = new TextEncoder();
-  const wordCounts = new Map<string, number>();
-  for (const text of texts)
-    for (const piece of text.match(GPT2_SPLIT) ?? []) {
-      const word = Array.from(utf8.encode(piece), (b) => symbols[b]!).join('\u0000');
-      wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
-    }
-  const words = [...wordCounts].map(([w, count]) => ({ parts: w.split('\u0000'), count }));
+function learnMerges(words: { parts: string[]; count: number }[], mergeCount: number): [string, string][] {
   const merges: [string, string][] = [];
   while (merges.length < mergeCount) {
     const pairs = new Map<string, number>();
@@ -58,6 +49,25 @@ export function trainByteLevelBpe(texts: readonly string[], mergeCount: number):
       word.parts = out;
     }
   }
+  return merges;
+}
+
+/**
+ * A tokenizer.json trained on `texts` with up to `mergeCount` merges: ids 0–255 the byte symbols,
+ * then one per merge, then `<|endoftext|>` as a special added token, which the post-processor puts
+ * in front of the ids when the caller lets the tokenizer add special tokens.
+ */
+export function trainByteLevelBpe(texts: readonly string[], mergeCount: number): object {
+  const symbols = byteSymbols();
+  const utf8 = new TextEncoder();
+  const wordCounts = new Map<string, number>();
+  for (const text of texts)
+    for (const piece of text.match(GPT2_SPLIT) ?? []) {
+      const word = Array.from(utf8.encode(piece), (b) => symbols[b]!).join('\u0000');
+      wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
+    }
+  const words = [...wordCounts].map(([w, count]) => ({ parts: w.split('\u0000'), count }));
+  const merges = learnMerges(words, mergeCount);
   const vocab: Record<string, number> = {};
   for (const [i, s] of symbols.entries()) vocab[s] = i;
   for (const [left, right] of merges) vocab[left + right] ??= Object.keys(vocab).length;
@@ -88,6 +98,77 @@ export function trainByteLevelBpe(texts: readonly string[], mergeCount: number):
       end_of_word_suffix: null,
       fuse_unk: false,
       byte_fallback: false,
+      vocab,
+      merges,
+    },
+  };
+}
+
+const MARKER = '\u2581';
+
+/**
+ * A SentencePiece-style tokenizer.json trained on `texts` with up to `mergeCount` merges, laid out
+ * as Llama 2's: `<unk>`, `<s>`, `</s>`, the 256 byte-fallback tokens `<0x00>`–`<0xFF>`, each code
+ * point of the training text, then one token per merge; the normalizer prepends '▁' and writes
+ * each space as '▁', and merges join code points, never across a '▁' that follows another
+ * character.
+ */
+export function trainMetaspaceBpe(texts: readonly string[], mergeCount: number): object {
+  const wordCounts = new Map<string, number>();
+  for (const text of texts)
+    for (const word of `${MARKER}${text.replaceAll(' ', MARKER)}`.split(/(?<=[^\u2581])(?=\u2581)/u))
+      wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
+  const words = [...wordCounts].map(([w, count]) => ({ parts: Array.from(w), count }));
+  const vocab: Record<string, number> = { '<unk>': 0, '<s>': 1, '</s>': 2 };
+  for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 3 + b;
+  for (const { parts } of words) for (const symbol of parts) vocab[symbol] ??= Object.keys(vocab).length;
+  const merges = learnMerges(words, mergeCount);
+  for (const [left, right] of merges) vocab[left + right] ??= Object.keys(vocab).length;
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [special(0, '<unk>'), special(1, '<s>'), special(2, '</s>')],
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Prepend', prepend: MARKER },
+        { type: 'Replace', pattern: { String: ' ' }, content: MARKER },
+      ],
+    },
+    pre_tokenizer: null,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } },
+    },
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: MARKER }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+      ],
+    },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<unk>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: true,
+      byte_fallback: true,
       vocab,
       merges,
     },

@@ -6,17 +6,15 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { OptionError, WorkerError } from '../../src/errors/index.ts';
 import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusTokenizerJson } from '../../src/synthetic/index.ts';
-import { streamFor } from '../../src/random/index.ts';
 import { byteLevelBpe as fastByteLevelBpe, librarySplitPattern } from '../../src/text/byte-level-bpe.js';
 import { TextError, type TextErrorCode } from '../../src/text/errors.ts';
 import { type TextDocumentBytes, TokenizerPool } from '../../src/text/tokenizer.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { trainByteLevelBpe } from './bpe-trainer.ts';
+import { metaspaceRoadMatchesTokenizersJs, NAMES_SECOND_TEXT } from './tokenizer-metaspace-scenarios.ts';
+import { LLAMA3_SPLIT, NON_ASCII, randomTexts, TRICKY, UNSEEN } from './tokenizer-texts.ts';
 
 const utf8 = new TextEncoder();
-const NON_ASCII = ['Le café crème de l’été, déjà fermé à Noël.', '日本語のテキストを日本で読む。', 'emoji 🙂🚀 and 👩‍💻 too'];
-/** Texts the BPE was not trained on, mixing what it was: merges apply, and bytes alone where not. */
-const UNSEEN = ['naïve façade, élan — 日本 and 東京 🙂!', "the cats don't see 3 dogs; 42 birds fly.", ''];
 const limits = { maxDocumentBytes: 4096, maxDocumentTokens: 2048 };
 
 let bpe: { json: object; endOfText: number; direct: Tokenizer } | undefined;
@@ -185,7 +183,7 @@ export async function throwingTokenizerFails(): Promise<void> {
 
   // tokenizers.js throws on every encode with a template naming a second sequence for single texts.
   const broken = { ...(corpusTokenizerJson() as Record<string, unknown>) };
-  broken.post_processor = { type: 'TemplateProcessing', single: [{ Sequence: { id: 'B', type_id: 0 } }], pair: [], special_tokens: {} };
+  broken.post_processor = NAMES_SECOND_TEXT;
   await using throwing = await TokenizerPool.open({ json: broken }, { ...limits, workers: 1 });
   const [first, second] = await Promise.allSettled([throwing.encode(textDoc('w0', 'cat')), throwing.encode(textDoc('w1', 'dog'))]);
   textErrorOf(first, 'tokenizer-failed', 'w0');
@@ -236,68 +234,6 @@ export async function optionsAreChecked(): Promise<void> {
     ['maxDocumentBytes', 'eos', 'workers', 'textField', 'stride', 'spec', 'spec.fast'],
     'each wrong option named',
   );
-}
-
-/** Texts that exercise the split and the normalizers: contractions, runs of spaces, tabs and newlines, digits, composed and decomposed accents, Hangul, full-width forms, ligatures, emoji sequences. */
-const TRICKY = [
-  "I'm sure they've said it's what we'd do, and you'll see we're right.",
-  "I'M SURE THEY'VE SAID IT'S DONE; YOU'LL SEE.\r\n\r\n  -- 12345678 and x1234y\n\n\n",
-  '  two  spaces,   three,\tand a tab;\n\nnew lines\r\n  and trailing   ',
-  'numbers 1234567890 and 3.14159, 1,000,000 and ٣٤٥ and ４２',
-  'cafe\u0301 and café, A\u030A and Å, 한국어 and \u1112\u1161\u11AB',
-  'ﬁne ﬂour, ① ② ③, ｆｕｌｌ ｗｉｄｔｈ, x² and ½',
-  '👩\u200D👩\u200D👧 👍🏽 🇫🇷 — “quotes” and ‘single’ … ellipsis',
-  'Ελληνικά κείμενα, русский текст, עברית, العربية, हिन्दी',
-  '\u00A0non-breaking\u00A0spaces\u3000and an ideographic one',
-  "'s 't 're 've 'm 'll 'd at the start, and ''double''",
-  // Runs of one letter: merges of equal rank overlap, and only the leftmost-first order is right.
-  'seeeeee alllllll booooo ssssss tttt eeeee ...... !!!! ---- 1111111',
-  // Pieces past 64 bytes, merged through the heap: a base64 blob, a long run, a long word.
-  `data:${'Zm9vYmFy'.repeat(40)}== end`,
-  `${'-'.repeat(300)} ${'e'.repeat(131)} ${'thecatseesthebigdog'.repeat(9)}`,
-  ' ',
-  '\n',
-  'a',
-];
-
-/** Llama 3's pre-tokenizer split, as its tokenizer.json writes it (the Rust library's regex dialect: `(?i:…)`). */
-const LLAMA3_SPLIT =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-
-/** Seeded random texts over many kinds of characters (surrogate pairs too, never a lone one). */
-function randomTexts(count: number, seed: number): string[] {
-  const pools = [
-    [0x61, 0x7a],
-    [0x41, 0x5a],
-    [0x30, 0x39],
-    [0x20, 0x20],
-    [0x20, 0x20],
-    [0x21, 0x2f],
-    [0x09, 0x0a],
-    [0xc0, 0xff],
-    [0x300, 0x36f],
-    [0x391, 0x3c9],
-    [0x410, 0x44f],
-    [0x4e00, 0x4e80],
-    [0xac00, 0xac40],
-    [0x1100, 0x1112],
-    [0xff01, 0xff5e],
-    [0xfb00, 0xfb06],
-    [0x1f600, 0x1f64f],
-    [0x1f3fb, 0x1f3ff],
-    [0x200d, 0x200d],
-    [0x27, 0x27],
-  ] as const;
-  return Array.from({ length: count }, (_, i) => {
-    const rng = streamFor(seed, i);
-    const length = 1 + rng.int(60);
-    let text = '';
-    for (let k = 0; k < length; k++) {
-      const [lo, hi] = pools[rng.int(pools.length)]!;
-      text += String.fromCodePoint(lo + rng.int(hi - lo + 1));
-    }
-    return text;
-  });
 }
 
 /**
@@ -358,6 +294,7 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     ['a Lowercase normalizer', { ...json, normalizer: { type: 'Lowercase' } }],
     ['dropout', { ...json, model: { ...base.model, dropout: 0.1 } }],
     ['WordPiece', { ...json, model: { type: 'WordPiece', vocab: base.model.vocab } }],
+    ['a post-processor naming the second text', { ...json, post_processor: NAMES_SECOND_TEXT }],
   ] as const;
   for (const [name, variant] of refused) check(fastByteLevelBpe(variant) === undefined, `${name}: refused`);
   const removed = split('\\s+', 'Removed');
@@ -387,6 +324,7 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
 export const scenarios = {
   optionsAreChecked,
   fastRoadMatchesTokenizersJs,
+  metaspaceRoadMatchesTokenizersJs,
   workerIdsMatchDirect,
   corpusTokenizerIsCorpusIds,
   badDocumentsFailAlone,

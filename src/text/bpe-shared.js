@@ -1,0 +1,202 @@
+// @ts-check
+/**
+ * What the fast BPE roads (byte-level-bpe.js, metaspace-bpe.js) share: the merge ranks read from a
+ * tokenizer.json, merging a piece's symbols in tokenizers.js's order, and which post-processors
+ * leave their tokens alone. Plain JavaScript, like the worker that runs them.
+ */
+
+/** Pieces this long (in UTF-16 units) or longer are not cached, as tokenizers.js does not cache them. */
+const MAX_CACHED_PIECE = 256;
+/** A cache is emptied when it holds this many pieces… */
+const CACHE_PIECES = 200_000;
+/** …or this many UTF-16 units of them (where a shape leaves whole short documents as pieces). */
+const CACHE_UNITS = 4_000_000;
+/** Longer pieces (a run of symbols, a base64 blob, a text not split) merge through a heap: a scan per merge is quadratic. */
+const SCANNED_PIECE_SYMBOLS = 64;
+
+/**
+ * Each piece's ids, kept for the next time the piece comes: bounded in pieces and in their length,
+ * so memory stays bounded on any text, and emptied when full (common pieces come back at once).
+ * @template T
+ */
+export class PieceCache {
+  /** @type {Map<string, T>} */
+  #ids = new Map();
+  #units = 0;
+
+  /** @param {string} piece */
+  get(piece) {
+    return this.#ids.get(piece);
+  }
+
+  /** @param {string} piece @param {T} ids */
+  set(piece, ids) {
+    if (piece.length >= MAX_CACHED_PIECE) return;
+    if (this.#ids.size >= CACHE_PIECES || this.#units + piece.length > CACHE_UNITS) {
+      this.#ids.clear();
+      this.#units = 0;
+    }
+    this.#ids.set(piece, ids);
+    this.#units += piece.length;
+  }
+}
+
+/** @param {unknown} x @returns {x is Record<string, unknown>} */
+export const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Whether tokenizers.js's post-processor of this spec hands a single text's tokens back unchanged
+ * when no special tokens are added, which the roads assume (a template naming the second text, or
+ * its first twice, would not).
+ * @param {unknown} spec
+ * @returns {boolean}
+ */
+export function passesTokensThrough(spec) {
+  if (spec === null || spec === undefined) return true;
+  if (!isRecord(spec)) return false;
+  if (spec.type === 'ByteLevel' || spec.type === 'BertProcessing' || spec.type === 'RobertaProcessing') return true;
+  if (spec.type === 'Sequence') return Array.isArray(spec.processors) && spec.processors.every(passesTokensThrough);
+  if (spec.type !== 'TemplateProcessing' || !Array.isArray(spec.single)) return false;
+  const texts = spec.single.filter((item) => isRecord(item) && 'Sequence' in item);
+  const specials = spec.single.filter((item) => isRecord(item) && 'SpecialToken' in item);
+  return (
+    texts.length === 1 &&
+    isRecord(texts[0].Sequence) &&
+    texts[0].Sequence.id === 'A' &&
+    texts.length + specials.length === spec.single.length
+  );
+}
+
+/**
+ * The merges' ranks keyed by left symbol, a space, right symbol (the first of duplicates wins, as
+ * in tokenizers.js); undefined when a merge is malformed or a side holds a space, which would make
+ * two pairs share a key.
+ * @param {unknown[]} merges
+ * @returns {Map<string, number> | undefined}
+ */
+export function mergeRanks(merges) {
+  /** @type {Map<string, number>} */
+  const ranks = new Map();
+  for (const [rank, merge] of merges.entries()) {
+    const pair = typeof merge === 'string' ? merge.split(' ', 2) : merge;
+    if (!Array.isArray(pair) || pair.length !== 2) return undefined;
+    const [left, right] = pair;
+    if (typeof left !== 'string' || typeof right !== 'string' || left.includes(' ') || right.includes(' ')) return undefined;
+    const key = `${left} ${right}`;
+    if (!ranks.has(key)) ranks.set(key, rank);
+  }
+  return ranks;
+}
+
+/**
+ * Merges `parts` in place, tokenizers.js's order: the adjacent pair of lowest rank first, the
+ * leftmost among equals.
+ * @param {string[]} parts
+ * @param {Map<string, number>} ranks
+ */
+export function mergeSymbols(parts, ranks) {
+  if (parts.length > SCANNED_PIECE_SYMBOLS) mergeByHeap(parts, ranks);
+  else mergeByScan(parts, ranks);
+}
+
+/**
+ * mergeSymbols by a scan per merge: for words, short.
+ * @param {string[]} parts
+ * @param {Map<string, number>} ranks
+ */
+function mergeByScan(parts, ranks) {
+  for (;;) {
+    let best = -1;
+    let bestRank = Infinity;
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`);
+      if (rank !== undefined && rank < bestRank) {
+        bestRank = rank;
+        best = i;
+      }
+    }
+    if (best < 0) return;
+    parts.splice(best, 2, /** @type {string} */ (parts[best]) + /** @type {string} */ (parts[best + 1]));
+  }
+}
+
+/**
+ * Merges `parts` in place in mergeByScan's order (lowest rank first, leftmost among
+ * equals) in O(n log n): a heap of adjacent pairs keyed by (rank, left index), symbols linked left
+ * and right, and a version per symbol so that a pair whose side has changed since it was queued is
+ * skipped when it comes out.
+ * @param {string[]} parts
+ * @param {Map<string, number>} ranks
+ */
+function mergeByHeap(parts, ranks) {
+  const n = parts.length;
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  const version = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1 < n ? i + 1 : -1;
+    prev[i] = i - 1;
+  }
+  /** @type {[rank: number, left: number, right: number, leftVersion: number, rightVersion: number][]} */
+  const heap = [];
+  /** @param {number} a @param {number} b */
+  const before = (a, b) => {
+    const x = /** @type {[number, number]} */ (heap[a]);
+    const y = /** @type {[number, number]} */ (heap[b]);
+    return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
+  };
+  /** @param {number} a @param {number} b */
+  const swap = (a, b) => {
+    const t = /** @type {[number, number, number, number, number]} */ (heap[a]);
+    heap[a] = /** @type {[number, number, number, number, number]} */ (heap[b]);
+    heap[b] = t;
+  };
+  /** @param {number} left */
+  const push = (left) => {
+    const right = next[left] ?? -1;
+    if (left < 0 || right < 0) return;
+    const rank = ranks.get(`${parts[left]} ${parts[right]}`);
+    if (rank === undefined) return;
+    heap.push([rank, left, right, version[left] ?? 0, version[right] ?? 0]);
+    for (let i = heap.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (!before(i, up)) break;
+      swap(i, up);
+      i = up;
+    }
+  };
+  const pop = () => {
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length > 0 && last !== undefined) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && before(l, m)) m = l;
+        if (r < heap.length && before(r, m)) m = r;
+        if (m === i) break;
+        swap(i, m);
+        i = m;
+      }
+    }
+    return top;
+  };
+  for (let i = 0; i + 1 < n; i++) push(i);
+  while (heap.length > 0) {
+    const [, left, right, leftVersion, rightVersion] = /** @type {[number, number, number, number, number]} */ (pop());
+    if (next[left] !== right || version[left] !== leftVersion || version[right] !== rightVersion) continue;
+    parts[left] = /** @type {string} */ (parts[left]) + /** @type {string} */ (parts[right]);
+    version[left] = (version[left] ?? 0) + 1;
+    version[right] = (version[right] ?? 0) + 1;
+    const after = next[right] ?? -1;
+    next[left] = after;
+    if (after >= 0) prev[after] = left;
+    push(prev[left] ?? -1);
+    push(left);
+  }
+  let w = 0;
+  for (let i = 0; i >= 0; i = next[i] ?? -1) parts[w++] = /** @type {string} */ (parts[i]);
+  parts.length = w;
+}
