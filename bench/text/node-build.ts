@@ -1,5 +1,5 @@
 // bench/text.ts's Node side: src/ and bench/text/child.ts transpiled (TypeScript's transpileModule,
-// no type check) into a folder of the cache named after their content, the layout kept so the
+// no type check) into a folder of the cache named after their content and tree, the layout kept so the
 // child's relative imports hold, with node_modules linked beside it for the npm packages. Node 20
 // cannot run .ts itself, and dist/ is left alone: other work may be using it while this runs.
 import { createHash } from 'node:crypto';
@@ -20,7 +20,9 @@ function filesUnder(dir: string): string[] {
 /** The transpiled child's path (built now unless the cache already holds these sources). */
 export async function nodeChild(root: string, cache: string): Promise<{ child: string; built: boolean }> {
   const files = [...filesUnder(`${root}/src`), `${root}/bench/text/child.ts`];
-  const hash = createHash('sha256');
+  // The tree's path is in the key too: the build links that tree's node_modules, which a build
+  // reused from another tree (a deleted clone) would leave dangling.
+  const hash = createHash('sha256').update(root).update('\u0000');
   for (const f of files) hash.update(relative(root, f)).update('\u0000').update(readFileSync(f));
   const dir = `${cache}/bench/text-node/${hash.digest('hex').slice(0, 16)}`;
   const child = `${dir}/bench/text/child.js`;
