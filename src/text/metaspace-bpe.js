@@ -1,17 +1,18 @@
 // @ts-check
 /**
- * A fast road for SentencePiece-style BPE tokenizer.json files: spaces become a marker ('▁'),
- * symbols are code points merged by rank, and a symbol the vocabulary lacks falls back to its
- * UTF-8 bytes as `<0xNN>` tokens. Llama 2, Mistral and TinyLlama write it as a normalizer (Prepend
- * '▁', Replace ' ' by '▁') with no pre-tokenizer; others as a Metaspace pre-tokenizer.
+ * A fast road for SentencePiece-style BPE tokenizer.json files: spaces become '▁', symbols are
+ * code points merged by rank, and a symbol the vocabulary lacks falls back to its UTF-8 bytes as
+ * `<0xNN>` tokens. Llama 2, Mistral and TinyLlama write it as a normalizer (Prepend '▁', Replace
+ * ' ' by '▁') with no pre-tokenizer; others as a Metaspace pre-tokenizer.
  *
  * tokenizers.js merges such a document as one word (no cache; a priority queue over every code
- * point). This road cuts the normalized text before each marker that follows another character
- * and looks each piece up in a cache of ids first. That gives the same ids when no merge joins a
- * symbol ending in another character to one starting with the marker: checked when the road is
- * built, and a tokenizer.json where such a merge exists is refused (`metaspaceBpe` returns
- * undefined). A document holding an added token's text is left to tokenizers.js (`encode` returns
- * undefined). Plain JavaScript, like the worker that runs it.
+ * point). This road cuts the normalized text wherever no merge can ever join the two code points
+ * on either side: a pair that is never the last code point of a merge's left side followed by the
+ * first of its right side (a word and the '▁' after it, a new line, in SentencePiece vocabularies).
+ * No merge crosses such a cut, so merging each piece alone gives the same symbols whatever the
+ * merges are; each piece's ids are cached. A document holding an added token's text is left to
+ * tokenizers.js (`encode` returns undefined), and a shape this road does not cover is refused
+ * (`metaspaceBpe` returns undefined). Plain JavaScript, like the worker that runs it.
  */
 import { isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
 
@@ -52,22 +53,25 @@ function normalizerSteps(spec) {
 }
 
 /**
- * The marker and how tokenizers.js's Metaspace pre-tokenizer writes it (or none: the normalizer
- * has written the markers already); undefined for another pre-tokenizer.
+ * How tokenizers.js's Metaspace pre-tokenizer writes spaces (none: no pre-tokenizer, the
+ * normalizer has written them); undefined for another pre-tokenizer.
  * @param {unknown} pre
- * @returns {{ marker: string, metaspace?: { replacement: string, written: string, prepend: boolean } } | undefined}
+ * @returns {{ metaspace?: { replacement: string, written: string, prepend: boolean } } | undefined}
  */
-function markerSettings(pre) {
-  if (pre === null || pre === undefined) return { marker: '▁' };
+function spaceSettings(pre) {
+  if (pre === null || pre === undefined) return {};
   if (!isRecord(pre) || pre.type !== 'Metaspace') return undefined;
-  const replacement = pre.replacement ?? '▁';
+  const replacement = pre.replacement ?? '\u2581';
   const written = pre.str_rep || replacement;
   const scheme = pre.prepend_scheme ?? 'always';
-  if (typeof replacement !== 'string' || typeof written !== 'string' || [...written].length !== 1) return undefined;
+  if (typeof replacement !== 'string' || typeof written !== 'string') return undefined;
   if (scheme !== 'always' && scheme !== 'first' && scheme !== 'never') return undefined;
   // 'first' prepends to the first section only; a document this road takes is one section.
-  return { marker: written, metaspace: { replacement, written, prepend: scheme !== 'never' } };
+  return { metaspace: { replacement, written, prepend: scheme !== 'never' } };
 }
+
+/** One key per pair of code points (below 2^42, exact in a double). */
+const pairKey = (/** @type {number} */ left, /** @type {number} */ right) => left * 0x110000 + right;
 
 /**
  * The fast encoder for this tokenizer.json and tokenizer_config.json, or undefined when either has
@@ -80,13 +84,13 @@ export function metaspaceBpe(json, config = {}) {
   if (!isRecord(json) || !isRecord(json.model)) return undefined;
   const model = json.model;
   const steps = normalizerSteps(json.normalizer);
-  const settings = markerSettings(json.pre_tokenizer);
+  const settings = spaceSettings(json.pre_tokenizer);
   if (model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges) || steps === undefined || settings === undefined)
     return undefined;
   if (!passesTokensThrough(json.post_processor)) return undefined;
   if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
   if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
-  const { marker, metaspace } = settings;
+  const { metaspace } = settings;
   const normalize = (/** @type {string} */ text) => steps.reduce((t, step) => step(t), text);
 
   // Ids as tokenizers.js finds them: the vocabulary, with added tokens' ids over it.
@@ -104,9 +108,14 @@ export function metaspaceBpe(json, config = {}) {
   }
   const ranks = mergeRanks(model.merges);
   if (ranks === undefined) return undefined;
+  /** Pairs of code points some merge joins: the last of its left side, the first of its right. */
+  const joinable = new Set();
   for (const key of ranks.keys()) {
     const [left = '', right = ''] = key.split(' ');
-    if (right.startsWith(marker) && !left.endsWith(marker)) return undefined; // a merge across a cut
+    const last = Array.from(left).at(-1)?.codePointAt(0);
+    const first = right.codePointAt(0);
+    if (last === undefined || first === undefined) return undefined;
+    joinable.add(pairKey(last, first));
   }
   // tokenizers.js writes the unknown token's text and maps it to an id through the model's
   // vocabulary; one that is not there gives no id at all: not covered.
@@ -183,19 +192,26 @@ export function metaspaceBpe(json, config = {}) {
       const whole = ignoreMerges ? ids.get(normal) : undefined;
       if (whole !== undefined) return Uint32Array.of(whole);
       let n = 0;
-      for (let from = 0; from < normal.length; ) {
-        // The next marker that follows another character: a run of markers stays with the word after it.
-        let to = normal.indexOf(marker, from + 1);
-        while (to > 0 && normal.startsWith(marker, to - marker.length)) to = normal.indexOf(marker, to + marker.length);
-        if (to < 0) to = normal.length;
-        const piece = normal.slice(from, to);
+      let from = 0;
+      let before = /** @type {number} */ (normal.codePointAt(0));
+      for (let at = before > 0xffff ? 2 : 1; at <= normal.length; ) {
+        const next = at < normal.length ? /** @type {number} */ (normal.codePointAt(at)) : -1;
+        if (next >= 0 && joinable.has(pairKey(before, next))) {
+          before = next;
+          at += next > 0xffff ? 2 : 1;
+          continue;
+        }
+        const piece = normal.slice(from, at);
         let got = cache.get(piece);
         if (got === undefined) {
           got = pieceIds(piece);
           cache.set(piece, got);
         }
         n = append(got, n);
-        from = to;
+        if (next < 0) break;
+        from = at;
+        before = next;
+        at += next > 0xffff ? 2 : 1;
       }
       return out.slice(0, n);
     },
