@@ -41,6 +41,29 @@ export class PieceCache {
   }
 }
 
+/**
+ * A test of whether a text holds any of `needles` (added tokens' texts), which runs on every
+ * document: the needles are grouped by their first character, and a group is searched only in a
+ * text holding that character (Llama 3's 256 added tokens all start with '<', so most documents
+ * cost one search). An empty needle never matches, as tokenizers.js never splits on one.
+ * @param {readonly string[]} needles
+ * @returns {(text: string) => boolean}
+ */
+export function holdsAnyOf(needles) {
+  /** @type {Map<string, string[]>} */
+  const byFirst = new Map();
+  for (const needle of needles) {
+    if (needle.length === 0) continue;
+    const first = needle.charAt(0);
+    byFirst.set(first, [...(byFirst.get(first) ?? []), needle]);
+  }
+  const groups = [...byFirst];
+  return (text) => {
+    for (const [first, group] of groups) if (text.includes(first) && group.some((needle) => text.includes(needle))) return true;
+    return false;
+  };
+}
+
 /** @param {unknown} x @returns {x is Record<string, unknown>} */
 export const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
 

@@ -14,7 +14,7 @@
  * is encoded (`encode` returns undefined). Plain JavaScript, like the worker that runs it.
  */
 
-import { isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
+import { holdsAnyOf, isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
 
 /** GPT-2's pre-tokenizer split, as tokenizers.js's ByteLevel pre-tokenizer writes it. */
 const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
@@ -135,6 +135,7 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
     addedTexts.push(added.content);
     if (form !== undefined && added.normalized === true) addedTexts.push(added.content.normalize(form));
   }
+  const holdsAdded = holdsAnyOf(addedTexts);
   const ranks = mergeRanks(model.merges);
   if (ranks === undefined) return undefined;
   const ignoreMerges = model.ignore_merges === true;
@@ -169,7 +170,7 @@ export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
   return {
     encode(text) {
       let normal = form === undefined ? text : text.normalize(form);
-      for (const added of addedTexts) if (text.includes(added) || normal.includes(added)) return undefined;
+      if (holdsAdded(text) || holdsAdded(normal)) return undefined;
       if (normal.length === 0) return new Uint32Array(0);
       if (pre.addPrefixSpace && !normal.startsWith(' ')) normal = ` ${normal}`;
       let n = 0;

@@ -14,7 +14,7 @@
  * tokenizers.js (`encode` returns undefined), and a shape this road does not cover is refused
  * (`metaspaceBpe` returns undefined). Plain JavaScript, like the worker that runs it.
  */
-import { isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
+import { holdsAnyOf, isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
 
 const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
 
@@ -106,6 +106,7 @@ export function metaspaceBpe(json, config = {}) {
     ids.set(added.content, added.id);
     addedTexts.push(added.content);
   }
+  const holdsAdded = holdsAnyOf(addedTexts);
   const ranks = mergeRanks(model.merges);
   if (ranks === undefined) return undefined;
   /** Pairs of code points some merge joins: the last of its left side, the first of its right. */
@@ -181,9 +182,9 @@ export function metaspaceBpe(json, config = {}) {
   return {
     encode(text) {
       if (text.length === 0) return new Uint32Array(0);
-      for (const added of addedTexts) if (text.includes(added)) return undefined;
+      if (holdsAdded(text)) return undefined;
       let normal = normalize(text);
-      for (const added of addedTexts) if (normal.includes(added)) return undefined;
+      if (holdsAdded(normal)) return undefined;
       if (metaspace !== undefined && normal.length > 0) {
         normal = normal.replaceAll(' ', metaspace.written);
         if (metaspace.prepend && !normal.startsWith(metaspace.replacement)) normal = metaspace.written + normal;

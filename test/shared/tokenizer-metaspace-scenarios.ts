@@ -33,7 +33,26 @@ function acrossSpaces(json: Json): object {
   return { ...json, model: { ...json.model, vocab, merges: [...extra, ...json.model.merges] } };
 }
 
-type Json = { normalizer: object; model: { merges: [string, string][]; vocab: Record<string, number> } & Record<string, unknown> };
+/** `json` with 300 added tokens `<|reserved_N|>`, none in the texts but for a prefix of one. */
+function withReserved(json: Json): object {
+  const first = Object.keys(json.model.vocab).length;
+  const reserved = Array.from({ length: 300 }, (_, i) => ({
+    id: first + i,
+    content: `<|reserved_${i}|>`,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
+  return { ...json, added_tokens: [...json.added_tokens, ...reserved] };
+}
+
+type Json = {
+  normalizer: object;
+  added_tokens: object[];
+  model: { merges: [string, string][]; vocab: Record<string, number> } & Record<string, unknown>;
+};
 
 /** Texts around the marker: runs of spaces at either end, the marker itself in the text, a word of unseen characters. */
 const AROUND_THE_MARKER = [
@@ -44,6 +63,7 @@ const AROUND_THE_MARKER = [
   'ŋ ŋŋ ᚠᚢᚦ and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢: nothing here was trained',
   'the the the  the   the    the',
   'it ends.\n the next line\n\nand its lines.\n\n the end is near',
+  '<p>a tag, a <|reserved_ prefix and <|reserved_7 without its end</p>',
 ];
 
 /**
@@ -78,6 +98,7 @@ export async function metaspaceRoadMatchesTokenizersJs(): Promise<void> {
     // Merges across what SentencePiece keeps apart (a word and the '▁' after it, a new line): the
     // road cuts only between code points no merge joins, so these move its cuts, first in rank.
     ['merges across a word and the space after it, and across new lines', acrossSpaces(json)],
+    ["300 reserved added tokens (as Llama 3's)", withReserved(json)],
   ];
   const texts = [...corpusDocuments(7, 30), ...NON_ASCII, ...UNSEEN, ...TRICKY, ...AROUND_THE_MARKER, ...randomTexts(300, 23)];
   for (const [name, variant] of variants) {
@@ -97,6 +118,8 @@ export async function metaspaceRoadMatchesTokenizersJs(): Promise<void> {
   );
   const fast = metaspaceBpe(json)!;
   check(fast.encode('before </s> after') === undefined, 'a text holding an added token is handed back');
+  const reserved = metaspaceBpe(withReserved(json))!;
+  check(reserved.encode('a <|reserved_299|> b') === undefined && reserved.encode('<s') !== undefined, 'so is one holding any of 300');
   const refused = [
     ['a Replace by regex', { ...json, normalizer: { type: 'Replace', pattern: { Regex: ' +' }, content: '\u2581' } }],
     ['a Lowercase normalizer', { ...json, normalizer: { type: 'Lowercase' } }],
