@@ -101,10 +101,10 @@ export function metaspaceBpe(json, config = {}) {
   const addedTexts = [];
   for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
     if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
-    // tokenizers.js maps a normalized added token's normalized text to it, but not in its model.
-    if (added.normalized === true && normalize(added.content) !== added.content) return undefined;
     ids.set(added.content, added.id);
     addedTexts.push(added.content);
+    // tokenizers.js finds a normalized added token by its normalized text in the normalized text.
+    if (added.normalized === true) addedTexts.push(normalize(added.content));
   }
   const holdsAdded = holdsAnyOf(addedTexts);
   const ranks = mergeRanks(model.merges);
@@ -118,10 +118,10 @@ export function metaspaceBpe(json, config = {}) {
     if (last === undefined || first === undefined) return undefined;
     joinable.add(pairKey(last, first));
   }
-  // tokenizers.js writes the unknown token's text and maps it to an id through the model's
-  // vocabulary; one that is not there gives no id at all: not covered.
+  // tokenizers.js writes the unknown token's text, maps it to an id through the model's
+  // vocabulary and fuses unknowns by that id: an unknown token the vocabulary lacks, or an added
+  // token of its text with another id, is not covered.
   const unkToken = typeof model.unk_token === 'string' ? model.unk_token : undefined;
-  // (Nor is an added token of its text with another id: the model's fusing would then miss it.)
   if (model.unk_token != null && (unkToken === undefined || typeof model.vocab[unkToken] !== 'number')) return undefined;
   const unkId = unkToken === undefined ? -1 : /** @type {number} */ (ids.get(unkToken));
   if (unkToken !== undefined && unkId !== model.vocab[unkToken]) return undefined;
@@ -190,6 +190,7 @@ export function metaspaceBpe(json, config = {}) {
         if (metaspace.prepend && !normal.startsWith(metaspace.replacement)) normal = metaspace.written + normal;
       }
       if (normal.length === 0) return new Uint32Array(0);
+      if (metaspace !== undefined && holdsAdded(normal)) return undefined; // a space written as '▁' can complete one
       const whole = ignoreMerges ? ids.get(normal) : undefined;
       if (whole !== undefined) return Uint32Array.of(whole);
       let n = 0;

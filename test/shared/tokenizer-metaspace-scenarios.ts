@@ -48,8 +48,13 @@ function withReserved(json: Json): object {
   return { ...json, added_tokens: [...json.added_tokens, ...reserved] };
 }
 
+/** `json` whose added tokens are normalized, as some conversions of Llama 2 write them. */
+function withNormalizedAdded(json: Json): Json {
+  return { ...json, added_tokens: json.added_tokens.map((t) => ({ ...t, normalized: true })) };
+}
+
 type Json = {
-  normalizer: object;
+  normalizer: object | null;
   added_tokens: object[];
   model: { merges: [string, string][]; vocab: Record<string, number> } & Record<string, unknown>;
 };
@@ -63,6 +68,7 @@ const AROUND_THE_MARKER = [
   'ŋ ŋŋ ᚠᚢᚦ and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢: nothing here was trained',
   'the the the  the   the    the',
   'it ends.\n the next line\n\nand its lines.\n\n the end is near',
+  'tags without their marks: s>, /s, <unk and \u2581s>',
   '<p>a tag, a <|reserved_ prefix and <|reserved_7 without its end</p>',
 ];
 
@@ -99,6 +105,8 @@ export async function metaspaceRoadMatchesTokenizersJs(): Promise<void> {
     // road cuts only between code points no merge joins, so these move its cuts, first in rank.
     ['merges across a word and the space after it, and across new lines', acrossSpaces(json)],
     ["300 reserved added tokens (as Llama 3's)", withReserved(json)],
+    ['added tokens normalized (found by their normalized text)', withNormalizedAdded(json)],
+    ['added tokens normalized, Metaspace', withNormalizedAdded(metaspace('always'))],
   ];
   const texts = [...corpusDocuments(7, 30), ...NON_ASCII, ...UNSEEN, ...TRICKY, ...AROUND_THE_MARKER, ...randomTexts(300, 23)];
   for (const [name, variant] of variants) {
@@ -120,6 +128,13 @@ export async function metaspaceRoadMatchesTokenizersJs(): Promise<void> {
   check(fast.encode('before </s> after') === undefined, 'a text holding an added token is handed back');
   const reserved = metaspaceBpe(withReserved(json))!;
   check(reserved.encode('a <|reserved_299|> b') === undefined && reserved.encode('<s') !== undefined, 'so is one holding any of 300');
+  const normalized = metaspaceBpe(withNormalizedAdded(json))!;
+  const ligature = { id: 9999, content: '<\uFB01>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false };
+  const nfkc = metaspaceBpe({ ...metaspace('always', { type: 'NFKC' }), added_tokens: [...json.added_tokens, ligature] })!;
+  check(
+    normalized.encode('a <s> b') === undefined && nfkc.encode('a <fi> b') === undefined && nfkc.encode('a <f i> b') !== undefined,
+    'so is one holding a normalized added token, found by its normalized text',
+  );
   const refused = [
     ['a Replace by regex', { ...json, normalizer: { type: 'Replace', pattern: { Regex: ' +' }, content: '\u2581' } }],
     ['a Lowercase normalizer', { ...json, normalizer: { type: 'Lowercase' } }],
