@@ -1,8 +1,9 @@
 // @ts-check
 /**
  * What the fast BPE roads (byte-level-bpe.js, metaspace-bpe.js) share: the merge ranks read from a
- * tokenizer.json, merging a piece's symbols in tokenizers.js's order, and which post-processors
- * leave their tokens alone. Plain JavaScript, like the worker that runs them.
+ * tokenizer.json, merging a piece's symbols in tokenizers.js's order, the cache of ids per piece,
+ * the search for added tokens' texts, and which post-processors leave their tokens alone. Plain
+ * JavaScript, like the worker that runs them.
  */
 
 /** Pieces this long (in UTF-16 units) or longer are not cached, as tokenizers.js does not cache them. */
@@ -54,8 +55,9 @@ export function holdsAnyOf(needles) {
   const byFirst = new Map();
   for (const needle of needles) {
     if (needle.length === 0) continue;
-    const first = needle.charAt(0);
-    byFirst.set(first, [...(byFirst.get(first) ?? []), needle]);
+    const group = byFirst.get(needle.charAt(0));
+    if (group === undefined) byFirst.set(needle.charAt(0), [needle]);
+    else group.push(needle);
   }
   const groups = [...byFirst];
   return (text) => {
