@@ -50,7 +50,7 @@ export class PieceCache {
  * @param {readonly string[]} needles
  * @returns {(text: string) => boolean}
  */
-export function holdsAnyOf(needles) {
+function holdsAnyOf(needles) {
   /** @type {Map<string, string[]>} */
   const byFirst = new Map();
   for (const needle of needles) {
@@ -70,13 +70,52 @@ export function holdsAnyOf(needles) {
 export const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
+ * What both roads read alike from a tokenizer.json and tokenizer_config.json, or undefined where
+ * either has what neither road covers (another model, dropout, subword affixes, a post-processor
+ * that changes a text's tokens, a config that removes spaces or accents, a malformed merge or added
+ * token): the model, the ids as tokenizers.js finds them (the vocabulary, with added tokens' ids
+ * over it), the merge ranks, and the test for a text holding an added token's text (a normalized
+ * added token's by its `normalize`d text as well, as tokenizers.js finds it in the normalized text).
+ * @param {Record<string, unknown>} json
+ * @param {Record<string, unknown>} config
+ * @param {(text: string) => string} normalize
+ * @returns {{ model: Record<string, unknown> & { vocab: Record<string, unknown> }, ids: Map<string, number>, ranks: Map<string, number>, holdsAdded: (text: string) => boolean } | undefined}
+ */
+export function readBpe(json, config, normalize) {
+  const model = json.model;
+  if (!isRecord(model) || model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges)) return undefined;
+  if (!passesTokensThrough(json.post_processor)) return undefined;
+  if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
+  if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
+  /** @type {Map<string, number>} */
+  const ids = new Map();
+  for (const [token, id] of Object.entries(model.vocab)) if (typeof id === 'number') ids.set(token, id);
+  /** @type {string[]} */
+  const addedTexts = [];
+  for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
+    if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
+    ids.set(added.content, added.id);
+    addedTexts.push(added.content);
+    if (added.normalized === true) addedTexts.push(normalize(added.content));
+  }
+  const ranks = mergeRanks(model.merges);
+  if (ranks === undefined) return undefined;
+  return {
+    model: /** @type {Record<string, unknown> & { vocab: Record<string, unknown> }} */ (model),
+    ids,
+    ranks,
+    holdsAdded: holdsAnyOf(addedTexts),
+  };
+}
+
+/**
  * Whether tokenizers.js's post-processor of this spec hands a single text's tokens back unchanged
  * when no special tokens are added, which the roads assume (a template naming the second text, or
  * its first twice, would not).
  * @param {unknown} spec
  * @returns {boolean}
  */
-export function passesTokensThrough(spec) {
+function passesTokensThrough(spec) {
   if (spec === null || spec === undefined) return true;
   if (!isRecord(spec)) return false;
   if (spec.type === 'ByteLevel' || spec.type === 'BertProcessing' || spec.type === 'RobertaProcessing') return true;
@@ -99,7 +138,7 @@ export function passesTokensThrough(spec) {
  * @param {unknown[]} merges
  * @returns {Map<string, number> | undefined}
  */
-export function mergeRanks(merges) {
+function mergeRanks(merges) {
   /** @type {Map<string, number>} */
   const ranks = new Map();
   for (const [rank, merge] of merges.entries()) {

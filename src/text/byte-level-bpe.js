@@ -14,7 +14,7 @@
  * is encoded (`encode` returns undefined). Plain JavaScript, like the worker that runs it.
  */
 
-import { holdsAnyOf, isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
+import { isRecord, mergeSymbols, PieceCache, readBpe } from './bpe-shared.js';
 
 /** GPT-2's pre-tokenizer split, as tokenizers.js's ByteLevel pre-tokenizer writes it. */
 const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
@@ -112,32 +112,15 @@ export function librarySplitPattern(tokenizer) {
  * @returns {{ encode(text: string): Uint32Array | undefined } | undefined}
  */
 export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
-  if (!isRecord(json) || !isRecord(json.model)) return undefined;
-  const model = json.model;
+  if (!isRecord(json)) return undefined;
   const normalizer = json.normalizer ?? null;
   const pre = pieceSettings(json.pre_tokenizer, splitPattern);
-  if (model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges) || pre === undefined) return undefined;
-  if (!passesTokensThrough(json.post_processor)) return undefined;
-  if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
+  if (pre === undefined) return undefined;
   if (normalizer !== null && !(isRecord(normalizer) && UNICODE_FORMS.has(/** @type {string} */ (normalizer.type)))) return undefined;
-  if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
   const form = normalizer === null ? undefined : /** @type {string} */ (normalizer.type);
-
-  // Ids as tokenizers.js finds them: the vocabulary, with added tokens' ids over it.
-  /** @type {Map<string, number>} */
-  const ids = new Map();
-  for (const [token, id] of Object.entries(model.vocab)) if (typeof id === 'number') ids.set(token, id);
-  /** @type {string[]} */
-  const addedTexts = [];
-  for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
-    if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
-    ids.set(added.content, added.id);
-    addedTexts.push(added.content);
-    if (form !== undefined && added.normalized === true) addedTexts.push(added.content.normalize(form));
-  }
-  const holdsAdded = holdsAnyOf(addedTexts);
-  const ranks = mergeRanks(model.merges);
-  if (ranks === undefined) return undefined;
+  const read = readBpe(json, config, (text) => (form === undefined ? text : text.normalize(form)));
+  if (read === undefined) return undefined;
+  const { model, ids, ranks, holdsAdded } = read;
   const ignoreMerges = model.ignore_merges === true;
   const symbols = byteSymbols();
   const utf8 = new TextEncoder();

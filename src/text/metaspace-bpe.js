@@ -14,7 +14,7 @@
  * tokenizers.js (`encode` returns undefined), and a shape this road does not cover is refused
  * (`metaspaceBpe` returns undefined). Plain JavaScript, like the worker that runs it.
  */
-import { holdsAnyOf, isRecord, mergeRanks, mergeSymbols, PieceCache, passesTokensThrough } from './bpe-shared.js';
+import { isRecord, mergeSymbols, PieceCache, readBpe } from './bpe-shared.js';
 
 const UNICODE_FORMS = new Set(['NFC', 'NFD', 'NFKC', 'NFKD']);
 
@@ -81,34 +81,15 @@ const pairKey = (/** @type {number} */ left, /** @type {number} */ right) => lef
  * @returns {{ encode(text: string): Uint32Array | undefined } | undefined}
  */
 export function metaspaceBpe(json, config = {}) {
-  if (!isRecord(json) || !isRecord(json.model)) return undefined;
-  const model = json.model;
+  if (!isRecord(json)) return undefined;
   const steps = normalizerSteps(json.normalizer);
   const settings = spaceSettings(json.pre_tokenizer);
-  if (model.type !== 'BPE' || !isRecord(model.vocab) || !Array.isArray(model.merges) || steps === undefined || settings === undefined)
-    return undefined;
-  if (!passesTokensThrough(json.post_processor)) return undefined;
-  if (model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.continuing_subword_suffix) return undefined;
-  if (config.remove_space === true || config.do_lowercase_and_remove_accent === true) return undefined;
+  if (steps === undefined || settings === undefined) return undefined;
   const { metaspace } = settings;
   const normalize = (/** @type {string} */ text) => steps.reduce((t, step) => step(t), text);
-
-  // Ids as tokenizers.js finds them: the vocabulary, with added tokens' ids over it.
-  /** @type {Map<string, number>} */
-  const ids = new Map();
-  for (const [token, id] of Object.entries(model.vocab)) if (typeof id === 'number') ids.set(token, id);
-  /** @type {string[]} */
-  const addedTexts = [];
-  for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
-    if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
-    ids.set(added.content, added.id);
-    addedTexts.push(added.content);
-    // tokenizers.js finds a normalized added token by its normalized text in the normalized text.
-    if (added.normalized === true) addedTexts.push(normalize(added.content));
-  }
-  const holdsAdded = holdsAnyOf(addedTexts);
-  const ranks = mergeRanks(model.merges);
-  if (ranks === undefined) return undefined;
+  const read = readBpe(json, config, normalize);
+  if (read === undefined) return undefined;
+  const { model, ids, ranks, holdsAdded } = read;
   /** Pairs of code points some merge joins: the last of its left side, the first of its right. */
   const joinable = new Set();
   for (const key of ranks.keys()) {
