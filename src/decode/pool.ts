@@ -678,6 +678,7 @@ export class PoolBuffer {
     this.free();
   }
 
+  /** @deprecated The same as close(); use close() (or `using`). */
   free(): void {
     if (this.#freed) return;
     this.#freed = true;

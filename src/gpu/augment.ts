@@ -194,7 +194,7 @@ export class AugmentKernel {
     this.destroy();
   }
 
-  /** The same as close(). */
+  /** @deprecated The same as close(), which every Tandem resource has; use close(). */
   destroy(): void {
     this.#params.destroy();
     this.#samples.destroy();

@@ -110,7 +110,7 @@ export class NormalizeKernel {
     this.destroy();
   }
 
-  /** The same as close(). */
+  /** @deprecated The same as close(), which every Tandem resource has; use close(). */
   destroy(): void {
     this.#params.destroy();
   }

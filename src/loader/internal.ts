@@ -3,5 +3,8 @@
 // This file is not in package.json's exports.
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
 export { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
-export { checkBudget, gpuTarget } from './options.ts';
-export { checkShardResume } from './shards.ts';
+export { gpuTarget } from './options.ts';
+export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
+export { checkShardResume, shardStreamOrder } from './shards.ts';
+export { LoaderShell, type Releasable } from './shell.ts';
+export { isHubSource, isParquetSource, openParquetShards, type HubSource, type ParquetShards, type ParquetSource } from './parquet.ts';

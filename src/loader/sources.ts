@@ -3,6 +3,7 @@
 // shard by rank and resume; or a stream (any iterable of bytes), read in its own order.
 import { OptionError } from '../errors/index.ts';
 import { readFile } from '../runtime/index.ts';
+import { isHubSource, isParquetSource, openParquetShards, type HubSource, type ParquetShards, type ParquetSource } from './parquet.ts';
 import {
   fetchBytes,
   listDroppedItems,
@@ -47,17 +48,21 @@ export function isShardSource(x: unknown): x is ShardSource {
 }
 
 /**
- * Where the images come from:
+ * Where the images come from (videos and text documents take the same forms):
  * - a folder path (Node, Deno): ImageNet layout, `root/<class>/<image>`, classes sorted → labels;
  * - a list of paths, URLs or `{ path | url | file | bytes, label }` items;
  * - in browsers, a `FileList` or `File[]` from `<input webkitdirectory>` (labelled by folder), a
  *   `FileSystemDirectoryHandle` (`showDirectoryPicker()`), or a drop's `DataTransferItemList`;
  * - any iterable or async iterable of `{ bytes, label?, key? }`, read in its own order;
- * - `{ shards: [...] }`: WebDataset tar shards (paths or URLs), streamed, shuffled and sharded.
+ * - `{ shards: [...] }`: WebDataset tar shards (paths or URLs), streamed, shuffled and sharded;
+ * - `{ parquet: [...] }` or `{ hf: 'owner/name', split }`: Parquet files or a Hub dataset, streamed
+ *   by row group, shuffled and sharded as shards are.
  */
 export type LoaderSource =
   | string
   | ShardSource
+  | ParquetSource
+  | HubSource
   | readonly (string | URL | SourceItem)[]
   | ArrayLike<File>
   | DirectoryHandleLike
@@ -69,8 +74,8 @@ export interface ResolvedSource {
   /** Random-access items (shuffled, sharded, resumable), or undefined for a stream. */
   list: readonly LabelledSource[] | undefined;
   stream: AsyncIterable<LabelledSource> | Iterable<LabelledSource> | undefined;
-  /** WebDataset shards, streamed with their own order and state. */
-  shards?: ShardSource;
+  /** WebDataset shards or Parquet row groups, streamed with their own order and state. */
+  shards?: ShardSource | ParquetShards;
   /** Class names by label, where the source names them (folders). */
   classes: readonly string[];
 }
@@ -84,6 +89,17 @@ export async function resolveSource(source: LoaderSource, fetchOptions: FetchOpt
     return { list: files.map((f) => pathItem(f.path, f.label, f.path)), stream: undefined, classes };
   }
   if (isShardSource(source)) return { list: undefined, stream: undefined, shards: source, classes: [] };
+  if (isParquetSource(source) || isHubSource(source)) {
+    if (accept !== undefined)
+      throw new OptionError(
+        WHERE,
+        'source',
+        source,
+        'a folder or a list of files, URLs or items (Parquet sources are read by loader() and textLoader())',
+      );
+    const parquet = await openParquetShards(source, 'image', fetchOptions, WHERE);
+    return { list: undefined, stream: undefined, shards: parquet, classes: parquet.classes };
+  }
   if (isDirectoryHandle(source)) return picked(await listPickedDirectory(source, accept));
   if (isArrayLike(source)) {
     const first = source.length > 0 ? source[0] : undefined;

@@ -17,6 +17,11 @@
 // (vitest's browser mode wraps them in a helper that does not exist inside workers), so load it
 // through a function the tooling leaves alone.
 const importModule = /** @type {(url: string) => Promise<Record<string, unknown>>} */ (new Function('url', 'return import(url)'));
+/**
+ * This worker's global scope. The project's lib is the DOM's, which types `postMessage` as the
+ * window's (with a target origin); a worker's takes the message and its transfer list.
+ */
+const scope = /** @type {{ postMessage(message: unknown, transfer?: Transferable[]): void }} */ (globalThis);
 
 /** @type {((args: unknown) => unknown) | undefined} */
 let task;
@@ -38,7 +43,7 @@ let transfer = true;
 function serializeError(e) {
   // A Tandem error's `code` crosses too, so the host can branch on it as it would locally.
   if (e instanceof Error)
-    return { name: e.name, message: e.message, stack: e.stack, code: typeof e.code === 'string' ? e.code : undefined };
+    return { name: e.name, message: e.message, stack: e.stack, code: 'code' in e && typeof e.code === 'string' ? e.code : undefined };
   return { name: 'Error', message: String(e), stack: undefined, code: undefined };
 }
 
@@ -60,14 +65,23 @@ function collect(value, out, depth) {
   return out;
 }
 
+/**
+ * The export the host named is a function: the task, called with each run's arguments.
+ * @param {unknown} value
+ * @returns {value is (args: unknown) => unknown}
+ */
+function isTask(value) {
+  return typeof value === 'function';
+}
+
 /** @param {unknown} message @param {unknown} value */
 function reply(message, value) {
   const list = transfer ? [...collect(value, new Set(), 0)] : [];
   try {
-    postMessage(message, list);
+    scope.postMessage(message, list);
   } catch {
     // e.g. a buffer that cannot be transferred (wasm memory): fall back to copying.
-    postMessage(message);
+    scope.postMessage(message);
   }
 }
 
@@ -78,13 +92,13 @@ globalThis.onmessage = async (ev) => {
     try {
       const mod = registered ?? (await importModule(msg.module));
       const fn = mod[msg.export];
-      if (typeof fn !== 'function') throw new TypeError(`${msg.module} has no function export "${msg.export}"`);
+      if (!isTask(fn)) throw new TypeError(`${msg.module} has no function export "${msg.export}"`);
       if (typeof mod.init === 'function') await mod.init(msg.init);
       task = fn;
       transfer = msg.transfer !== false;
-      postMessage({ type: 'ready' });
+      scope.postMessage({ type: 'ready' });
     } catch (e) {
-      postMessage({ type: 'init-error', error: serializeError(e) });
+      scope.postMessage({ type: 'init-error', error: serializeError(e) });
     }
     return;
   }
@@ -93,9 +107,9 @@ globalThis.onmessage = async (ev) => {
       const result = await task(msg.args);
       reply({ type: 'result', id: msg.id, ok: true, result }, result);
     } catch (e) {
-      postMessage({ type: 'result', id: msg.id, ok: false, error: serializeError(e) });
+      scope.postMessage({ type: 'result', id: msg.id, ok: false, error: serializeError(e) });
     }
   }
 };
 
-postMessage({ type: 'loaded' });
+scope.postMessage({ type: 'loaded' });

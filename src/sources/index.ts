@@ -37,6 +37,7 @@ export {
   type ShardFormat,
   type ShardFormatOptions,
   type ShardOpener,
+  type ShardSampleReader,
   type ShardReadOptions,
   type ShardStage,
 } from './shard-reader.ts';

@@ -124,6 +124,7 @@ export function regroupShardStates(
     consumer,
     consumers,
     ...(first.shuffleShards === false ? { shuffleShards: false as const } : {}),
+    ...(first.source === undefined ? {} : { source: first.source }),
     epoch: startEpoch,
     shard: 0,
     sample: 0,

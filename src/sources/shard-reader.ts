@@ -8,6 +8,12 @@ import { fetchStream, type FetchOptions } from './urls.ts';
 
 export type ShardOpener = (shard: string, signal: AbortSignal | undefined) => Promise<ReadableStream<Uint8Array>>;
 
+/**
+ * A shard read by its own reader instead of as a byte stream (a Parquet row group, read by byte
+ * ranges): its samples from number `skip` on. Throwing ends the shard, as a cut stream does.
+ */
+export type ShardSampleReader = (shard: string, skip: number, signal: AbortSignal | undefined) => AsyncIterable<WebDatasetItem>;
+
 const isUrl = (name: string) => /^(https?|blob|data|file):/i.test(name);
 
 /** The default opener: URLs through fetchStream (retries, timeouts), anything else as a local file. */
@@ -61,6 +67,8 @@ export function checkShardFormat(options: ShardFormatOptions, where: string): vo
 
 export interface ShardReadOptions extends WebDatasetOptions, ShardFormatOptions {
   open: ShardOpener;
+  /** Reads each shard's samples itself (open and format are then unused). */
+  reader?: ShardSampleReader;
   /** Reopens after a failure mid-shard (default 2). Opening itself retries inside fetchStream. */
   reopenRetries?: number;
   signal?: AbortSignal;
@@ -72,6 +80,19 @@ export interface ShardReadOptions extends WebDatasetOptions, ShardFormatOptions 
  */
 export async function* readShard(shard: string, skip: number, options: ShardReadOptions): AsyncGenerator<WebDatasetItem> {
   checkShardFormat(options, 'readShard options');
+  if (options.reader) {
+    let delivered = skip;
+    try {
+      for await (const item of options.reader(shard, skip, options.signal)) {
+        delivered++;
+        yield item;
+      }
+    } catch (cause) {
+      if (options.signal?.aborted) throw cause;
+      throw new ShardError(shard, delivered === skip ? 'open' : 'read', delivered, 1, { cause });
+    }
+    return;
+  }
   const retries = options.reopenRetries ?? 2;
   const shardName = options.shardName ?? shard;
   const parse = (stream: ReadableStream<Uint8Array>) =>

@@ -23,6 +23,8 @@ export interface ShardStreamState {
   kind: 'tandem.shards';
   version: 1 | 2;
   shardCount: number;
+  /** What the shards are where more than their count must match on resume (Parquet: files, columns, row groups). */
+  source?: string;
   seed: number;
   consumer: number;
   consumers: number;

@@ -14,6 +14,7 @@ import {
   type ShardFormatOptions,
   type ShardOpener,
   type ShardReadOptions,
+  type ShardSampleReader,
   type ShardStage,
 } from './shard-reader.ts';
 import type { WebDatasetOptions, WebDatasetSample } from './shards.ts';
@@ -36,6 +37,8 @@ export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions,
   stateLag?: number;
   epochs?: number;
   open?: ShardOpener;
+  /** Reads each shard's samples itself (a Parquet row group by byte ranges) instead of `open` + `format`. */
+  reader?: ShardSampleReader;
   fetch?: FetchOptions;
   /** Keeps whole shards read to their end, so later epochs stream them from the cache. */
   cache?: ByteCache;
@@ -92,6 +95,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     const open = options.open ?? defaultOpener(options.fetch);
     this.read = {
       open: options.cache ? cachingOpener(open, options.cache) : open,
+      ...(options.reader ? { reader: options.reader } : {}),
       maxMemberBytes: options.maxMemberBytes,
       format: options.format,
       tokenShards: options.tokenShards,

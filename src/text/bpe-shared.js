@@ -203,17 +203,29 @@ function mergeByHeap(parts, ranks) {
   }
   /** @type {[rank: number, left: number, right: number, leftVersion: number, rightVersion: number][]} */
   const heap = [];
+  /** @param {number} i */
+  const entry = (i) => {
+    const e = heap[i];
+    if (e === undefined) throw new Error(`BPE merge heap has no entry ${i} (of ${heap.length})`);
+    return e;
+  };
   /** @param {number} a @param {number} b */
   const before = (a, b) => {
-    const x = /** @type {[number, number]} */ (heap[a]);
-    const y = /** @type {[number, number]} */ (heap[b]);
+    const x = entry(a);
+    const y = entry(b);
     return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
   };
   /** @param {number} a @param {number} b */
   const swap = (a, b) => {
-    const t = /** @type {[number, number, number, number, number]} */ (heap[a]);
-    heap[a] = /** @type {[number, number, number, number, number]} */ (heap[b]);
+    const t = entry(a);
+    heap[a] = entry(b);
     heap[b] = t;
+  };
+  /** @param {number} i */
+  const part = (i) => {
+    const p = parts[i];
+    if (p === undefined) throw new Error(`BPE merge has no part ${i} (of ${parts.length})`);
+    return p;
   };
   /** @param {number} left */
   const push = (left) => {
@@ -230,7 +242,7 @@ function mergeByHeap(parts, ranks) {
     }
   };
   const pop = () => {
-    const top = heap[0];
+    const top = entry(0);
     const last = heap.pop();
     if (heap.length > 0 && last !== undefined) {
       heap[0] = last;
@@ -249,9 +261,9 @@ function mergeByHeap(parts, ranks) {
   };
   for (let i = 0; i + 1 < n; i++) push(i);
   while (heap.length > 0) {
-    const [, left, right, leftVersion, rightVersion] = /** @type {[number, number, number, number, number]} */ (pop());
+    const [, left, right, leftVersion, rightVersion] = pop();
     if (next[left] !== right || version[left] !== leftVersion || version[right] !== rightVersion) continue;
-    parts[left] = /** @type {string} */ (parts[left]) + /** @type {string} */ (parts[right]);
+    parts[left] = part(left) + part(right);
     version[left] = (version[left] ?? 0) + 1;
     version[right] = (version[right] ?? 0) + 1;
     const after = next[right] ?? -1;
@@ -261,6 +273,6 @@ function mergeByHeap(parts, ranks) {
     push(left);
   }
   let w = 0;
-  for (let i = 0; i >= 0; i = next[i] ?? -1) parts[w++] = /** @type {string} */ (parts[i]);
+  for (let i = 0; i >= 0; i = next[i] ?? -1) parts[w++] = part(i);
   parts.length = w;
 }

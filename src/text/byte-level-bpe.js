@@ -103,13 +103,19 @@ export function librarySplitPattern(tokenizer) {
 }
 
 /**
+ * The fast road for byte-level BPE tokenizer.json files.
+ * @typedef {object} ByteLevelBpe
+ * @property {(text: string) => Uint32Array | undefined} encode tokenizers.js's ids for `text` (no special tokens added), or undefined for a text left to it.
+ */
+
+/**
  * The fast encoder for this tokenizer.json and tokenizer_config.json, or undefined when either has
  * anything it does not cover. `splitPattern`: for a Split + ByteLevel pre-tokenizer, the RegExp
  * tokenizers.js compiled for the Split (`librarySplitPattern`).
  * @param {unknown} json
  * @param {Record<string, unknown>} [config]
  * @param {RegExp} [splitPattern]
- * @returns {{ encode(text: string): Uint32Array | undefined } | undefined}
+ * @returns {ByteLevelBpe | undefined}
  */
 export function byteLevelBpe(json, config = {}, splitPattern = undefined) {
   if (!isRecord(json)) return undefined;

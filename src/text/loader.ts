@@ -8,17 +8,11 @@
 //     → pack       the packer: rows of seqLen + 1 tokens, document ids, positions, shifted labels
 //     → to-gpu     one write through the upload ring, copied into a ring of i32 buffer sets
 //     → the consumer's `for await`: TokenBatch (CPU), TokenDeviceBatch (GPU) or int32 tensors
+import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
+import { LoaderShell } from '../loader/internal.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
-import {
-  bottleneck,
-  formatStats,
-  PipelineBuilder,
-  type Bottleneck,
-  type FailureRecord,
-  type Pipeline,
-  type PipelineStats,
-} from '../pipeline/index.ts';
+import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { PackingAggregator, TokenBatchPool, type NumberedDocument, type PackedBatch, type PackingCounts } from './batches.ts';
 import { TextError } from './errors.ts';
 import { TokenRing, type PackedDeviceBatch } from './gpu-ring.ts';
@@ -59,32 +53,27 @@ interface Start {
   after?: TextLoaderState['after'];
 }
 
-export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDisposable {
+export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered> {
+  protected readonly loaderName = 'textLoader';
   readonly #source: TextSource;
   readonly #o: TextLoaderSettings;
-  #opened: Promise<Opened> | undefined;
-  #pipeline: Pipeline<Delivered> | undefined;
-  #running = false;
-  #closed = false;
   #start: Start;
   /** The packer's position after the last batch the consumer took, relative to `#start.docs`. */
   #taken: PackerSnapshot | undefined;
   #stepBase = 0;
+  /** The epoch the pass in progress (or broken off) ends before; undefined between passes. */
+  #passEnd: number | undefined;
+  /** The epoch setEpoch asked the next pass to start at. */
+  #setEpoch: number | undefined;
   readonly #counts: PackingCounts = { batches: 0, rows: 0, positions: 0, padding: 0, documents: 0 };
-  readonly #failures: FailureRecord[] = [];
-  #failureCount = 0;
-  #onAbort: (() => void) | undefined;
 
   constructor(source: TextSource, settings: TextLoaderSettings) {
+    super(settings.signal);
     this.#source = source;
     this.#o = settings;
     const from = settings.resumeFrom;
     if (from) checkState(from, this.#packing());
     this.#start = { docs: from?.docs, packer: from?.packer, ...(from?.carry ? { carry: from.carry } : {}) };
-    if (settings.signal) {
-      this.#onAbort = () => void this.close();
-      settings.signal.addEventListener('abort', this.#onAbort, { once: true });
-    }
   }
 
   /** Rows per batch and positions per row: every batch's shape. */
@@ -92,24 +81,29 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     return [this.#o.batchSize, this.#o.seqLen];
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<B, void, undefined> {
-    if (this.#closed) throw new LoaderError('closed', 'textLoader: iterated after close()');
-    if (this.#running) throw new LoaderError('busy', 'textLoader: already being iterated (one `for await` at a time)');
-    this.#running = true;
-    try {
-      const r = await this.#open();
-      // Closed while opening (its signal aborted, say): close() found no pipeline to stop and has
-      // closed the tokenizer, so a pipeline built now would fail every document.
-      if (this.#closed) return;
-      const pipeline = this.#build(r);
-      this.#pipeline = pipeline;
-      for await (const batch of pipeline) {
-        this.#taken = batch.snapshot;
-        yield batch as B;
-      }
-    } finally {
-      await this.#endPass();
-    }
+  /**
+   * Starts the next pass at the beginning of `epoch` (PyTorch's `set_epoch`): a new shuffle; the
+   * packer starts empty. List sources only: a shard source is one stream over its epochs.
+   */
+  setEpoch(epoch: number): void {
+    if (!Number.isInteger(epoch) || epoch < 0) throw new OptionError('textLoader.setEpoch', 'epoch', epoch, 'a whole number');
+    this.betweenPasses('setEpoch');
+    const order = this.opened?.resolved.order;
+    if (order && order.perEpoch === undefined)
+      throw new OptionError(
+        'textLoader.setEpoch',
+        'epoch',
+        epoch,
+        'left out for a shard or stream source (it is read once, in its own order)',
+      );
+    this.#start = { docs: undefined, packer: undefined };
+    this.#taken = undefined;
+    this.#passEnd = undefined;
+    this.#setEpoch = epoch;
+  }
+
+  protected override batchTaken(batch: Delivered): void {
+    this.#taken = batch.snapshot;
   }
 
   /** Where the consumer stands, as JSON: pass it as `resumeFrom` (same source and packing) to continue exactly there. */
@@ -118,7 +112,7 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     const taken = this.#taken;
     if (!taken) {
       // Between passes (or before the first batch): where the next pass starts.
-      const docs = this.#start.docs ?? order.state(0, undefined);
+      const docs = this.#start.docs ?? order.state((this.#setEpoch ?? 0) * (order.perEpoch ?? 0), undefined);
       const carry = this.#start.carry;
       return {
         kind: 'tandem.text',
@@ -138,7 +132,7 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     return {
       kind: 'tandem.text',
       version: 1,
-      docs: order.state(this.#stepBase + at, undefined),
+      docs: order.state(this.#stepBase + at, this.#passEnd),
       packer,
       ...(carry.length > 0 ? { carry } : {}),
       ...(order.resume ? { after: order.state(this.#stepBase + taken.next, undefined) } : {}),
@@ -152,57 +146,21 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     return { ...c, paddingShare: c.positions === 0 ? 0 : c.padding / c.positions };
   }
 
-  stats(): PipelineStats | undefined {
-    return this.#pipeline?.stats();
-  }
-
-  bottleneck(): Bottleneck | undefined {
-    const stats = this.stats();
-    return stats && bottleneck(stats);
-  }
-
-  /** The stage table with the bottleneck named, and the padding share. */
-  summary(): string {
-    const stats = this.stats();
-    if (!stats) return 'textLoader: not started';
+  protected override summaryExtra(): string {
     const p = this.packing();
-    return `${formatStats(stats)}\npacking (${this.#o.pack}): ${p.rows} rows of ${this.#o.seqLen}, ${p.documents} documents, padding ${(100 * p.paddingShare).toFixed(1)}% of positions`;
-  }
-
-  /** Every document not delivered, with its key, stage ('read', 'tokenize') and typed error. */
-  failures(): readonly FailureRecord[] {
-    return this.#pipeline && this.#running ? [...this.#failures, ...this.#pipeline.failures()] : this.#failures;
-  }
-
-  failureCount(): number {
-    return this.#failureCount + (this.#pipeline && this.#running ? this.#pipeline.failureCount() : 0);
-  }
-
-  /** Awaits `wait` (a GPU fence) as the consumer's wait for `resource`, so the statistics do not blame the loader. */
-  async waitFor<T>(wait: Promise<T>, resource = 'GPU'): Promise<T> {
-    const pipeline = this.#pipeline;
-    return pipeline && this.#running ? pipeline.consumer.waitFor(wait, resource) : wait;
+    return `packing (${this.#o.pack}): ${p.rows} rows of ${this.#o.seqLen}, ${p.documents} documents, padding ${(100 * p.paddingShare).toFixed(1)}% of positions`;
   }
 
   /** GPU buffer sets lent to batches not yet released. */
   held(): number {
-    return this.#openedNow?.ring?.held ?? 0;
+    return this.opened?.ring?.held ?? 0;
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    if (this.#onAbort) this.#o.signal?.removeEventListener('abort', this.#onAbort);
-    await this.#pipeline?.stop();
-    const r = await this.#opened?.catch(() => undefined);
-    if (!r) return;
+  protected async closeOpened(r: Opened): Promise<void> {
+    await r.resolved.close?.();
     await r.tokenizer?.close();
     await r.ring?.close();
     r.gpuOwned?.close(); // a context made around the caller's device: close() leaves the device alone
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   #packing(): TextLoaderState['packing'] {
@@ -210,19 +168,19 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
     return { pack: o.pack, seqLen: o.seqLen, fitWindow: o.fitWindow, bos: o.bos ?? null, eos: o.eos ?? null };
   }
 
-  #openedNow: Opened | undefined;
-
   #resolvedNow(): ResolvedText {
-    const r = this.#openedNow;
+    const r = this.opened;
     if (!r) throw new LoaderError('busy', 'textLoader.state: the loader has not started yet (take a batch first)');
     return r.resolved;
   }
 
-  #open(): Promise<Opened> {
-    this.#opened ??= (async () => {
-      const o = this.#o;
-      const resolved = await resolveText(this.#source, o);
-      let tokenizer: TokenizerPool | undefined;
+  protected async openResources(): Promise<Opened> {
+    const o = this.#o;
+    const resolved = await resolveText(this.#source, o);
+    let tokenizer: TokenizerPool | undefined;
+    let ring: TokenRing | undefined;
+    let gpuOwned: GpuContext | undefined;
+    try {
       if (!resolved.tokens) {
         if (!o.tokenizer) throw new TextError('tokenizer-failed', 'textLoader: a text source needs `tokenizer` (token shards do not)');
         tokenizer = await TokenizerPool.open(o.tokenizer, {
@@ -235,8 +193,6 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
           textField: o.textField,
         });
       }
-      let ring: TokenRing | undefined;
-      let gpuOwned: GpuContext | undefined;
       const to = o.to;
       const jax = isJax(to) ? to : undefined;
       // jax-js on WebGPU: batches go up through the ring on jax-js's own device (it cannot take ours).
@@ -252,24 +208,33 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
         if (gpu !== device) gpuOwned = gpu;
         ring = new TokenRing(gpu, o.batchSize, o.seqLen);
       }
-      const opened: Opened = { resolved, tokenizer, ring, tf: isTfjs(to) ? to : undefined, jax, gpuOwned };
-      this.#openedNow = opened;
-      return opened;
-    })();
-    return this.#opened;
+      return { resolved, tokenizer, ring, tf: isTfjs(to) ? to : undefined, jax, gpuOwned };
+    } catch (error) {
+      // Opening failed part-way: what was made so far is closed here, as close() would have.
+      await this.closeOpened({ resolved, tokenizer, ring, tf: undefined, jax: undefined, gpuOwned });
+      throw error;
+    }
+  }
+
+  protected buildPass(r: Opened): Pipeline<Delivered> {
+    return this.#build(r);
   }
 
   #build(r: Opened): Pipeline<Delivered> {
     const o = this.#o;
     const order = r.resolved.order;
-    let epoch = 0;
+    let epoch = this.#setEpoch ?? 0;
     let offset = 0;
-    if (this.#start.docs) ({ epoch, offset } = startOf(this.#start.docs, order));
+    let until: number | undefined;
+    if (this.#start.docs) ({ epoch, offset, until } = startOf(this.#start.docs, order));
+    this.#setEpoch = undefined;
     const perEpoch = order.perEpoch;
     this.#stepBase = perEpoch === undefined ? (order.resume ? 0 : offset) : epoch * perEpoch + offset;
-    // One stream over `epochs` epochs: a pass continues where the last one stopped, up to their end.
+    // A list source: a pass runs `epochs` epochs from where the last one stopped (a pass broken off
+    // continues up to its own end). A shard source is one stream over all `epochs`, read once.
+    this.#passEnd = perEpoch === undefined ? o.epochs : (this.#passEnd ?? until ?? epoch + o.epochs);
     const carry = this.#start.carry ?? [];
-    const items = numbered(r.resolved.items(epoch, offset, Math.max(o.epochs - epoch, 0)), carry, r.resolved);
+    const items = numbered(r.resolved.items(epoch, offset, Math.max(this.#passEnd - epoch, 0)), carry, r.resolved);
     const tokenizer = r.tokenizer;
     const vocab = o.vocabSize;
     const read = async (x: Numbered): Promise<{ index: number; key: string; doc: RawDocument }> => ({
@@ -315,24 +280,16 @@ export class TextLoader<B = TokenBatch> implements AsyncIterable<B>, AsyncDispos
       : tf && isTfjs(tf)
         ? packed.pipe((b: PackedBatch) => tfjsTokens(tf, b), { name: 'to-tfjs', concurrency: 1 })
         : (onDevice as PipelineBuilder<Delivered>);
-    return (last as PipelineBuilder<Delivered>).addSink(2).build({ failureBudget: o.failureBudget });
+    return (last as PipelineBuilder<Delivered>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }
 
   /** A pass that ends (or breaks) leaves the loader where the consumer stands: the next pass continues there. */
-  async #endPass(): Promise<void> {
-    this.#running = false;
-    const pipeline = this.#pipeline;
-    if (pipeline) {
-      await pipeline.stop();
-      this.#failures.push(...pipeline.failures());
-      this.#failureCount += pipeline.failureCount();
-    }
-    if (this.#openedNow && this.#taken) {
-      const state = this.state();
-      const { docs, packer, carry, after } = state;
-      this.#start = { docs, packer, ...(carry ? { carry } : {}), ...(after ? { after } : {}) };
-      this.#taken = undefined;
-    }
+  protected override passEnded(finished: boolean): void {
+    if (finished) this.#passEnd = undefined;
+    if (!this.#taken) return;
+    const { docs, packer, carry, after } = this.state();
+    this.#start = { docs, packer, ...(carry ? { carry } : {}), ...(after ? { after } : {}) };
+    this.#taken = undefined;
   }
 }
 

@@ -74,11 +74,17 @@ function spaceSettings(pre) {
 const pairKey = (/** @type {number} */ left, /** @type {number} */ right) => left * 0x110000 + right;
 
 /**
+ * The fast road for SentencePiece-style BPE tokenizer.json files.
+ * @typedef {object} MetaspaceBpe
+ * @property {(text: string) => Uint32Array | undefined} encode tokenizers.js's ids for `text` (no special tokens added), or undefined for a text left to it.
+ */
+
+/**
  * The fast encoder for this tokenizer.json and tokenizer_config.json, or undefined when either has
  * anything it does not cover.
  * @param {unknown} json
  * @param {Record<string, unknown>} [config]
- * @returns {{ encode(text: string): Uint32Array | undefined } | undefined}
+ * @returns {MetaspaceBpe | undefined}
  */
 export function metaspaceBpe(json, config = {}) {
   if (!isRecord(json)) return undefined;

@@ -1,9 +1,7 @@
 // textLoader()'s options: every one checked when the loader is made, before anything is allocated.
 import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
-import type { FetchOptions } from '../sources/index.ts';
-import type { FailureBudget } from '../pipeline/index.ts';
-import { checkBudget, gpuTarget } from '../loader/internal.ts';
+import { checkCommonOptions, COMMON_OPTIONS, gpuTarget, type CommonLoaderOptions, type CommonLoaderSettings } from '../loader/internal.ts';
 import type { PackMode } from './pack.ts';
 import type { TextLoaderState } from './state.ts';
 import type { TokenizerSpec } from './tokenizer.ts';
@@ -21,11 +19,9 @@ export interface TfjsTokens {
   getBackend(): string;
 }
 
-export interface TextLoaderOptions {
+export interface TextLoaderOptions extends CommonLoaderOptions {
   /** Positions per row (default 256): a row holds seqLen + 1 tokens, inputs and labels shifted by one. */
   seqLen?: number;
-  /** Rows per batch (default 8). */
-  batchSize?: number;
   /** How documents become rows (default 'concat'); see docs/text.md. */
   pack?: PackMode;
   /** best-fit: documents waiting to be chosen from (default 64). */
@@ -48,27 +44,17 @@ export interface TextLoaderOptions {
   maxDocumentTokens?: number;
   /** `.json` documents: the field holding the text (default 'text'). */
   textField?: string;
-  shuffle?: boolean;
-  seed?: number;
-  epochs?: number;
-  rank?: number;
-  worldSize?: number;
   /**
    * 'cpu' (default): Int32Array batches; a GPUDevice or GpuContext: i32 GPU buffers; TensorFlow.js's
    * namespace: int32 tensors; jax-js's namespace: int32 arrays (on its WebGPU device when that is its
    * default, through Tandem's ring and one GPU copy).
    */
   to?: 'cpu' | GPUDevice | GpuContext | TfjsTokens | JaxNamespace;
-  failureBudget?: FailureBudget;
-  readConcurrency?: number;
-  fetch?: FetchOptions;
   resumeFrom?: TextLoaderState;
-  signal?: AbortSignal;
 }
 
-export interface TextLoaderSettings {
+export interface TextLoaderSettings extends CommonLoaderSettings {
   seqLen: number;
-  batchSize: number;
   pack: PackMode;
   fitWindow: number;
   bos: number | undefined;
@@ -80,22 +66,13 @@ export interface TextLoaderSettings {
   maxDocumentBytes: number;
   maxDocumentTokens: number;
   textField: string;
-  shuffle: boolean;
-  seed: number;
-  epochs: number;
-  rank: number | undefined;
-  worldSize: number | undefined;
   to: 'cpu' | GPUDevice | GpuContext | TfjsTokens | JaxNamespace;
-  failureBudget: FailureBudget;
-  readConcurrency: number;
-  fetch: FetchOptions;
   resumeFrom: TextLoaderState | undefined;
-  signal: AbortSignal | undefined;
 }
 
 const KNOWN = [
+  ...COMMON_OPTIONS,
   'seqLen',
-  'batchSize',
   'pack',
   'fitWindow',
   'bos',
@@ -107,24 +84,15 @@ const KNOWN = [
   'maxDocumentBytes',
   'maxDocumentTokens',
   'textField',
-  'shuffle',
-  'seed',
-  'epochs',
-  'rank',
-  'worldSize',
   'to',
-  'failureBudget',
-  'readConcurrency',
-  'fetch',
   'resumeFrom',
-  'signal',
 ] as const;
 
 const TOKEN_MAX = 0xffffffff;
 
 export function checkTextLoaderOptions(options: TextLoaderOptions): TextLoaderSettings {
   const o = new OptionChecker('textLoader options', options, KNOWN);
-  const worldSize = o.optionalInteger('worldSize', 1);
+  const common = checkCommonOptions(o, { batchSize: 8, readConcurrency: 16 });
   const vocabSize = o.optionalInteger('vocabSize', 1, TOKEN_MAX);
   const idMax = vocabSize === undefined ? TOKEN_MAX : vocabSize - 1;
   const bos = o.optionalInteger('bos', 0, idMax);
@@ -139,8 +107,8 @@ export function checkTextLoaderOptions(options: TextLoaderOptions): TextLoaderSe
   )
     o.fail('resumeFrom', "a state from textLoader's state()");
   return {
+    ...common,
     seqLen: o.integer('seqLen', 256, 1, 1 << 20),
-    batchSize: o.integer('batchSize', 8, 1, 65536),
     pack: o.oneOf<PackMode>('pack', 'concat', ['concat', 'best-fit', 'pad']),
     fitWindow: o.integer('fitWindow', 64, 1, 1 << 16),
     bos,
@@ -152,17 +120,8 @@ export function checkTextLoaderOptions(options: TextLoaderOptions): TextLoaderSe
     maxDocumentBytes: o.integer('maxDocumentBytes', 64 << 20, 1, 2 ** 31),
     maxDocumentTokens: o.integer('maxDocumentTokens', 16 << 20, 1, 2 ** 31),
     textField: typeof o.raw('textField') === 'string' ? (o.raw('textField') as string) : checkAbsent(o, 'textField', 'text'),
-    shuffle: o.boolean('shuffle', false),
-    seed: o.integer('seed', 0, -0x80000000, 0x7fffffff),
-    epochs: o.integer('epochs', 1),
-    rank: o.optionalInteger('rank', 0, worldSize === undefined ? Number.MAX_SAFE_INTEGER : worldSize - 1),
-    worldSize,
     to: checkTarget(o),
-    failureBudget: checkBudget(o),
-    readConcurrency: o.integer('readConcurrency', 16, 1, 1024),
-    fetch: (o.raw('fetch') ?? {}) as FetchOptions,
     resumeFrom: resumeFrom as TextLoaderState | undefined,
-    signal: o.signal(),
   };
 }
 

@@ -4,8 +4,8 @@
 // a state to resume from) over documents that read either their bytes or their ids.
 import { OptionError } from '../errors/index.ts';
 import {
-  checkShardResume,
   listOrder,
+  shardStreamOrder,
   resolveSource,
   startOf,
   streamOrder,
@@ -13,6 +13,14 @@ import {
   type LoaderSource,
   type LoaderState,
   type PassOrder,
+} from '../loader/internal.ts';
+import {
+  isHubSource,
+  isParquetSource,
+  openParquetShards,
+  type HubSource,
+  type ParquetShards,
+  type ParquetSource,
 } from '../loader/internal.ts';
 import { listDir, readFile } from '../runtime/index.ts';
 import {
@@ -46,7 +54,8 @@ export interface InMemoryTexts {
   texts: readonly (string | { text: string; key?: string })[];
 }
 
-export type TextSource = TokenShardSource | TextShardSource | InMemoryTexts | LoaderSource;
+/** Parquet files or a Hub dataset: one document per row of the text column. */
+export type TextSource = TokenShardSource | TextShardSource | InMemoryTexts | ParquetSource | HubSource | LoaderSource;
 
 /** One document as the source gives it: ids (token shards) or bytes to tokenise. */
 export type RawDocument = { key: string; tokens: Uint32Array } | { key: string; bytes: Uint8Array; ext: string };
@@ -64,6 +73,8 @@ export interface ResolvedText {
   items: (epoch: number, offset: number, epochs: number) => Iterable<TextItem> | AsyncIterable<TextItem>;
   /** A document named by its key, read again on its own (shard sources: a regroup's carried pieces). */
   carried: (key: string) => TextItem;
+  /** Closes what the source holds open (a Parquet dataset's files). */
+  close?: () => Promise<void>;
 }
 
 const notCarried = (key: string): TextItem => ({
@@ -89,6 +100,15 @@ export interface OrderOptions {
 }
 
 export async function resolveText(source: TextSource, o: OrderOptions): Promise<ResolvedText> {
+  if (isParquetSource(source) || isHubSource(source)) {
+    const parquet = await openParquetShards(source, 'text', o.fetch, 'textLoader');
+    return shardText(
+      { shards: parquet.shards, ...(parquet.shuffleBuffer ? { shuffleBuffer: parquet.shuffleBuffer } : {}) },
+      'webdataset',
+      o,
+      parquet,
+    );
+  }
   if (isObject(source) && Array.isArray((source as TokenShardSource).tokens)) return shardText(source as TokenShardSource, 'tokens', o);
   if (isObject(source) && Array.isArray((source as TextShardSource).shards)) return shardText(source as TextShardSource, 'webdataset', o);
   if (isObject(source) && Array.isArray((source as InMemoryTexts).texts)) return listText(inMemory(source as InMemoryTexts), o);
@@ -184,50 +204,22 @@ function sampleDocument(key: string, files: Record<string, Uint8Array>, format: 
 }
 
 /** Both kinds of shards: one ShardStream over all epochs, read once, resumed from its own state. */
-function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' | 'webdataset', o: OrderOptions): ResolvedText {
+function shardText(
+  source: TokenShardSource | TextShardSource,
+  format: 'tokens' | 'webdataset',
+  o: OrderOptions,
+  parquet?: ParquetShards,
+): ResolvedText {
   const shards = format === 'tokens' ? (source as TokenShardSource).tokens : (source as TextShardSource).shards;
   const field = format === 'tokens' ? 'source.tokens' : 'source.shards';
-  const bufferSize = source.shuffleBuffer ?? 256;
-  if (!Number.isInteger(bufferSize) || bufferSize < 1)
-    throw new OptionError('textLoader', 'source.shuffleBuffer', bufferSize, 'a positive integer');
-  if (shards.length === 0 || shards.some((s) => typeof s !== 'string'))
-    throw new OptionError('textLoader', field, shards, 'a non-empty list of shard paths or URLs');
-  const options: ShardStreamOptions = {
-    format,
-    seed: o.seed,
-    epochs: o.epochs,
-    shuffleShards: o.shuffle,
-    bufferSize: o.shuffle ? bufferSize : 0,
-    fetch: o.fetch,
-    ...(o.rank === undefined ? {} : { rank: o.rank }),
-    ...(o.worldSize === undefined ? {} : { worldSize: o.worldSize }),
-  };
-  let from: ShardStreamState | undefined;
-  let stream: ShardStream | undefined;
-  const order: PassOrder & { resume(state: ShardStreamState): void } = {
-    perEpoch: undefined,
-    resume(state) {
-      checkShardResume(state, {
-        seed: o.seed,
-        shardCount: shards.length,
-        options,
-        where: 'textLoader options',
-        regroup: 'regroupTextStates',
-      });
-      from = state;
-    },
-    items: () => {
-      throw new OptionError('textLoader', 'source', source, 'read through the text loader');
-    },
-    state(step): LoaderState {
-      const state = stream ? stream.stateAt(step) : (from ?? new ShardStream(shards, options).state());
-      return { kind: 'tandem.loader', version: 1, shards: state };
-    },
-  };
+  const { order, stream: start } = shardStreamOrder(
+    { shards, field, shuffleBuffer: source.shuffleBuffer, format, ...(parquet ? { parquet } : {}) },
+    o,
+    { loader: 'textLoader', regroup: 'regroupTextStates' },
+  );
   async function* items(): AsyncGenerator<TextItem> {
     // A later pass (after a break) continues from the state the loader resumed the order to.
-    stream = from ? ShardStream.fromState(shards, from, options) : new ShardStream(shards, options);
-    for await (const item of stream) {
+    for await (const item of start()) {
       const key = `${item.shard}#${item.key}`;
       if (isFailure(item)) {
         const error = item.error;
@@ -243,7 +235,8 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
       const shard = key.slice(0, cut);
       const sample = key.slice(cut + 1);
       const skip = format === 'tokens' && /^\d+$/.test(sample) ? Number(sample) : 0;
-      for await (const item of readShard(shard, skip, { open: defaultOpener(o.fetch), format })) {
+      const reader = parquet ? { reader: parquet.reader } : {};
+      for await (const item of readShard(shard, skip, { open: defaultOpener(o.fetch), format, ...reader })) {
         if (item.key !== sample) continue;
         if (isFailure(item)) throw item.error;
         return sampleDocument(key, item.files, format).read();
@@ -251,7 +244,7 @@ function shardText(source: TokenShardSource | TextShardSource, format: 'tokens' 
       throw new SourceError('truncated', key, `${key}: not in its shard any more (carried by a regroup)`);
     },
   });
-  return { order, tokens: format === 'tokens', items, carried };
+  return { order, tokens: format === 'tokens', items, carried, ...(parquet ? { close: () => parquet.dataset.close() } : {}) };
 }
 
 export { startOf };

@@ -119,13 +119,19 @@ function documentIds(bytes, ext, textField, maxDocumentTokens) {
 export function encodeMany(group) {
   const { bytes, ends, exts, textField, maxDocumentTokens } = group;
   const results = new Array(ends.length);
-  for (let i = 0, start = 0; i < ends.length; start = ends[i], i++) {
+  for (let i = 0, start = 0; i < ends.length; i++) {
+    const end = ends[i];
+    const ext = exts[i];
+    // The host sends one extension per end; a group without is the host's bug, not a document's.
+    if (end === undefined || ext === undefined)
+      throw new Error(`encodeMany: document ${i} of ${ends.length} has no end or extension (${exts.length} extensions)`);
     try {
-      results[i] = documentIds(bytes.subarray(start, ends[i]), exts[i], textField, maxDocumentTokens);
+      results[i] = documentIds(bytes.subarray(start, end), ext, textField, maxDocumentTokens);
     } catch (e) {
       const code = e instanceof WorkerTextError ? e.code : 'tokenizer-failed';
       results[i] = { code, message: reason(e) };
     }
+    start = end;
   }
   return results;
 }

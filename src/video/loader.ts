@@ -10,17 +10,10 @@
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
-import { listOrder, resolveSource, type PassItem, type PassOrder } from '../loader/internal.ts';
-import { LoaderError, type LoaderSource } from '../loader/index.ts';
-import {
-  bottleneck,
-  formatStats,
-  PipelineBuilder,
-  type Bottleneck,
-  type FailureRecord,
-  type Pipeline,
-  type PipelineStats,
-} from '../pipeline/index.ts';
+import { listOrder, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
+import type { LoaderSource } from '../loader/index.ts';
+import { OptionError } from '../errors/index.ts';
+import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
@@ -48,11 +41,6 @@ interface Opened {
   webcodecs: WebCodecsClipDecoder | undefined;
 }
 
-interface Releasable {
-  readonly keys: readonly string[];
-  release(): void;
-}
-
 /**
  * Batches of clips from the videos of `source` (a class folder, files, URLs or browser files, as
  * loader() takes them), sampled, decoded and sent where `options.to` says. Options are checked now
@@ -62,21 +50,17 @@ export function videoLoader<const O extends VideoLoaderOptions>(source: LoaderSo
   return new VideoLoader<VideoLoaderBatch<O>>(source, checkVideoLoaderOptions(options));
 }
 
-export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
+export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
+  protected readonly loaderName = 'videoLoader';
   readonly #source: LoaderSource;
   readonly #o: VideoLoaderSettings;
-  #opened: Promise<Opened> | undefined;
-  #pipeline: Pipeline<Releasable> | undefined;
   #epoch = 0;
-  #running = false;
-  #closed = false;
-  readonly #failures: FailureRecord[] = [];
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
+    super(settings.signal);
     this.#source = source;
     this.#o = settings;
-    settings.signal?.addEventListener('abort', () => void this.close(), { once: true });
   }
 
   /** Clips per batch, frames per clip, frame height and width, channels. */
@@ -86,7 +70,7 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
   }
 
   async classes(): Promise<readonly string[]> {
-    return (await this.#open()).classes;
+    return (await this.open()).classes;
   }
 
   /** Clips sent through WebCodecs and through the wasm threads so far. */
@@ -95,86 +79,37 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
   }
 
   /**
-   * `epochs` epochs of clips from the current epoch (0, or setEpoch's); the next `for await` goes on
-   * after them. A pass left early (`break`) starts its epoch over next time: the video loader keeps
-   * no position within an epoch (no `state()`/`resumeFrom` yet).
+   * Starts the next pass at the beginning of `epoch`. A `for await` runs `epochs` epochs from the
+   * current one (0, or setEpoch's); the next goes on after them. A pass left early (`break`) starts
+   * its epoch over next time: the video loader keeps no position within an epoch (no
+   * `state()`/`resumeFrom` yet).
    */
-  async *[Symbol.asyncIterator](): AsyncGenerator<B, void, undefined> {
-    if (this.#closed) throw new LoaderError('closed', 'videoLoader: iterated after close()');
-    if (this.#running) throw new LoaderError('busy', 'videoLoader: already being iterated (one `for await` at a time)');
-    this.#running = true;
-    try {
-      const r = await this.#open();
-      // Closed while opening (its signal aborted): the pool is closed, so build no pipeline over it.
-      if (this.#closed) return;
-      const pipeline = this.#build(r);
-      this.#pipeline = pipeline;
-      for await (const batch of pipeline) yield batch as B;
-      this.#epoch += this.#o.epochs;
-    } finally {
-      const pipeline = this.#pipeline;
-      if (pipeline) {
-        await pipeline.stop();
-        this.#failures.push(...pipeline.failures());
-      }
-      this.#running = false;
-    }
-  }
-
   setEpoch(epoch: number): void {
-    if (!Number.isInteger(epoch) || epoch < 0) throw new RangeError(`videoLoader.setEpoch: epoch must be a whole number, got ${epoch}`);
+    if (!Number.isInteger(epoch) || epoch < 0) throw new OptionError('videoLoader.setEpoch', 'epoch', epoch, 'a whole number');
+    this.betweenPasses('setEpoch');
     this.#epoch = epoch;
-  }
-
-  stats(): PipelineStats | undefined {
-    return this.#pipeline?.stats();
-  }
-
-  bottleneck(): Bottleneck | undefined {
-    const stats = this.stats();
-    return stats && bottleneck(stats);
-  }
-
-  summary(): string {
-    const stats = this.stats();
-    return stats ? formatStats(stats) : 'videoLoader: not started';
-  }
-
-  /** Awaits `wait` (a GPU fence, say) as the consumer's wait for `resource`, so the statistics do not take a loop held up by the GPU for the bottleneck. */
-  async waitFor<T>(wait: Promise<T>, resource = 'GPU'): Promise<T> {
-    const pipeline = this.#pipeline;
-    return pipeline && this.#running ? pipeline.consumer.waitFor(wait, resource) : wait;
-  }
-
-  /** Every video or clip not delivered, with its key, stage and typed error. */
-  failures(): readonly FailureRecord[] {
-    return this.#pipeline && this.#running ? [...this.#failures, ...this.#pipeline.failures()] : this.#failures;
   }
 
   /** Batch buffers not back with the loader (0 once every batch is released). */
   held(): number {
-    const batcher = this.#openedNow?.batcher;
+    const batcher = this.opened?.batcher;
     if (!batcher) return 0;
     const s = batcher.stats();
     return s.buffers - s.free;
   }
 
-  #openedNow: Opened | undefined;
-
-  /** Stops the pass in progress, closes the decoders and frees threads and buffers. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#pipeline?.stop();
-    const r = await this.#opened?.catch(() => undefined);
-    if (!r) return;
+  protected async closeOpened(r: Opened): Promise<void> {
     await r.webcodecs?.close();
     r.batcher.close();
     if (r.ownPool) await r.pool.close();
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  protected override passEnded(finished: boolean): void {
+    if (finished) this.#epoch += this.#o.epochs;
+  }
+
+  protected buildPass(r: Opened): Pipeline<Releasable> {
+    return this.#build(r);
   }
 
   #build(r: Opened): Pipeline<Releasable> {
@@ -193,7 +128,7 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
       batcher instanceof GpuClipBatcher
         ? decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' })
         : decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
-    return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget });
+    return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }
 
   /** One video's clips: its timeline (and packets, for WebCodecs) from the demuxer, then the sampler's draw. */
@@ -228,12 +163,7 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     });
   }
 
-  #open(): Promise<Opened> {
-    this.#opened ??= this.#openResources();
-    return this.#opened;
-  }
-
-  async #openResources(): Promise<Opened> {
+  protected async openResources(): Promise<Opened> {
     const o = this.#o;
     const ownPool = o.pool === undefined;
     const starting = o.pool ? Promise.resolve(o.pool) : DecodePool.create({ threads: o.threads });
@@ -241,7 +171,13 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
     let webcodecs: WebCodecsClipDecoder | undefined;
     try {
       const resolved = await resolveSource(this.#source, o.fetch, VIDEO_EXTENSIONS);
-      if (!resolved.list) throw new TypeError('videoLoader: the source must be a folder or a list of files, URLs or items');
+      if (!resolved.list)
+        throw new OptionError(
+          'videoLoader',
+          'source',
+          this.#source,
+          'a folder or a list of files, URLs or items (a video source is shuffled and shared out by rank)',
+        );
       const order = listOrder(resolved.list, o);
       let batcher: VideoClipBatcher | GpuClipBatcher;
       if (o.to === 'cpu') {
@@ -263,8 +199,7 @@ export class VideoLoader<B> implements AsyncIterable<B>, AsyncDisposable {
         const fit = o.transform === 'stretch' ? 'stretch' : 'cover';
         batcher = await GpuClipBatcher.create(gpu.device, pool, { ...o, fit }, webcodecs);
       }
-      this.#openedNow = { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs };
-      return this.#openedNow;
+      return { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs };
     } catch (error) {
       await webcodecs?.close();
       if (ownPool) await pool.close();

@@ -2,16 +2,14 @@
 import type { DecodePool } from '../decode/index.ts';
 import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
-import type { FetchOptions } from '../sources/index.ts';
-import type { FailureBudget } from '../pipeline/index.ts';
-import { checkBudget, gpuTarget } from '../loader/internal.ts';
+import { checkCommonOptions, COMMON_OPTIONS, gpuTarget, type CommonLoaderOptions, type CommonLoaderSettings } from '../loader/internal.ts';
 import { hardwareConcurrency } from '../runtime/index.ts';
 import type { ClipSampler, PastEndPolicy } from './samplers.ts';
 
 /** Which decoder a clip goes through: WebCodecs where the browser takes the file, else the wasm threads. */
 export type VideoBackend = 'auto' | 'wasm' | 'webcodecs';
 
-export interface VideoLoaderOptions {
+export interface VideoLoaderOptions extends CommonLoaderOptions {
   /** Frames per clip and their spacing: `stride` frames apart (default 1), or `fps` samples a second (each the frame shown then). */
   clip: { frames: number; stride?: number; fps?: number };
   /** Which clips of each video (default 'random'): 'random' or 'uniform' give `clipsPerVideo` clips, 'all' every clip once. */
@@ -20,20 +18,12 @@ export interface VideoLoaderOptions {
   clipsPerVideo?: number;
   /** Slots past a video's end (default 'repeat-last'; 'error' fails a video shorter than a clip). */
   pastEnd?: PastEndPolicy;
-  /** Clips per batch (default 8). */
-  batchSize?: number;
   /** Frame size: a side or [height, width] (default 112). */
   size?: number | readonly [number, number];
   /** 'cover' (default): shorter side to size, centre crop; 'random-crop': one RandomResizedCrop box and flip per clip; 'stretch'. */
   transform?: 'cover' | 'random-crop' | 'stretch';
   /** Share of the frame's area the random crop keeps (default [0.25, 1]). */
   cropScale?: readonly [number, number];
-  shuffle?: boolean;
-  /** Seed of the shuffle, the clip draws and the crops (default 0). */
-  seed?: number;
-  epochs?: number;
-  rank?: number;
-  worldSize?: number;
   /**
    * 'auto' (default): WebCodecs for the files the browser's VideoDecoder takes, wasm for the rest,
    * and wasm throughout on a CPU adapter (SwiftShader, lavapipe), where it is faster; 'webcodecs'
@@ -50,30 +40,20 @@ export interface VideoLoaderOptions {
   decodeQueueSize?: number;
   threads?: number;
   pool?: DecodePool;
-  failureBudget?: FailureBudget;
-  readConcurrency?: number;
-  fetch?: FetchOptions;
   /** Decode limits for every video. */
   decode?: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
-  signal?: AbortSignal;
 }
 
-export interface VideoLoaderSettings {
+export interface VideoLoaderSettings extends CommonLoaderSettings {
   frames: number;
   stride: number | undefined;
   fps: number | undefined;
   sampler: ClipSampler;
   pastEnd: PastEndPolicy;
-  batchSize: number;
   height: number;
   width: number;
   transform: 'cover' | 'random-crop' | 'stretch';
   cropScale: readonly [number, number];
-  shuffle: boolean;
-  seed: number;
-  epochs: number;
-  rank: number | undefined;
-  worldSize: number | undefined;
   backend: VideoBackend;
   to: 'cpu' | GPUDevice | GpuContext;
   mean: readonly number[];
@@ -82,27 +62,18 @@ export interface VideoLoaderSettings {
   decodeQueueSize: number;
   threads: number;
   pool: DecodePool | undefined;
-  failureBudget: FailureBudget;
-  readConcurrency: number;
-  fetch: FetchOptions;
   decode: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
-  signal: AbortSignal | undefined;
 }
 
 const KNOWN = [
+  ...COMMON_OPTIONS,
   'clip',
   'sampler',
   'clipsPerVideo',
   'pastEnd',
-  'batchSize',
   'size',
   'transform',
   'cropScale',
-  'shuffle',
-  'seed',
-  'epochs',
-  'rank',
-  'worldSize',
   'backend',
   'to',
   'mean',
@@ -111,11 +82,7 @@ const KNOWN = [
   'decodeQueueSize',
   'threads',
   'pool',
-  'failureBudget',
-  'readConcurrency',
-  'fetch',
   'decode',
-  'signal',
 ] as const;
 
 const IMAGENET_MEAN = [0.485, 0.456, 0.406],
@@ -131,7 +98,7 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
   const stride = c.optionalInteger('stride', 1, 1 << 20);
   const fps = c.raw('fps') === undefined ? undefined : c.number('fps', 0, 1e-6, 1e5);
   const [height, width] = checkSize(o);
-  const worldSize = o.optionalInteger('worldSize', 1);
+  const common = checkCommonOptions(o, { batchSize: 8, readConcurrency: 8 });
   const to = checkTarget(o);
   const backend = o.oneOf<VideoBackend>('backend', 'auto', ['auto', 'wasm', 'webcodecs']);
   if (backend === 'webcodecs' && to === 'cpu') o.fail('backend', "'wasm' or 'auto' when `to` is 'cpu' (WebCodecs frames go to a GPU)");
@@ -146,21 +113,16 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
   if (d.raw('maxDurationSeconds') !== undefined) d.number('maxDurationSeconds', 0, 0);
   d.optionalInteger('timeLimitMs', 0);
   return {
+    ...common,
     frames,
     stride,
     fps,
     sampler: checkSampler(o),
     pastEnd: o.oneOf<PastEndPolicy>('pastEnd', 'repeat-last', ['repeat-last', 'wrap', 'error']),
-    batchSize: o.integer('batchSize', 8, 1, 65536),
     height,
     width,
     transform: o.oneOf('transform', 'cover', ['cover', 'random-crop', 'stretch']),
     cropScale: [cropScale[0] ?? 0.25, cropScale[1] ?? 1],
-    shuffle: o.boolean('shuffle', false),
-    seed: o.integer('seed', 0, -0x80000000, 0x7fffffff),
-    epochs: o.integer('epochs', 1),
-    rank: o.optionalInteger('rank', 0, worldSize === undefined ? Number.MAX_SAFE_INTEGER : worldSize - 1),
-    worldSize,
     backend,
     to,
     mean: o.numbers('mean', 3) ?? IMAGENET_MEAN,
@@ -169,11 +131,7 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
     decodeQueueSize: o.integer('decodeQueueSize', 8, 1, 256),
     threads: o.integer('threads', hardwareConcurrency(), 1, 256),
     pool: pool as DecodePool | undefined,
-    failureBudget: checkBudget(o),
-    readConcurrency: o.integer('readConcurrency', 8, 1, 1024),
-    fetch: (o.raw('fetch') ?? {}) as FetchOptions,
     decode: decode as VideoLoaderSettings['decode'],
-    signal: o.signal(),
   };
 }
 

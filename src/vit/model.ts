@@ -231,7 +231,7 @@ export class ViTTrainer {
     this.destroy();
   }
 
-  /** The same as close(). */
+  /** @deprecated The same as close(), which every Tandem resource has; use close(). */
   destroy(): void {
     for (const b of [...this.#g.buffers, this.#stats, this.#evalStats, ...this.#staging]) b.destroy();
     this.#kernels.destroy();

@@ -3,7 +3,7 @@
 import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { encodeJpeg, encodePng, solidPatches } from '../../src/synthetic/index.ts';
-import { check, rejectsWith } from './assert.ts';
+import { check, rejectsWith, within } from './assert.ts';
 import { forgeFlacStreamInfo, forgeH264Size, forgeVp9Size } from './forge-media.ts';
 import { sineWav, type FixtureLoader } from './media-scenarios.ts';
 
@@ -57,6 +57,47 @@ export async function hangingVideosEnd(pool: DecodePool, load: FixtureLoader): P
   });
   check(pool.stats().stuckThreads === 0, 'a pool thread is still held');
   return codes;
+}
+
+/**
+ * The call that used to hang (test/fixtures/regress/README.md), as reported: a one-thread pool and
+ * the default time limit. Each file rejects with a DecodeError of its own (not the time limit, not
+ * a stalled pool) within a few seconds, and the same thread then decodes a good video to the same
+ * pixels and times it gave before them. Returns the codes.
+ */
+export async function hangingVideosFailAloneOnOneThread(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
+  check(pool.stats().threads === 1, `the pool has ${pool.stats().threads} threads, not 1`);
+  const good = await load('testsrc.vp9.webm');
+  const files = await Promise.all(HANGING_VIDEOS.map((name) => load(REGRESS + name)));
+  const target = pool.allocate(CLIP_BYTES);
+  try {
+    const before = await pool.decodeVideo(good, target, CLIP);
+    check(before.framesWritten === 4, `the good video wrote ${before.framesWritten} of 4 frames`);
+    const pixels = target.bytes.slice();
+    const codes: string[] = [];
+    for (const [i, bytes] of files.entries()) {
+      const name = HANGING_VIDEOS[i] ?? '';
+      const error = await within(
+        rejectsWith(pool.decodeVideo(bytes, target, CLIP), (e) => e instanceof DecodeError, `${name} on one thread`),
+        10_000,
+        `${name} on one thread`,
+      );
+      const code = (error as DecodeError).code;
+      check(code !== 'over-budget' && code !== 'stalled', `${name} failed as ${code}: it ran into its time limit`);
+      codes.push(code);
+    }
+    const after = await pool.decodeVideo(good, target, CLIP);
+    check(after.framesWritten === 4, `the good video after the hanging ones wrote ${after.framesWritten} of 4 frames`);
+    check(String(after.timestamps) === String(before.timestamps), "the good video's frame times changed after the hanging ones");
+    check(
+      target.bytes.every((v, k) => v === pixels[k]),
+      'the good video decodes to other pixels after the hanging ones',
+    );
+    check(pool.stats().stuckThreads === 0, 'the pool thread is still held');
+    return codes;
+  } finally {
+    target.free();
+  }
 }
 
 /** A job over its time limit fails as 'over-budget' for that item only; the pool goes on. */

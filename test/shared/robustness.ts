@@ -10,6 +10,7 @@ import {
   damagedJpegDoesNotPoisonItsThread,
   forgedHeadersAreTooLarge,
   hangingVideosEnd,
+  hangingVideosFailAloneOnOneThread,
   mutationalFuzzPass,
   timeLimitFailsTheItem,
 } from './fuzz-scenarios.ts';
@@ -22,6 +23,11 @@ export function poolRobustness(load: FixtureLoader, mode: DecodeMode): Scenarios
   return {
     'videos that used to hang a thread end with a result or a typed error': async () => {
       await withPool(2, (p) => hangingVideosEnd(p, load), mode);
+    },
+    'videos that used to hang fail alone and fast on a one-thread pool, which then decodes as before': async () => {
+      console.log(
+        `[hang] ${mode}, one thread: ${JSON.stringify(await withPool(1, (p) => hangingVideosFailAloneOnOneThread(p, load), mode))}`,
+      );
     },
     'a job over its time limit fails alone as over-budget': () => withPool(2, (p) => timeLimitFailsTheItem(p, load), mode),
     'a request waiting for a job record gives up on abort': () => abortWhileWaitingForASlot(mode),

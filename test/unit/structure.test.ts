@@ -12,7 +12,7 @@ const LAYERS: string[][] = [
   ['runtime', 'random', 'sync'],
   ['synthetic'],
   ['pipeline', 'decode', 'gpu', 'sources'],
-  ['vit', 'tfjs', 'onnx', 'jax'],
+  ['vit', 'tfjs', 'onnx', 'jax', 'parquet'],
   ['loader', 'gpt'],
   ['train', 'video', 'text'],
   ['cli', 'vite', 'index'],

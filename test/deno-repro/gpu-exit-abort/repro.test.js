@@ -2,6 +2,7 @@
 // compute dispatch, destroy, under `deno test`. See README.md next to this file.
 Deno.test('one compute dispatch', async () => {
   const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) throw new Error('no WebGPU adapter');
   const device = await adapter.requestDevice();
   const module = device.createShaderModule({
     code: '@group(0) @binding(0) var<storage, read_write> v: array<u32>; @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3u) { v[i.x] = v[i.x] * 2u + 1u; }',

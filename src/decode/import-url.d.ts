@@ -1,1 +1,0 @@
-export function importUrl(url: string): Promise<unknown>;

@@ -1,0 +1,253 @@
+// Parquet as a source of every loader: `{ parquet: [files], image?, label?, text? }` or a dataset
+// on the Hugging Face Hub, `{ hf: 'owner/name', split, config?, revision? }`. Each row group is a
+// shard of the shard stream (src/sources/shard-stream.ts), so rows get what shards' samples have:
+// a seeded row-group order per epoch, this rank's share of row groups, a seeded shuffle buffer of
+// rows, an exact resumable state and elastic regrouping. One row group's asked columns are read
+// (by byte ranges) and decoded at a time; its rows become samples keyed `file#row`.
+import { OptionError } from '../errors/index.ts';
+import {
+  classLabelNames,
+  hfPathToUrl,
+  openParquetDataset,
+  resolveHubDataset,
+  type ColumnKind,
+  type ParquetDataset,
+  type ParquetInput,
+} from '../parquet/index.ts';
+import { env } from '../runtime/index.ts';
+import { SourceError, type FetchOptions, type ShardSampleReader, type WebDatasetItem } from '../sources/index.ts';
+
+/** Columns to read; each defaults to what the file's Hub features (or its column types) say. */
+export interface ParquetColumns {
+  /** The image column: the Hub's Image struct `{ bytes, path }` or a binary column. */
+  image?: string;
+  /** The label column: integers (a ClassLabel, its names from the file's metadata) or strings (ids in sorted order). */
+  label?: string;
+  /** The text column (a string column) for textLoader(). */
+  text?: string;
+  /** Rows held for the seeded shuffle when `shuffle` is on (default 256). */
+  shuffleBuffer?: number;
+}
+
+/** Parquet files: local paths (Node, Deno), URLs (read by HTTP Range) or browser Files. */
+export interface ParquetSource extends ParquetColumns {
+  parquet: readonly ParquetInput[];
+}
+
+/** A dataset on the Hugging Face Hub, named as in Python's `load_dataset`, read from its Parquet conversion. */
+export interface HubSource extends ParquetColumns {
+  /** 'owner/name', or a path 'hf://datasets/owner/name@revision/path/file.parquet'. */
+  hf: string;
+  /** Default 'default'. */
+  config?: string;
+  split?: string;
+  /** A revision of the repository whose own .parquet files are read (default: the Parquet conversion). */
+  revision?: string;
+  /** A token for gated or private datasets (default $HF_TOKEN); sent as `Authorization: Bearer`. */
+  token?: string;
+  /** The Hub's address (default $HF_ENDPOINT, else the Hub): a mirror, or a local server in tests. */
+  endpoint?: string;
+}
+
+export function isParquetSource(x: unknown): x is ParquetSource {
+  return typeof x === 'object' && x !== null && Array.isArray((x as { parquet?: unknown }).parquet);
+}
+
+export function isHubSource(x: unknown): x is HubSource {
+  return typeof x === 'object' && x !== null && typeof (x as { hf?: unknown }).hf === 'string';
+}
+
+/** A Parquet dataset opened as shards: one per row group, with the reader the shard stream calls. */
+export interface ParquetShards {
+  dataset: ParquetDataset;
+  /** One name per row group, `file#rowgroup=N`. */
+  shards: readonly string[];
+  /** Rows in each row group (for regroupShardStates' balance). */
+  rows: readonly number[];
+  reader: ShardSampleReader;
+  /** Class names by label, from the ClassLabel metadata or the sorted string labels; [] without labels. */
+  classes: readonly string[];
+  /** The columns read, by role. */
+  columns: { data: string; label: string | undefined };
+  /** What a saved state must match: the files and the columns. */
+  fingerprint: string;
+  shuffleBuffer: number | undefined;
+}
+
+/** The member names a row's values take in its sample: an image's bytes, a text's, and the label as decimal text. */
+export const ROW_DATA = 'data';
+const ROW_TEXT = 'txt';
+const ROW_LABEL = 'cls';
+
+const firstOf = (columns: ReadonlyMap<string, ColumnKind>, kinds: ColumnKind[], names: string[]) =>
+  names.find((n) => kinds.includes(columns.get(n) ?? 'other') && columns.has(n)) ??
+  [...columns].find(([, kind]) => kinds.includes(kind))?.[0];
+
+/**
+ * Opens the files of a Parquet or Hub source (every footer, once) and picks the columns: `role`
+ * 'image' reads an image column and a label column, 'text' a text column.
+ */
+export async function openParquetShards(
+  source: ParquetSource | HubSource,
+  role: 'image' | 'text',
+  fetch: FetchOptions,
+  where: string,
+): Promise<ParquetShards> {
+  const shuffleBuffer = source.shuffleBuffer;
+  if (shuffleBuffer !== undefined && (!Number.isInteger(shuffleBuffer) || shuffleBuffer < 1))
+    throw new OptionError(where, 'source.shuffleBuffer', shuffleBuffer, 'a positive integer');
+  const { inputs, headers } = await parquetInputs(source, fetch, where);
+  const dataset = await openParquetDataset(inputs, { fetch: { ...fetch, headers: { ...fetch.headers, ...headers } } });
+  try {
+    const features = dataset.features;
+    const imageNames = features ? Object.keys(features).filter((k) => features[k]?._type === 'Image') : [];
+    const data =
+      role === 'image'
+        ? (source.image ??
+          firstOf(dataset.columns, ['image'], imageNames) ??
+          firstOf(dataset.columns, ['binary'], ['image', 'img', 'bytes']))
+        : (source.text ?? firstOf(dataset.columns, ['string'], ['text', 'content']));
+    if (data === undefined)
+      throw new OptionError(
+        where,
+        `source.${role}`,
+        undefined,
+        `the name of the ${role} column (none found among ${[...dataset.columns.keys()].join(', ')})`,
+      );
+    checkColumn(dataset, data, role === 'image' ? ['image', 'binary'] : ['string', 'binary'], where, role);
+    let label: string | undefined;
+    let classes: readonly string[] = [];
+    let labelIds: Map<string, number> | undefined;
+    if (role === 'image') {
+      const classLabels = features ? Object.keys(features).filter((k) => features[k]?._type === 'ClassLabel') : [];
+      label = source.label ?? firstOf(dataset.columns, ['integer', 'string'], [...classLabels, 'label', 'labels', 'class']);
+      if (label !== undefined) {
+        const kind = checkColumn(dataset, label, ['integer', 'string'], where, 'label');
+        if (kind === 'string') {
+          // String labels become ids in sorted order, as a folder's class names do: one pass over the label column.
+          const names = new Set<string>();
+          for (let g = 0; g < dataset.rowGroups.length; g++)
+            for (const v of (await dataset.readRowGroup(g, [label])).column(label)) if (typeof v === 'string') names.add(v);
+          classes = [...names].sort();
+          labelIds = new Map(classes.map((n, i) => [n, i]));
+        } else classes = (features && classLabelNames(features, label)) ?? [];
+      }
+    }
+    const columns = label === undefined ? [data] : [data, label];
+    const shards = dataset.rowGroups.map((g) => `${dataset.files[g.file]}#rowgroup=${g.group}`);
+    const index = new Map(shards.map((name, i) => [name, i]));
+    const member = role === 'image' ? ROW_DATA : ROW_TEXT;
+    const reader: ShardSampleReader = (shard, skip, signal) =>
+      readRows(dataset, index.get(shard), { shard, skip, signal, columns, labelIds, member });
+    return {
+      dataset,
+      shards,
+      rows: dataset.rowGroups.map((g) => g.rows),
+      reader,
+      classes,
+      columns: { data, label },
+      fingerprint: JSON.stringify({ files: dataset.files, columns, rowGroups: dataset.rowGroups.map((g) => g.rows) }),
+      shuffleBuffer,
+    };
+  } catch (error) {
+    await dataset.close();
+    throw error;
+  }
+}
+
+function checkColumn(dataset: ParquetDataset, name: string, kinds: ColumnKind[], where: string, role: string): ColumnKind {
+  const kind = dataset.columns.get(name);
+  if (kind === undefined || !kinds.includes(kind))
+    throw new OptionError(
+      where,
+      `source.${role}`,
+      name,
+      `a ${kinds.join(' or ')} column of the files (${kind === undefined ? 'no such column' : `it is ${kind}`}; columns: ${[...dataset.columns.keys()].join(', ')})`,
+    );
+  return kind;
+}
+
+/** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
+async function* readRows(
+  dataset: ParquetDataset,
+  group: number | undefined,
+  read: {
+    shard: string;
+    skip: number;
+    signal: AbortSignal | undefined;
+    columns: readonly string[];
+    labelIds: Map<string, number> | undefined;
+    member: string;
+  },
+): AsyncGenerator<WebDatasetItem> {
+  const { shard, skip, signal, columns, labelIds, member } = read;
+  const ref = group === undefined ? undefined : dataset.rowGroups[group];
+  const [dataColumn, labelColumn] = columns;
+  if (group === undefined || ref === undefined || dataColumn === undefined)
+    throw new SourceError('truncated', shard, `${shard}: not a row group of this dataset`);
+  const rows = await dataset.readRowGroup(group, columns, signal ? { signal } : {});
+  const values = rows.column(dataColumn);
+  const labels = labelColumn === undefined ? undefined : rows.column(labelColumn);
+  const file = dataset.files[ref.file] ?? shard;
+  const encoder = new TextEncoder();
+  for (let i = skip; i < rows.rows; i++) {
+    const key = String(ref.firstRow + i);
+    const value = values[i];
+    const data = value instanceof Uint8Array ? value : typeof value === 'string' ? encoder.encode(value) : undefined;
+    const raw = labels?.[i];
+    const label = typeof raw === 'string' ? labelIds?.get(raw) : raw;
+    if (data === undefined) {
+      yield {
+        key,
+        stage: 'sample',
+        error: new SourceError(
+          'unsupported-type',
+          `${file}#${key}`,
+          `${file}#${key}: ${dataColumn} is ${value === null ? 'null' : typeof value}`,
+        ),
+      };
+      continue;
+    }
+    if (labels !== undefined && (typeof label !== 'number' || !Number.isInteger(label) || label < 0)) {
+      yield {
+        key,
+        stage: 'sample',
+        error: new SourceError('unsupported-type', `${file}#${key}`, `${file}#${key}: label ${String(raw)} is not a class`),
+      };
+      continue;
+    }
+    yield { key, files: label === undefined ? { [member]: data } : { [member]: data, [ROW_LABEL]: encoder.encode(String(label)) } };
+  }
+}
+
+/** The files a source names: its own list, an hf:// path, or a Hub dataset's Parquet conversion. */
+async function parquetInputs(
+  source: ParquetSource | HubSource,
+  fetch: FetchOptions,
+  where: string,
+): Promise<{ inputs: readonly ParquetInput[]; headers: Record<string, string> }> {
+  if (isParquetSource(source)) {
+    if (source.parquet.length === 0) throw new OptionError(where, 'source.parquet', source.parquet, 'a non-empty list of Parquet files');
+    return { inputs: source.parquet, headers: {} };
+  }
+  const options = {
+    ...(source.endpoint === undefined ? {} : { endpoint: source.endpoint }),
+    ...(source.token === undefined ? {} : { token: source.token }),
+    fetch,
+  };
+  if (source.hf.startsWith('hf://')) {
+    const token = source.token ?? env('HF_TOKEN');
+    return { inputs: [hfPathToUrl(source.hf, options)], headers: token ? { Authorization: `Bearer ${token}` } : {} };
+  }
+  if (source.split === undefined) throw new OptionError(where, 'source.split', undefined, "the split to read ('train', 'test', …)");
+  const listed = await resolveHubDataset(
+    {
+      hf: source.hf,
+      split: source.split,
+      ...(source.config === undefined ? {} : { config: source.config }),
+      ...(source.revision === undefined ? {} : { revision: source.revision }),
+    },
+    options,
+  );
+  return { inputs: listed.urls, headers: listed.headers };
+}

@@ -1,0 +1,140 @@
+// One HTTP request with the sources room's retry rules (FetchOptions: per-attempt timeout, retries,
+// exponential backoff, the caller's signal), for the two requests whose answer is more than a body:
+// the Hub's listings (status, Link and Retry-After headers, JSON) and the first read of a remote
+// Parquet file (a suffix range whose Content-Range gives the file's size with its footer). Byte
+// ranges after that go through fetchBytes itself.
+import { FetchError, type FetchErrorCode, type FetchOptions } from '../sources/index.ts';
+
+/** What `accept` returns: a value, or a failure that another attempt may or may not cure. */
+export type Attempt<T> = { value: T } | AttemptFailure;
+export interface AttemptFailure {
+  retry: boolean;
+  code: FetchErrorCode;
+  status?: number;
+  message: string;
+  retryAfterMs?: number;
+}
+
+/** A 429's Retry-After in ms (seconds or an HTTP date), or undefined when absent or unreadable. */
+export function retryAfterMs(response: Response): number | undefined {
+  const header = response.headers.get('retry-after');
+  if (header === null) return undefined;
+  const seconds = Number(header);
+  if (header.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/** The longest Retry-After waited for; a server asking for more is answered with an error at once. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+const transient = (status: number) => status >= 500 || status === 408 || status === 429;
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The status's failure: 5xx, 408 and 429 are worth another attempt, other statuses are answers. */
+export function statusFailure(response: Response): AttemptFailure {
+  void response.body?.cancel().catch(() => undefined); // free the connection
+  return {
+    retry: transient(response.status),
+    code: 'http',
+    status: response.status,
+    message: `HTTP ${response.status} ${response.statusText}`.trim(),
+    retryAfterMs: response.status === 429 ? retryAfterMs(response) : undefined,
+  };
+}
+
+/**
+ * GETs `url` until `accept` takes an answer, an answer is final, or retries run out; then throws a
+ * FetchError with the last status (`finalError` may turn a final failure into the caller's own
+ * error). A 429 waits its Retry-After (up to MAX_RETRY_AFTER_MS) instead of the backoff.
+ */
+export async function getWithRetries<T>(
+  url: string,
+  options: FetchOptions & { extraHeaders?: Record<string, string> },
+  accept: (response: Response) => Promise<Attempt<T>>,
+  finalError?: (last: AttemptFailure, attempts: number) => Error | undefined,
+): Promise<T> {
+  const { timeoutMs, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  let last: AttemptFailure | undefined;
+  let attempts = 0;
+  while (attempts <= retries) {
+    if (attempts > 0) {
+      const wait = last?.retryAfterMs ?? Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1));
+      if (wait > MAX_RETRY_AFTER_MS) break;
+      await sleep(wait, signal);
+    }
+    signal?.throwIfAborted();
+    attempts++;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      timeoutMs === undefined ? undefined : setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+    try {
+      const headers = new Headers(options.headers);
+      for (const [name, value] of Object.entries(options.extraHeaders ?? {})) headers.set(name, value);
+      const response = await fetch(url, { headers, signal: controller.signal });
+      const result = await accept(response);
+      if ('value' in result) return result.value;
+      last = result;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const timedOut = controller.signal.aborted;
+      last = timedOut
+        ? { retry: true, code: 'timeout', message: `timed out after ${timeoutMs} ms` }
+        : { retry: true, code: 'network', message: `network error: ${String(error)}` };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (!last.retry) break;
+  }
+  const failure: AttemptFailure = last ?? { retry: false, code: 'network', message: 'no attempt was made' };
+  const own = finalError?.(failure, attempts);
+  if (own) throw own;
+  throw new FetchError(url, failure.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${failure.message}`, failure.code);
+}
+
+/** A body read whole, refusing more than `maxBytes` before reading (declared) or while reading. */
+export async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array | undefined> {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && !response.headers.has('content-encoding') && Number(declared) > maxBytes) {
+    void response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      void reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
