@@ -9,7 +9,7 @@ import { ParquetError } from './errors.ts';
 import { getWithRetries, readLimited, statusFailure } from './http.ts';
 import { HubError } from './hub.ts';
 
-/** A local path (Node, Deno), an http(s) or blob: URL, or a browser File/Blob. */
+/** A local path or file: URL (Node, Deno), an http(s) or blob: URL, or a browser File/Blob. */
 export type ParquetInput = string | Blob;
 
 export interface ByteSource {

@@ -154,6 +154,9 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
         isParquetError(second, ['column']),
         'a column not read',
       );
+      const byUrl = await openParquetDataset([new URL(`file://${first}`).href]);
+      check(byUrl.rows === 10 && byUrl.files[0]?.startsWith('file:') === true, 'a file: URL opens the file, under its URL');
+      await byUrl.close();
     } finally {
       await dataset.close();
     }

@@ -1,0 +1,34 @@
+// Deno tier: Parquet and the Hub as loader sources (test/shared/parquet-loader-scenarios.ts), files
+// in a temporary folder, the mock Hub on Deno.serve, one pthreads pool per scenario.
+import './limits.ts';
+import { DecodePool } from '../../src/decode/index.ts';
+import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
+import type { Serve } from '../shared/sources-scenarios.ts';
+
+const serve: Serve = async (handler) => {
+  const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: () => undefined }, handler);
+  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+};
+
+let pool: DecodePool | undefined;
+const dir = await Deno.makeTempDir({ prefix: 'tandem-parquet-loader-' });
+const place: PlaceFile = async (name, bytes) => {
+  await Deno.writeFile(`${dir}/${name}`, bytes);
+  return `${dir}/${name}`;
+};
+const poolOf = () => {
+  if (!pool) throw new Error('no pool');
+  return pool;
+};
+
+for (const [name, body] of Object.entries(parquetLoaderScenarios(poolOf, place, serve))) {
+  Deno.test(`parquet loader: ${name}`, async () => {
+    pool = await DecodePool.create({ threads: 2 });
+    try {
+      await body();
+    } finally {
+      await pool.close();
+    }
+  });
+}
+globalThis.addEventListener('unload', () => Deno.removeSync(dir, { recursive: true }));

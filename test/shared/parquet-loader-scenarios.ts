@@ -1,0 +1,236 @@
+// Parquet and the Hub as sources of the loaders (src/loader/parquet.ts): the rows of Hub-shaped
+// files (an Image struct, a ClassLabel with its names in the `huggingface` metadata) become the
+// same batches as the same images given as a list; every row is delivered or reported under its
+// key (`file#row`); row groups are shuffled, shared out by rank, resumed and regrouped as shards
+// are; text rows give the token batches the same documents give in memory; a Hub dataset named
+// `{ hf, split }` resolves through the mock Hub. Runtime-neutral: the tier says how a file is
+// given (a path in Node and Deno, a File in browsers) and how to serve.
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { DecodePool } from '../../src/decode/index.ts';
+import { OptionError } from '../../src/errors/index.ts';
+import { loader, type LoaderState } from '../../src/loader/index.ts';
+import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
+import { textLoader, type TokenBatch } from '../../src/text/index.ts';
+import { assertEqual, check, rejectsWith } from './assert.ts';
+import { serveMockHub } from './hub-server.ts';
+import type { Serve } from './sources-scenarios.ts';
+import { charEncoder } from './text-loader-scenarios.ts';
+import { sampleImages } from './transfer-scenarios.ts';
+
+/** How the tier hands a file to the loader: a path it wrote (Node, Deno) or a File (browsers). */
+export type PlaceFile = (name: string, bytes: Uint8Array) => Promise<string | Blob>;
+
+const NAMES = ['cat', 'dog', 'bird'];
+const FEATURES = JSON.stringify({
+  info: { features: { image: { _type: 'Image' }, label: { _type: 'ClassLabel', names: NAMES } } },
+});
+
+interface ImageRows {
+  bytes: (Uint8Array | null)[];
+  labels: number[];
+}
+
+/** `count` photos-like JPEGs with labels r % 3; row 7 has no bytes, row 11 is not an image. */
+function imageRows(count: number, offset = 0): ImageRows {
+  const images = sampleImages(count + offset, 48).slice(offset);
+  const bytes: (Uint8Array | null)[] = images.map((x) => x.bytes);
+  if (count > 11) {
+    bytes[7] = null;
+    bytes[11] = new TextEncoder().encode('<html>not an image</html>');
+  }
+  return { bytes, labels: images.map((_, r) => (r + offset) % 3) };
+}
+
+/** A Hub-shaped image file: `image` as the Image struct `{ bytes, path }`, `label` a ClassLabel. */
+export function hubImageFile(rows: ImageRows, rowGroupSize: number): Uint8Array {
+  return new Uint8Array(
+    parquetWriteBuffer({
+      columnData: [
+        { name: 'image', data: rows.bytes.map((bytes, r) => ({ bytes, path: `img${r}.jpg` })) },
+        { name: 'label', data: rows.labels.map(BigInt) },
+      ],
+      schema: [
+        { name: 'root', num_children: 2 },
+        { name: 'image', repetition_type: 'OPTIONAL', num_children: 2 },
+        { name: 'bytes', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+        { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+        { name: 'label', type: 'INT64', repetition_type: 'REQUIRED' },
+      ],
+      rowGroupSize,
+      kvMetadata: [{ key: 'huggingface', value: FEATURES }],
+    }),
+  );
+}
+
+function textFile(texts: readonly string[], rowGroupSize: number): Uint8Array {
+  return new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'text', data: [...texts], type: 'STRING' }], rowGroupSize }));
+}
+
+interface Seen {
+  keys: string[];
+  labels: number[];
+  /** Each delivered row's pixels, by key. */
+  pixels: Map<string, string>;
+  failed: Map<string, string>;
+}
+
+async function collectImages(data: ReturnType<typeof loader>, limit = Infinity): Promise<Seen> {
+  const seen: Seen = { keys: [], labels: [], pixels: new Map(), failed: new Map() };
+  let n = 0;
+  for await (const batch of data) {
+    const rowBytes = batch.data.length / batch.count;
+    batch.keys.forEach((key, i) => {
+      seen.keys.push(key);
+      seen.labels.push(batch.labels[i] ?? -1);
+      seen.pixels.set(key, batch.data.subarray(i * rowBytes, (i + 1) * rowBytes).join());
+    });
+    batch.release();
+    if (++n >= limit) break;
+  }
+  for (const f of data.failures()) seen.failed.set(f.key, `${f.stage}:${(f.error as { code?: string }).code}`);
+  return seen;
+}
+
+const OPTIONS = { batchSize: 4, size: 16 } as const;
+
+/** `poolOf` gives the tier's pool when a scenario runs (tiers make it in a hook, after registering). */
+export const parquetLoaderScenarios = (
+  poolOf: () => DecodePool,
+  place: PlaceFile,
+  serve: Serve | undefined,
+): Record<string, () => Promise<void>> => ({
+  async 'loader(): Hub-shaped image rows are the same batches as the images as a list; bad rows fail under file#row'() {
+    const rows = imageRows(23);
+    const file = await place('pics.parquet', hubImageFile(rows, 5));
+    const name = typeof file === 'string' ? file : (file as File).name;
+    await using data = loader({ parquet: [file] }, { ...OPTIONS, pool: poolOf() });
+    const got = await collectImages(data);
+    const list = rows.bytes.flatMap((bytes, r) => (bytes ? [{ bytes, label: rows.labels[r] ?? -1, key: `${name}#${r}` }] : []));
+    await using reference = loader(list, { ...OPTIONS, pool: poolOf() });
+    const want = await collectImages(reference);
+    assertEqual(got.keys, want.keys, 'the rows in file order, keyed file#row');
+    assertEqual(got.labels, want.labels, 'labels from the ClassLabel column');
+    for (const key of want.keys) check(got.pixels.get(key) === want.pixels.get(key), `${key}: the pixels of the same image as a list`);
+    assertEqual(await data.classes(), NAMES, 'class names from the huggingface metadata');
+    assertEqual([...got.failed.keys()].sort(), [`${name}#11`, `${name}#7`], 'the row without bytes and the row that is not an image');
+    check(got.failed.get(`${name}#7`)?.startsWith('read:unsupported-type'), `row 7: ${got.failed.get(`${name}#7`)}`);
+    check(got.failed.get(`${name}#11`)?.startsWith('decode:'), `row 11: ${got.failed.get(`${name}#11`)}`);
+    check(got.keys.length + got.failed.size === 23, 'every row delivered or reported');
+  },
+
+  async 'loader(): row groups shuffled and shared out by rank, every row once per epoch; state() resumes; other files refused'() {
+    const files = [await place('a.parquet', hubImageFile(imageRows(10), 3)), await place('b.parquet', hubImageFile(imageRows(7, 10), 4))];
+    const options = { ...OPTIONS, pool: poolOf(), shuffle: true, seed: 4, epochs: 2, source: undefined } as const;
+    const per: string[][] = [];
+    for (const rank of [0, 1]) {
+      await using data = loader({ parquet: files, shuffleBuffer: 5 }, { ...options, rank, worldSize: 2 });
+      per.push((await collectImages(data)).keys);
+    }
+    const all = [...(per[0] ?? []), ...(per[1] ?? [])];
+    check(new Set(all).size === 17, `17 rows across the ranks (${new Set(all).size})`);
+    check(all.length === 34, `each row once per epoch (${all.length} deliveries for 2 epochs)`);
+    await using whole = loader({ parquet: files, shuffleBuffer: 5 }, options);
+    const wholeKeys = (await collectImages(whole)).keys;
+    check(wholeKeys.slice(0, 17).join() !== [...wholeKeys.slice(0, 17)].sort().join(), 'the rows are shuffled');
+    await using first = loader({ parquet: files, shuffleBuffer: 5 }, options);
+    const head = (await collectImages(first, 3)).keys;
+    const state = JSON.parse(JSON.stringify(first.state())) as LoaderState;
+    await using rest = loader({ parquet: files, shuffleBuffer: 5 }, { ...options, resumeFrom: state });
+    const tail = (await collectImages(rest)).keys;
+    assertEqual([...head, ...tail], wholeKeys, 'resumed from the JSON state: the run that never stopped');
+    await using other = loader({ parquet: [files[0] ?? ''], shuffleBuffer: 5 }, { ...options, resumeFrom: state });
+    await rejectsWith(
+      collectImages(other),
+      (e) => e instanceof OptionError && e.field === 'resumeFrom',
+      'a state over other files is refused',
+    );
+  },
+
+  async 'loader(): two ranks stopped mid-epoch regroup to three: every row of the epoch delivered once'() {
+    const files = [await place('r1.parquet', hubImageFile(imageRows(9), 2)), await place('r2.parquet', hubImageFile(imageRows(8, 9), 3))];
+    const options = { ...OPTIONS, pool: poolOf(), shuffle: true, seed: 8 } as const;
+    const source = { parquet: files, shuffleBuffer: 3 };
+    const done: string[] = [];
+    const states: LoaderState[] = [];
+    for (const rank of [0, 1]) {
+      await using data = loader(source, { ...options, rank, worldSize: 2 });
+      done.push(...(await collectImages(data, 1 + rank)).keys);
+      states.push(JSON.parse(JSON.stringify(data.state())) as LoaderState);
+    }
+    const regrouped = regroupShardStates(
+      states.map((s) => s.shards ?? ({} as never)),
+      3,
+    );
+    for (const [rank, shards] of regrouped.entries()) {
+      await using data = loader(source, { ...options, rank, worldSize: 3, resumeFrom: { kind: 'tandem.loader', version: 1, shards } });
+      done.push(...(await collectImages(data)).keys);
+    }
+    check(
+      done.length === 17 && new Set(done).size === 17,
+      `17 rows once each across the stop (${done.length}, ${new Set(done).size} distinct)`,
+    );
+  },
+
+  async 'textLoader(): Parquet text rows give the token batches of the same documents in memory'() {
+    const texts = Array.from({ length: 30 }, (_, i) => `row ${i}: ${'the quick brown fox '.repeat(1 + (i % 4))}`);
+    const file = await place('docs.parquet', textFile(texts, 7));
+    const options = { tokenizer: charEncoder, seqLen: 24, batchSize: 3, bos: 0, eos: 1, pack: 'best-fit' } as const;
+    const rowsOf = async (data: AsyncIterable<TokenBatch>) => {
+      const out: string[] = [];
+      for await (const b of data) {
+        out.push(`${b.inputs.join()}|${b.labels.join()}|${b.docIds.join()}`);
+        b.release();
+      }
+      return out;
+    };
+    await using fromParquet = textLoader({ parquet: [file] }, options);
+    await using inMemory = textLoader({ texts }, options);
+    assertEqual(await rowsOf(fromParquet), await rowsOf(inMemory), 'the same rows, labels and document ids');
+  },
+
+  async 'a Hub dataset by name ({ hf, split }) and by hf:// path reads through the mock Hub, Range requests only'() {
+    if (!serve) throw new Error('this tier serves no HTTP');
+    const rows = imageRows(12);
+    const bytes = hubImageFile(rows, 4);
+    const served = await serveMockHub(serve);
+    try {
+      served.hub.repos.set('owner/pics', { revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': bytes } } });
+      const fetch = { retries: 1, backoffMs: 10, timeoutMs: 5000 };
+      await using byName = loader({ hf: 'owner/pics', split: 'train', endpoint: served.endpoint }, { ...OPTIONS, pool: poolOf(), fetch });
+      const got = await collectImages(byName);
+      check(got.keys.length === 10 && got.failed.size === 2, `10 rows delivered, 2 reported (${got.keys.length}, ${got.failed.size})`);
+      check(
+        got.keys.every((k) => k.includes('/datasets/owner/pics/resolve/refs%2Fconvert%2Fparquet/default/train/0000.parquet#')),
+        `keys name the resolve URL and the row (${got.keys[0]})`,
+      );
+      assertEqual(await byName.classes(), NAMES, 'class names from the metadata');
+      await using byPath = loader(
+        { hf: 'hf://datasets/owner/pics@refs%2Fconvert%2Fparquet/default/train/0000.parquet', endpoint: served.endpoint },
+        { ...OPTIONS, pool: poolOf(), fetch },
+      );
+      assertEqual((await collectImages(byPath)).labels, got.labels, 'the hf:// path reads the same rows');
+      await rejectsWith(
+        collectImages(loader({ hf: 'owner/missing', split: 'train', endpoint: served.endpoint }, { ...OPTIONS, pool: poolOf(), fetch })),
+        (e) => (e as { code?: string }).code === 'not-found',
+        'a dataset the Hub does not have is not-found',
+      );
+    } finally {
+      await served.close();
+    }
+  },
+
+  async 'a column that is not there, or of the wrong type, is an OptionError naming it before any row is read'() {
+    const file = await place('cols.parquet', hubImageFile(imageRows(3), 3));
+    await rejectsWith(
+      collectImages(loader({ parquet: [file], image: 'photo' }, { ...OPTIONS, pool: poolOf() })),
+      (e) => e instanceof OptionError && e.field === 'source.image',
+      'a missing image column',
+    );
+    await rejectsWith(
+      collectImages(loader({ parquet: [file], image: 'label' }, { ...OPTIONS, pool: poolOf() })),
+      (e) => e instanceof OptionError && e.field === 'source.image' && String(e.message).includes('integer'),
+      'an integer column as the image',
+    );
+    check(new SourceError('unsupported-type', 'k', 'm') instanceof SourceError, 'SourceError is the row failure type');
+  },
+});
