@@ -22,9 +22,11 @@ declare namespace Deno {
   function readTextFile(path: string | URL): Promise<string>;
   function writeTextFileSync(path: string, text: string, options?: { append?: boolean }): void;
   function renameSync(from: string, to: string): void;
-  function makeTempDir(): Promise<string>;
+  function makeTempDir(options?: { prefix?: string }): Promise<string>;
   function mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
   function remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  function removeSync(path: string, options?: { recursive?: boolean }): void;
+  function writeFile(path: string, data: Uint8Array): Promise<void>;
   interface CommandOutput {
     success: boolean;
     code: number;

@@ -8,7 +8,8 @@
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { OptionError } from '../../src/errors/index.ts';
-import { loader, type LoaderState } from '../../src/loader/index.ts';
+import type { ImageBatch } from '../../src/decode/index.ts';
+import { type Loader, loader, type LoaderState } from '../../src/loader/index.ts';
 import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
 import { textLoader, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
@@ -74,7 +75,7 @@ interface Seen {
   failed: Map<string, string>;
 }
 
-async function collectImages(data: ReturnType<typeof loader>, limit = Infinity): Promise<Seen> {
+async function collectImages(data: Loader<ImageBatch>, limit = Infinity): Promise<Seen> {
   const seen: Seen = { keys: [], labels: [], pixels: new Map(), failed: new Map() };
   let n = 0;
   for await (const batch of data) {
