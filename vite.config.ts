@@ -81,6 +81,8 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
+          // 127.0.0.1 servers for the page, relayed to handlers in the page (test/browser-setup/serve.ts).
+          globalSetup: ['test/browser-setup/relay.ts'],
           testTimeout: 600_000,
           hookTimeout: 120_000,
           fileParallelism: false,

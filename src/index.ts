@@ -115,6 +115,7 @@ export type {
 export { loader, Loader, LoaderError, type LoaderErrorCode } from './loader/index.ts';
 export type {
   DeviceBatch,
+  HubSource,
   LoaderBatch,
   LoaderOptions,
   LoaderOutput,
@@ -122,7 +123,12 @@ export type {
   LoaderState,
   LoaderTarget,
   LoaderTransform,
+  ParquetColumns,
+  ParquetSource,
   ShardSource,
   SourceItem,
   TensorBatch,
 } from './loader/index.ts';
+
+// Datasets where they live: Parquet files and Hugging Face Hub datasets, read by row group.
+export { ParquetError, HubError, type ParquetErrorCode, type HubErrorCode } from './parquet/index.ts';

@@ -3,6 +3,7 @@
 export { loader, Loader, LoaderError, type LoaderBatch, type LoaderErrorCode, type LoaderOutput } from './loader.ts';
 export type { LoaderOptions, LoaderTarget, LoaderTransform, TfNamespaceLike } from './options.ts';
 export type { LoaderSource, LabelledSource, ShardSource, SourceItem } from './sources.ts';
+export type { HubSource, ParquetColumns, ParquetSource } from './parquet-source.ts';
 export { shardSamples } from './shards.ts';
 export type { LoaderState } from './state.ts';
 export type { DeviceBatch } from './gpu-ring.ts';

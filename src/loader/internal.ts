@@ -7,4 +7,7 @@ export { gpuTarget } from './options.ts';
 export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
 export { checkShardResume, shardStreamOrder } from './shards.ts';
 export { LoaderShell, type Releasable } from './shell.ts';
-export { isHubSource, isParquetSource, openParquetShards, type HubSource, type ParquetShards, type ParquetSource } from './parquet.ts';
+export type { ParquetShards } from './parquet.ts';
+export { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';
+/** The Parquet reader, loaded only when a loader is given a Parquet or Hub source. */
+export const loadParquetShards = async () => (await import('./parquet.ts')).openParquetShards;

@@ -13,7 +13,8 @@ import {
   type ShardStreamOptions,
   type ShardStreamState,
 } from '../sources/index.ts';
-import { ROW_DATA, type ParquetShards } from './parquet.ts';
+import type { ParquetShards } from './parquet.ts';
+import { ROW_DATA } from './parquet-source.ts';
 import type { LabelledSource, ShardSource } from './sources.ts';
 import type { LoaderState, PassItem, PassOrder } from './state.ts';
 

@@ -3,7 +3,8 @@
 // shard by rank and resume; or a stream (any iterable of bytes), read in its own order.
 import { OptionError } from '../errors/index.ts';
 import { readFile } from '../runtime/index.ts';
-import { isHubSource, isParquetSource, openParquetShards, type HubSource, type ParquetShards, type ParquetSource } from './parquet.ts';
+import type { ParquetShards } from './parquet.ts';
+import { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';
 import {
   fetchBytes,
   listDroppedItems,
@@ -97,6 +98,8 @@ export async function resolveSource(source: LoaderSource, fetchOptions: FetchOpt
         source,
         'a folder or a list of files, URLs or items (Parquet sources are read by loader() and textLoader())',
       );
+    // The Parquet reader is loaded only for a Parquet source.
+    const { openParquetShards } = await import('./parquet.ts');
     const parquet = await openParquetShards(source, 'image', fetchOptions, WHERE);
     return { list: undefined, stream: undefined, shards: parquet, classes: parquet.classes };
   }

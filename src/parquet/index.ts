@@ -1,4 +1,4 @@
-// tandem's Parquet room: datasets of Parquet files read by row group, only the columns asked for, and
+// tandem/parquet, the Parquet room: datasets of Parquet files read by row group, only the columns asked for, and
 // Hugging Face Hub datasets resolved to their Parquet files' URLs. Local paths (Node, Deno), URLs
 // (HTTP Range requests) and browser Files alike; every failure names its file and row group.
 export { ParquetError, type ParquetErrorCode } from './errors.ts';

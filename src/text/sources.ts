@@ -17,7 +17,7 @@ import {
 import {
   isHubSource,
   isParquetSource,
-  openParquetShards,
+  loadParquetShards,
   type HubSource,
   type ParquetShards,
   type ParquetSource,
@@ -101,7 +101,7 @@ export interface OrderOptions {
 
 export async function resolveText(source: TextSource, o: OrderOptions): Promise<ResolvedText> {
   if (isParquetSource(source) || isHubSource(source)) {
-    const parquet = await openParquetShards(source, 'text', o.fetch, 'textLoader');
+    const parquet = await (await loadParquetShards())(source, 'text', o.fetch, 'textLoader');
     return shardText(
       { shards: parquet.shards, ...(parquet.shuffleBuffer ? { shuffleBuffer: parquet.shuffleBuffer } : {}) },
       'webdataset',

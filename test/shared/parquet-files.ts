@@ -74,9 +74,14 @@ export function hyparquetFile(
 
 let wasmReady: Promise<void> | undefined;
 function parquetWasm(): Promise<void> {
-  wasmReady ??= readFile(new URL('../../node_modules/parquet-wasm/esm/parquet_wasm_bg.wasm', import.meta.url).pathname).then((bytes) => {
-    pw.initSync({ module: bytes });
-  });
+  const wasm = new URL('../../node_modules/parquet-wasm/esm/parquet_wasm_bg.wasm', import.meta.url);
+  // Node and Deno read it from disk; a browser page fetches it from the test server.
+  wasmReady ??=
+    wasm.protocol === 'file:'
+      ? readFile(wasm.pathname).then((bytes) => {
+          pw.initSync({ module: bytes });
+        })
+      : pw.default({ module_or_path: wasm }).then(() => undefined);
   return wasmReady;
 }
 

@@ -1,6 +1,7 @@
 // Parquet datasets and Hub datasets against files written by two independent writers (hyparquet-
 // writer, and arrow-rs's writer as parquet-wasm) and a mock Hub on 127.0.0.1. Shared by the Node and
-// Deno tiers, which supply the server (`serve`) and a temporary folder (`tempDir`).
+// Deno tiers, which supply the server (`serve`) and a temporary folder (`tempDir`), and by the
+// Chromium tier, whose files are Files and whose server is relayed (test/browser-setup/).
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import {
   classLabelNames,
@@ -29,6 +30,7 @@ import {
   withGroupRows,
 } from './parquet-files.ts';
 import { bytesServed, type MockHub, serveMockHub } from './hub-server.ts';
+import type { PlaceFile } from './parquet-loader-scenarios.ts';
 import type { Serve } from './sources-scenarios.ts';
 
 // ---- Checks ----
@@ -70,14 +72,28 @@ function checkTable(got: Record<string, unknown[]>, t: Table, what: string): voi
   });
 }
 
-const isParquetError = (file: string, codes?: string[]) => (error: unknown) =>
-  error instanceof ParquetError && error.file === file && (codes === undefined || codes.includes(error.code));
+const isParquetError = (file: string | Blob, codes?: string[]) => (error: unknown) =>
+  error instanceof ParquetError && error.file === nameOf(file) && (codes === undefined || codes.includes(error.code));
 
-async function writeTemp(dir: string, name: string, bytes: Uint8Array): Promise<string> {
-  const path = `${dir}/${name}`;
-  await writeFileAtomic(path, bytes);
-  return path;
+/**
+ * Where a scenario's files go: a fresh folder, whose files are read by path (Node, Deno), or the
+ * tier's own placing (browsers: a File of the same bytes). Names are unique within a scenario.
+ */
+export type ParquetFiles = (() => Promise<string>) | { place: PlaceFile };
+
+/** One scenario's placing of its files. */
+async function placer(files: ParquetFiles): Promise<PlaceFile> {
+  if (typeof files !== 'function') return files.place;
+  const dir = await files();
+  return async (name, bytes) => {
+    const path = `${dir}/${name}`;
+    await writeFileAtomic(path, bytes);
+    return path;
+  };
 }
+
+/** The name a dataset gives a placed file: its path, or the File's name. */
+const nameOf = (input: string | Blob) => (typeof input === 'string' ? input : (input as File).name);
 
 async function withHub(serve: Serve, body: (hub: MockHub, endpoint: string) => Promise<void>): Promise<void> {
   const served = await serveMockHub(serve);
@@ -103,16 +119,16 @@ async function openAndReadAll(inputs: (string | Blob)[], options: Parameters<typ
 
 const FAST = { retries: 1, backoffMs: 10, timeoutMs: 5000 };
 
-export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): Record<string, () => Promise<void>> => ({
+export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<string, () => Promise<void>> => ({
   async 'the row-group table spans files from both writers, footers read once'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const a = table(10);
     const b = table(7, 10);
-    const first = await writeTemp(dir, 'a.parquet', hyparquetFile(a, { rowGroupSize: 4 }));
-    const second = await writeTemp(dir, 'b.parquet', await arrowFile(b, { rowGroupSize: 3 }));
+    const first = await put('a.parquet', hyparquetFile(a, { rowGroupSize: 4 }));
+    const second = await put('b.parquet', await arrowFile(b, { rowGroupSize: 3 }));
     const dataset = await openParquetDataset([first, second]);
     try {
-      assertEqual(dataset.files, [first, second], 'files');
+      assertEqual(dataset.files, [nameOf(first), nameOf(second)], 'files');
       assertEqual(
         dataset.rowGroups,
         [
@@ -154,16 +170,19 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
         isParquetError(second, ['column']),
         'a column not read',
       );
-      const byUrl = await openParquetDataset([new URL(`file://${first}`).href]);
-      check(byUrl.rows === 10 && byUrl.files[0]?.startsWith('file:') === true, 'a file: URL opens the file, under its URL');
-      await byUrl.close();
+      // A file: URL names a local file; a browser has none (its files are Files).
+      if (typeof first === 'string') {
+        const byUrl = await openParquetDataset([new URL(`file://${first}`).href]);
+        check(byUrl.rows === 10 && byUrl.files[0]?.startsWith('file:') === true, 'a file: URL opens the file, under its URL');
+        await byUrl.close();
+      }
     } finally {
       await dataset.close();
     }
   },
 
   async 'every compression codec reads back, from both writers'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const t = table(23);
     const files: Array<[string, Uint8Array]> = [
       ['hy-snappy', hyparquetFile(t, { rowGroupSize: 10 })],
@@ -172,7 +191,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
     for (const codec of ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'BROTLI', 'ZSTD', 'LZ4_RAW'] as const)
       files.push([`arrow-${codec}`, await arrowFile(t, { rowGroupSize: 10, codec })]);
     for (const [name, bytes] of files) {
-      const path = await writeTemp(dir, `${name}.parquet`, bytes);
+      const path = await put(`${name}.parquet`, bytes);
       const dataset = await openParquetDataset([path]);
       try {
         checkTable(await readAll(dataset, COLUMNS), t, name);
@@ -183,7 +202,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'data pages v1 and v2, dictionary and plain encodings'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const t = table(40);
     for (const pageVersion of [1, 2] as const) {
       for (const dictionary of [true, false]) {
@@ -196,7 +215,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
           `${name}: ${kinds}`,
         );
         check(kinds.some((k) => k.startsWith('DICTIONARY_PAGE')) === dictionary, `${name}: ${kinds}`);
-        const path = await writeTemp(dir, `${name}.parquet`, bytes);
+        const path = await put(`${name}.parquet`, bytes);
         const dataset = await openParquetDataset([path]);
         try {
           checkTable(await readAll(dataset, COLUMNS), t, name);
@@ -208,15 +227,15 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'binary columns stay Uint8Array, from a path, a File and a Blob'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const t = table(12);
     const bytes = await arrowFile(t, { rowGroupSize: 5 });
-    const path = await writeTemp(dir, 'blobs.parquet', bytes);
+    const path = await put('blobs.parquet', bytes);
     const file = new File([bytes.slice()], 'picked.parquet');
     const blob = new Blob([hyparquetFile(t, { rowGroupSize: 5 }).slice()]);
     const dataset = await openParquetDataset([path, file, blob]);
     try {
-      assertEqual(dataset.files, [path, 'picked.parquet', 'blob #2'], 'display names');
+      assertEqual(dataset.files, [nameOf(path), 'picked.parquet', 'blob #2'], 'display names');
       const got = await readAll(dataset, ['blob']);
       for (let copy = 0; copy < 3; copy++) {
         const part = got.blob!.slice(copy * 12, (copy + 1) * 12);
@@ -235,12 +254,13 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'an Image struct column gives each row its bytes, and ClassLabel names come from the metadata'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const t = images(9, 300);
-    const fromArrow = await writeTemp(dir, 'arrow-images.parquet', await arrowImageFile(t, { rowGroupSize: 4, metadata: IMAGE_FEATURES }));
-    const fromHy = await writeTemp(dir, 'hy-images.parquet', hyparquetImageFile(t, 4));
-    for (const path of [fromArrow, fromHy]) {
-      const dataset = await openParquetDataset([path]);
+    const fromArrow = await put('arrow-images.parquet', await arrowImageFile(t, { rowGroupSize: 4, metadata: IMAGE_FEATURES }));
+    const fromHy = await put('hy-images.parquet', hyparquetImageFile(t, 4));
+    for (const input of [fromArrow, fromHy]) {
+      const path = nameOf(input);
+      const dataset = await openParquetDataset([input]);
       try {
         assertEqual(
           [...dataset.columns],
@@ -294,7 +314,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'integers beyond 2^53, missing columns and unread types fail column, naming the file'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const big = new Uint8Array(
       parquetWriteBuffer({
         columnData: [
@@ -303,12 +323,8 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
         ],
       }),
     );
-    const bigPath = await writeTemp(dir, 'big.parquet', big);
-    const other = await writeTemp(
-      dir,
-      'other.parquet',
-      new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'when', data: [new Date(5)] }] })),
-    );
+    const bigPath = await put('big.parquet', big);
+    const other = await put('other.parquet', new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'when', data: [new Date(5)] }] })));
     const dataset = await openParquetDataset([bigPath, other]);
     try {
       check(dataset.columns.get('when') === 'other', 'a timestamp is other');
@@ -324,7 +340,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'broken files: truncated, flipped footers, sizes over the limits, all ParquetErrors naming the file'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const good = await arrowFile(table(30), { rowGroupSize: 10, codec: 'SNAPPY' });
     const size = good.length;
     const footerLength = new DataView(good.buffer, good.byteOffset).getUint32(size - 8, true);
@@ -343,15 +359,15 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
       size - 5,
       size - 1,
     ]) {
-      const path = await writeTemp(dir, `cut-${cut}.parquet`, good.slice(0, cut));
+      const path = await put(`cut-${cut}.parquet`, good.slice(0, cut));
       await within(rejectsWith(openAndReadAll([path]), isParquetError(path, ['footer']), `cut at ${cut}`), 10_000, `cut at ${cut}`);
     }
     // A length word pointing outside the file, and one over the limit.
     const outside = good.slice();
     new DataView(outside.buffer).setUint32(size - 8, size + 10, true);
-    const outsidePath = await writeTemp(dir, 'outside.parquet', outside);
+    const outsidePath = await put('outside.parquet', outside);
     await rejectsWith(openAndReadAll([outsidePath]), isParquetError(outsidePath, ['footer']), 'a footer length outside the file');
-    const goodPath = await writeTemp(dir, 'good.parquet', good);
+    const goodPath = await put('good.parquet', good);
     await rejectsWith(
       openAndReadAll([goodPath], { maxFooterBytes: footerLength - 1 }),
       isParquetError(goodPath, ['limit']),
@@ -362,13 +378,13 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
     // Garbage over the footer's start (its thrift field headers) never parses.
     const garbage = good.slice();
     garbage.fill(0xff, size - 8 - footerLength, size - 8 - footerLength + 16);
-    const garbagePath = await writeTemp(dir, 'garbage.parquet', garbage);
+    const garbagePath = await put('garbage.parquet', garbage);
     await rejectsWith(openAndReadAll([garbagePath]), isParquetError(garbagePath, ['footer']), 'a garbled footer');
     // Any one byte of the footer flipped: a ParquetError or the right rows, never another error, never a hang.
     for (let at = size - 8 - footerLength; at < size - 8; at += 3) {
       const flipped = good.slice();
       flipped[at]! ^= 0xff;
-      const path = await writeTemp(dir, 'flipped.parquet', flipped);
+      const path = await put('flipped.parquet', flipped);
       await within(
         openAndReadAll([path]).catch((error: unknown) => check(isParquetError(path)(error), `flip at ${at}: ${String(error)}`)),
         10_000,
@@ -379,7 +395,7 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
     for (let at = 4; at < size - 8 - footerLength; at += 5) {
       const flipped = good.slice();
       flipped[at]! ^= 0x5a;
-      const path = await writeTemp(dir, 'flipped-data.parquet', flipped);
+      const path = await put('flipped-data.parquet', flipped);
       await within(
         openAndReadAll([path]).catch((error: unknown) => check(isParquetError(path)(error), `data flip at ${at}: ${String(error)}`)),
         10_000,
@@ -389,9 +405,9 @@ export const parquetScenarios = (serve: Serve, tempDir: () => Promise<string>): 
   },
 
   async 'a footer claiming more rows than its pages hold fails page, with the rows lost'() {
-    const dir = await tempDir();
+    const put = await placer(files);
     const good = await arrowFile(table(20), { rowGroupSize: 10, codec: 'UNCOMPRESSED', dictionary: false });
-    const path = await writeTemp(dir, 'more-rows.parquet', withGroupRows(good, 0, 10, 12));
+    const path = await put('more-rows.parquet', withGroupRows(good, 0, 10, 12));
     const dataset = await openParquetDataset([path]);
     try {
       check(dataset.rowGroups[0]!.rows === 12, `the footer says ${dataset.rowGroups[0]!.rows}`);
