@@ -2,7 +2,7 @@
 // with users: turning a source into labelled items, and their seeded, rank-sharded order per epoch.
 // This file is not in package.json's exports.
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
-export { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
+export { listOrder, listStartOf, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 export { gpuTarget } from './options.ts';
 export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
 export { checkShardResume, shardStreamOrder } from './shards.ts';

@@ -226,7 +226,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
     const pool = await starting;
     // A Parquet source holds its files open (footers read, HTTP sources): closed with the loader.
     const closeSource = async () => {
-      if (resolved.shards && 'dataset' in resolved.shards) await resolved.shards.dataset.close();
+      if (resolved.shards && 'dataset' in resolved.shards) await resolved.shards.close();
     };
     let batcher: ImageBatcher | undefined;
     try {

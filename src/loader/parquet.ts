@@ -13,6 +13,7 @@ import {
   type ColumnKind,
   type ParquetDataset,
   type ParquetInput,
+  type RowGroupData,
 } from '../parquet/index.ts';
 import { env } from '../runtime/index.ts';
 import { isParquetSource, ROW_DATA, type HubSource, type ParquetSource } from './parquet-source.ts';
@@ -26,6 +27,10 @@ export interface ParquetShards {
   /** Rows in each row group (for regroupShardStates' balance). */
   rows: readonly number[];
   reader: ShardSampleReader;
+  /** The shard stream's hint of the row group it reads next: read ahead, one row group at most. */
+  prefetch: (shard: string) => void;
+  /** Stops reads ahead and closes the files. */
+  close(): Promise<void>;
   /** Class names by label, from the ClassLabel metadata or the sorted string labels; [] without labels. */
   classes: readonly string[];
   /** The columns read, by role. */
@@ -96,13 +101,22 @@ export async function openParquetShards(
     const shards = dataset.rowGroups.map((g) => `${dataset.files[g.file]}#rowgroup=${g.group}`);
     const index = new Map(shards.map((name, i) => [name, i]));
     const member = role === 'image' ? ROW_DATA : ROW_TEXT;
+    const ahead = new ReadAhead((group, signal) => dataset.readRowGroup(group, columns, { signal }));
     const reader: ShardSampleReader = (shard, skip, signal) =>
-      readRows(dataset, index.get(shard), { shard, skip, signal, columns, labelIds, member });
+      readRows(dataset, index.get(shard), ahead, { shard, skip, signal, columns, labelIds, member });
     return {
       dataset,
       shards,
       rows: dataset.rowGroups.map((g) => g.rows),
       reader,
+      prefetch: (shard) => {
+        const group = index.get(shard);
+        if (group !== undefined) ahead.prefetch(group);
+      },
+      close: async () => {
+        ahead.close();
+        await dataset.close();
+      },
       classes,
       columns: { data, label },
       fingerprint: JSON.stringify({ files: dataset.files, columns, rowGroups: dataset.rowGroups.map((g) => g.rows) }),
@@ -127,9 +141,55 @@ function checkColumn(dataset: ParquetDataset, name: string, kinds: ColumnKind[],
 }
 
 /** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
+/**
+ * One row group read ahead of the one being consumed, so that its reading (a remote file's round
+ * trips) overlaps the rows before it. Memory: at most one more row group's columns. A hint that is
+ * not taken (a restore read other groups) is aborted when the next hint comes, and close() aborts all.
+ */
+class ReadAhead {
+  readonly #pending = new Map<number, { data: Promise<RowGroupData>; stop: AbortController }>();
+  #closed = false;
+
+  constructor(private readonly read: (group: number, signal: AbortSignal) => Promise<RowGroupData>) {}
+
+  prefetch(group: number): void {
+    if (this.#closed || this.#pending.has(group)) return;
+    for (const [other, entry] of this.#pending) {
+      entry.stop.abort();
+      this.#pending.delete(other);
+    }
+    const stop = new AbortController();
+    const data = this.read(group, stop.signal);
+    // Taken later, or dropped: either way its failure is not an unhandled rejection here.
+    data.catch(() => {});
+    this.#pending.set(group, { data, stop });
+  }
+
+  /** The row group, from the read ahead when there is one, else read now. */
+  take(group: number, signal: AbortSignal | undefined): Promise<RowGroupData> {
+    const entry = this.#pending.get(group);
+    if (entry) {
+      this.#pending.delete(group);
+      if (signal) {
+        if (signal.aborted) entry.stop.abort();
+        else signal.addEventListener('abort', () => entry.stop.abort(), { once: true });
+      }
+      return entry.data;
+    }
+    return this.read(group, signal ?? new AbortController().signal);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const entry of this.#pending.values()) entry.stop.abort();
+    this.#pending.clear();
+  }
+}
+
 async function* readRows(
   dataset: ParquetDataset,
   group: number | undefined,
+  ahead: ReadAhead,
   read: {
     shard: string;
     skip: number;
@@ -144,7 +204,7 @@ async function* readRows(
   const [dataColumn, labelColumn] = columns;
   if (group === undefined || ref === undefined || dataColumn === undefined)
     throw new SourceError('truncated', shard, `${shard}: not a row group of this dataset`);
-  const rows = await dataset.readRowGroup(group, columns, signal ? { signal } : {});
+  const rows = await ahead.take(group, signal);
   const values = rows.column(dataColumn);
   const labels = labelColumn === undefined ? undefined : rows.column(labelColumn);
   const file = dataset.files[ref.file] ?? shard;

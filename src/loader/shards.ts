@@ -123,7 +123,7 @@ export function shardStreamOrder(
     fetch: o.fetch,
     ...(o.rank === undefined ? {} : { rank: o.rank }),
     ...(o.worldSize === undefined ? {} : { worldSize: o.worldSize }),
-    ...(parquet ? { reader: parquet.reader } : {}),
+    ...(parquet ? { reader: parquet.reader, prefetch: parquet.prefetch } : {}),
   };
   let from: ShardStreamState | undefined;
   let stream: ShardStream | undefined;

@@ -105,13 +105,25 @@ export function startOf(state: LoaderState, order: PassOrder): { epoch: number; 
     if (typeof state.streamed !== 'number') throw new OptionError('loader options', 'resumeFrom', state, "a stream source's state");
     return { epoch: 0, offset: state.streamed, until: undefined };
   }
+  return listStartOf(state, order, 'loader options');
+}
+
+/**
+ * A list source's epoch and offset from a state's sampler, checked against this loader's order
+ * (the same source size, seed, shuffle and rank): loader() and videoLoader() (`where` names it).
+ */
+export function listStartOf(
+  state: { sampler?: SamplerState; until?: number },
+  order: PassOrder,
+  where: string,
+): { epoch: number; offset: number; until: number | undefined } {
   const s = state.sampler;
-  if (s === undefined) throw new OptionError('loader options', 'resumeFrom', state, "a list source's state");
+  if (s === undefined) throw new OptionError(where, 'resumeFrom', state, "a list source's state");
   const fresh = order.state(0, undefined).sampler;
   const differs = (['size', 'seed', 'shuffle', 'consumer', 'consumers'] as const).filter((k) => s[k] !== fresh?.[k]);
   if (differs.length > 0)
     throw new OptionError(
-      'loader options',
+      where,
       'resumeFrom',
       state,
       `the state of a loader over the same source and settings (differs in ${differs.map((k) => `${k}: ${s[k]} → ${fresh?.[k]}`).join(', ')})`,

@@ -39,6 +39,8 @@ export interface ShardStreamOptions extends PartitionOptions, WebDatasetOptions,
   open?: ShardOpener;
   /** Reads each shard's samples itself (a Parquet row group by byte ranges) instead of `open` + `format`. */
   reader?: ShardSampleReader;
+  /** Told the next shard this stream will read as it starts a shard, so it can be fetched meanwhile. */
+  prefetch?: (shard: string) => void;
   fetch?: FetchOptions;
   /** Keeps whole shards read to their end, so later epochs stream them from the cache. */
   cache?: ByteCache;
@@ -215,6 +217,8 @@ export class ShardStream implements AsyncIterable<ShardItem> {
       while (this.shard < pieces.length) {
         const piece = pieces[this.shard]!;
         const name = this.shards[piece[0]]!;
+        const next = pieces[this.shard + 1];
+        if (next && this.options.prefetch) this.options.prefetch(this.shards[next[0]]!);
         const start = firstWanted(piece, this.sample);
         const last = lastWanted(piece);
         let lost: ShardError | undefined;

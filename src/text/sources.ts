@@ -244,7 +244,7 @@ function shardText(
       throw new SourceError('truncated', key, `${key}: not in its shard any more (carried by a regroup)`);
     },
   });
-  return { order, tokens: format === 'tokens', items, carried, ...(parquet ? { close: () => parquet.dataset.close() } : {}) };
+  return { order, tokens: format === 'tokens', items, carried, ...(parquet ? { close: () => parquet.close() } : {}) };
 }
 
 export { startOf };

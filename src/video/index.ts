@@ -2,6 +2,7 @@
 // WebGPU: videoLoader(source, options), the clip samplers behind it, and the WebCodecs decoder.
 export { videoLoader, VideoLoader, VIDEO_EXTENSIONS, type VideoLoaderBatch, type VideoRoads } from './loader.ts';
 export type { VideoBackend, VideoLoaderOptions } from './options.ts';
+export type { VideoLoaderState } from './state.ts';
 export type { VideoDeviceBatch } from './gpu-clips.ts';
 export {
   sampleClips,

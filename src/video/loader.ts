@@ -7,17 +7,25 @@
 //     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
 //                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL)
 //     → the consumer's `for await`: VideoClipBatch (u8, wasm memory) or VideoDeviceBatch (f32, GPU)
+//
+// A `for await` runs `epochs` epochs and ends; the next one continues where it stopped (the next
+// epoch after a full pass, the consumer's clip after a `break`), or from setEpoch(n). The position
+// is (the video in the order, clips of it done with): a resumed pass samples that video again (the
+// same clips: their draws are seeded by (seed, epoch, key)) and skips those.
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
-import { listOrder, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
+import { listOrder, listStartOf, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
 import type { LoaderSource } from '../loader/index.ts';
 import { OptionError } from '../errors/index.ts';
+import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
+import { ClipPosition } from './position.ts';
 import { sampleClips } from './samplers.ts';
+import type { VideoLoaderState } from './state.ts';
 import { WebCodecsClipDecoder } from './webcodecs.ts';
 
 /** The file names a folder source keeps. */
@@ -30,6 +38,13 @@ export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPU
 export interface VideoRoads {
   webcodecs: number;
   wasm: number;
+}
+
+/** A video of the pass, numbered in its order (the position logs its clips under that number). */
+interface PassVideo {
+  key: string;
+  item: PassItem;
+  seq: number;
 }
 
 interface Opened {
@@ -54,7 +69,16 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   protected readonly loaderName = 'videoLoader';
   readonly #source: LoaderSource;
   readonly #o: VideoLoaderSettings;
+  /** Where the next pass starts (epoch, videos into it, clips of that video done), and where the current one stands. */
   #epoch = 0;
+  #offset = 0;
+  #clips = 0;
+  #startStep = 0;
+  /** The epoch the pass in progress (or interrupted) ends before; undefined between passes. */
+  #passEnd: number | undefined;
+  /** Whether `resumeFrom` has been applied (once, at the first pass). */
+  #resumed = false;
+  #position = new ClipPosition();
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
@@ -79,15 +103,39 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   }
 
   /**
-   * Starts the next pass at the beginning of `epoch`. A `for await` runs `epochs` epochs from the
-   * current one (0, or setEpoch's); the next goes on after them. A pass left early (`break`) starts
-   * its epoch over next time: the video loader keeps no position within an epoch (no
-   * `state()`/`resumeFrom` yet).
+   * Starts the next pass at the beginning of `epoch` (new shuffle, new clips and crops). A `for
+   * await` runs `epochs` epochs from where the last one stopped: the next epoch after a pass that
+   * ran to its end, the clip after the consumer's last batch after a `break`.
    */
   setEpoch(epoch: number): void {
     if (!Number.isInteger(epoch) || epoch < 0) throw new OptionError('videoLoader.setEpoch', 'epoch', epoch, 'a whole number');
     this.betweenPasses('setEpoch');
     this.#epoch = epoch;
+    this.#offset = 0;
+    this.#clips = 0;
+    this.#position = new ClipPosition();
+    const perEpoch = this.opened?.order.perEpoch;
+    this.#startStep = perEpoch === undefined ? 0 : epoch * perEpoch;
+    this.#passEnd = undefined;
+    this.#resumed = true; // an explicit epoch wins over resumeFrom
+  }
+
+  /**
+   * Where the consumer stands, as JSON (a batch in hand counts as taken): pass it as `resumeFrom`
+   * to a videoLoader over the same source and settings to continue with exactly the same batches.
+   */
+  state(): VideoLoaderState {
+    const order = this.opened?.order;
+    if (!order) throw new LoaderError('busy', 'videoLoader.state: the loader has not started yet (take a batch first)');
+    const { sampler, until } = order.state(this.#startStep + this.#position.videos, this.#passEnd);
+    if (!sampler) throw new LoaderError('busy', 'videoLoader.state: the order has no sampler');
+    return { kind: 'tandem.video', version: 1, sampler, clips: this.#position.clips, ...(until === undefined ? {} : { until }) };
+  }
+
+  /** The epoch the next clip belongs to. */
+  get epoch(): number {
+    const perEpoch = this.opened?.order.perEpoch;
+    return perEpoch ? Math.floor((this.#startStep + this.#position.videos) / perEpoch) : this.#epoch;
   }
 
   /** Batch buffers not back with the loader (0 once every batch is released). */
@@ -104,23 +152,58 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     if (r.ownPool) await r.pool.close();
   }
 
+  protected override batchTaken(batch: Releasable): void {
+    // Counted as the consumer takes it: a state() taken while it is in hand includes it.
+    this.#position.consumed(batch.keys ?? []);
+  }
+
   protected override passEnded(finished: boolean): void {
-    if (finished) this.#epoch += this.#o.epochs;
+    const perEpoch = this.opened?.order.perEpoch;
+    if (perEpoch === undefined) return;
+    // A pass that ran to its end is done with every clip, also failed ones after the last batch.
+    let step = this.#startStep + this.#position.videos;
+    let clips = this.#position.clips;
+    if (finished) {
+      step = (this.#passEnd ?? this.#epoch + this.#o.epochs) * perEpoch;
+      clips = 0;
+      this.#passEnd = undefined;
+    }
+    this.#startStep = step;
+    this.#clips = clips;
+    this.#position = new ClipPosition(clips);
+    if (perEpoch > 0) this.#epoch = Math.floor(step / perEpoch);
+    this.#offset = step - this.#epoch * perEpoch;
   }
 
   protected buildPass(r: Opened): Pipeline<Releasable> {
-    return this.#build(r);
+    const resumeFrom = this.#o.resumeFrom;
+    if (resumeFrom && !this.#resumed) {
+      const { epoch, offset, until } = listStartOf(resumeFrom, r.order, 'videoLoader options');
+      this.#epoch = epoch;
+      this.#offset = offset;
+      this.#clips = resumeFrom.clips;
+      this.#passEnd = until;
+    }
+    this.#resumed = true;
+    this.#startStep = this.#epoch * (r.order.perEpoch ?? 0) + this.#offset;
+    this.#position = new ClipPosition(this.#clips);
+    if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
+    return this.#build(r, this.#passEnd);
   }
 
-  #build(r: Opened): Pipeline<Releasable> {
+  #build(r: Opened, passEnd: number): Pipeline<Releasable> {
     const o = this.#o;
-    const items = r.order.items(this.#epoch, 0, o.epochs, () => {});
+    const position = this.#position;
+    // The first video of a resumed pass gives only the clips after those done with.
+    const skip = this.#clips;
+    const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, () => {}) as Iterable<PassItem>;
     // The key rides at the top of each stage's item: a failure is reported under it.
-    const read = async (item: PassItem) => ({ key: item.key, item, bytes: await item.read() });
-    const sample = async ({ item, bytes }: { item: PassItem; bytes: Uint8Array }) => this.#sample(r, item, bytes);
+    const read = async (v: PassVideo) => ({ key: v.key, item: v.item, seq: v.seq, bytes: await v.item.read() });
+    const sample = async ({ item, seq, bytes }: { item: PassItem; seq: number; bytes: Uint8Array }) =>
+      this.#sample(r, item, bytes, position, seq, seq === 0 ? skip : 0);
     const batcher = r.batcher;
     const decoded = new PipelineBuilder()
-      .addSource(items)
+      .addSource(numbered(items, position))
       .pipe(read, { name: 'read', concurrency: o.readConcurrency })
       .pipe(sample, { name: 'sample', concurrency: r.pool.maxInFlight })
       .disaggregate({ name: 'clips' });
@@ -131,8 +214,12 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }
 
-  /** One video's clips: its timeline (and packets, for WebCodecs) from the demuxer, then the sampler's draw. */
-  async #sample(r: Opened, item: PassItem, bytes: Uint8Array): Promise<ClipJob[]> {
+  /**
+   * One video's clips: its timeline (and packets, for WebCodecs) from the demuxer, then the
+   * sampler's draw; their keys are logged in `position` under the video's number `seq`, and the
+   * first `skip` clips (done with before a resume) are left out.
+   */
+  async #sample(r: Opened, item: PassItem, bytes: Uint8Array, position: ClipPosition, seq: number, skip: number): Promise<ClipJob[]> {
     const o = this.#o;
     const wantPackets = r.webcodecs !== undefined;
     const video = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
@@ -143,15 +230,18 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const draw = { seed: o.seed, epoch: item.epoch, key: item.key };
     const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
     const many = clips.length > 1;
-    return clips.map((clip) => {
+    const keys = clips.map((clip) => (many ? `${item.key}#${clip.clipIndex}` : item.key));
+    position.sampled(seq, keys);
+    const jobs: ClipJob[] = [];
+    for (const clip of skip > 0 ? clips.slice(skip) : clips) {
       const random =
         o.transform === 'random-crop'
           ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, { ...draw, clip: clip.clipIndex })
           : undefined;
       if (demuxed) this.#roads.webcodecs++;
       else this.#roads.wasm++;
-      return {
-        key: many ? `${item.key}#${clip.clipIndex}` : item.key,
+      jobs.push({
+        key: keys[clip.clipIndex] ?? item.key,
         label: item.label,
         bytes,
         clip,
@@ -159,8 +249,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         demuxed,
         flip: random?.flip ?? false,
         ...(random ? { crop: random.crop } : {}),
-      };
-    });
+      });
+    }
+    return jobs;
   }
 
   protected async openResources(): Promise<Opened> {
@@ -206,6 +297,11 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       throw error;
     }
   }
+}
+
+/** The pass's videos, numbered in order as the position logs them. */
+function* numbered(items: Iterable<PassItem>, position: ClipPosition): Generator<PassVideo> {
+  for (const item of items) yield { key: item.key, item, seq: position.yielded() };
 }
 
 function unsupported(video: DemuxedVideo): Error {

@@ -5,6 +5,7 @@ import type { GpuContext } from '../gpu/index.ts';
 import { checkCommonOptions, COMMON_OPTIONS, gpuTarget, type CommonLoaderOptions, type CommonLoaderSettings } from '../loader/internal.ts';
 import { hardwareConcurrency } from '../runtime/index.ts';
 import type { ClipSampler, PastEndPolicy } from './samplers.ts';
+import { stateMismatch, type VideoLoaderState } from './state.ts';
 
 /** Which decoder a clip goes through: WebCodecs where the browser takes the file, else the wasm threads. */
 export type VideoBackend = 'auto' | 'wasm' | 'webcodecs';
@@ -42,6 +43,8 @@ export interface VideoLoaderOptions extends CommonLoaderOptions {
   pool?: DecodePool;
   /** Decode limits for every video. */
   decode?: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
+  /** Continue where a loader over the same source and settings stood: its `state()` (docs/loader.md). */
+  resumeFrom?: VideoLoaderState;
 }
 
 export interface VideoLoaderSettings extends CommonLoaderSettings {
@@ -63,6 +66,7 @@ export interface VideoLoaderSettings extends CommonLoaderSettings {
   threads: number;
   pool: DecodePool | undefined;
   decode: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
+  resumeFrom: VideoLoaderState | undefined;
 }
 
 const KNOWN = [
@@ -83,6 +87,7 @@ const KNOWN = [
   'threads',
   'pool',
   'decode',
+  'resumeFrom',
 ] as const;
 
 const IMAGENET_MEAN = [0.485, 0.456, 0.406],
@@ -112,6 +117,9 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
   d.optionalInteger('maxPixels', 1);
   if (d.raw('maxDurationSeconds') !== undefined) d.number('maxDurationSeconds', 0, 0);
   d.optionalInteger('timeLimitMs', 0);
+  const resumeFrom = o.raw('resumeFrom');
+  const mismatch = resumeFrom === undefined ? undefined : stateMismatch(resumeFrom);
+  if (mismatch) o.fail('resumeFrom', mismatch);
   return {
     ...common,
     frames,
@@ -132,6 +140,7 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
     threads: o.integer('threads', hardwareConcurrency(), 1, 256),
     pool: pool as DecodePool | undefined,
     decode: decode as VideoLoaderSettings['decode'],
+    resumeFrom: resumeFrom as VideoLoaderState | undefined,
   };
 }
 

@@ -12,7 +12,9 @@ export const serveOnNode: Serve = async (handler) => {
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
     void (async () => {
-      const response = await handler(new Request(`http://127.0.0.1${req.url ?? '/'}`, { headers, signal: aborted.signal }));
+      const response = await handler(
+        new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method, headers, signal: aborted.signal }),
+      );
       if (res.destroyed) return;
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.flushHeaders(); // a body cut at 0 bytes is then a dropped body, not a failed request

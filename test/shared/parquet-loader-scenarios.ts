@@ -10,6 +10,7 @@ import type { DecodePool } from '../../src/decode/index.ts';
 import { OptionError } from '../../src/errors/index.ts';
 import type { ImageBatch } from '../../src/decode/index.ts';
 import { type Loader, loader, type LoaderState } from '../../src/loader/index.ts';
+import { loadParquetShards } from '../../src/loader/internal.ts';
 import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
 import { textLoader, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
@@ -215,6 +216,47 @@ export const parquetLoaderScenarios = (
         (e) => (e as { code?: string }).code === 'not-found',
         'a dataset the Hub does not have is not-found',
       );
+    } finally {
+      await served.close();
+    }
+  },
+
+  async 'the row group the shard stream reads next is read ahead (one at most), and close() stops it'() {
+    if (!serve) throw new Error('this tier serves no HTTP');
+    const served = await serveMockHub(serve);
+    try {
+      served.hub.repos.set('owner/ahead', {
+        revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': hubImageFile(imageRows(12), 3) } },
+      });
+      const open = await loadParquetShards();
+      const parquet = await open({ hf: 'owner/ahead', split: 'train', endpoint: served.endpoint }, 'image', {}, 'test');
+      const requests = () => [...served.hub.served].reduce((n, [key, c]) => n + (key.startsWith('owner/ahead') ? c.requests : 0), 0);
+      try {
+        const [first, second, third] = parquet.shards;
+        check(first && second && third && parquet.shards.length === 4, `4 row groups (${parquet.shards.length})`);
+        for await (const _ of parquet.reader(first, 0, undefined)) break;
+        const before = requests();
+        parquet.prefetch(second);
+        parquet.prefetch(second); // the same hint twice reads it once
+        let after = requests();
+        for (let i = 0; i < 100 && after === before; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          after = requests();
+        }
+        check(after > before, 'the hinted row group is being read before the stream asks for it');
+        const settled = after;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const rows: string[] = [];
+        for await (const item of parquet.reader(second, 0, undefined)) rows.push(item.key);
+        assertEqual(rows, ['3', '4', '5'], 'the read-ahead row group gives its rows');
+        check(
+          requests() === requests() && requests() <= settled + 0,
+          `taken from the read ahead, not read again (${requests()} requests, ${settled} when read ahead)`,
+        );
+        parquet.prefetch(third);
+      } finally {
+        await parquet.close();
+      }
     } finally {
       await served.close();
     }

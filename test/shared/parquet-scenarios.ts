@@ -119,9 +119,9 @@ async function openAndReadAll(inputs: (string | Blob)[], options: Parameters<typ
 
 const FAST = { retries: 1, backoffMs: 10, timeoutMs: 5000 };
 
-export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<string, () => Promise<void>> => ({
+export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<string, () => Promise<void>> => ({
   async 'the row-group table spans files from both writers, footers read once'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const a = table(10);
     const b = table(7, 10);
     const first = await put('a.parquet', hyparquetFile(a, { rowGroupSize: 4 }));
@@ -182,7 +182,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'every compression codec reads back, from both writers'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const t = table(23);
     const files: Array<[string, Uint8Array]> = [
       ['hy-snappy', hyparquetFile(t, { rowGroupSize: 10 })],
@@ -202,7 +202,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'data pages v1 and v2, dictionary and plain encodings'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const t = table(40);
     for (const pageVersion of [1, 2] as const) {
       for (const dictionary of [true, false]) {
@@ -227,7 +227,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'binary columns stay Uint8Array, from a path, a File and a Blob'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const t = table(12);
     const bytes = await arrowFile(t, { rowGroupSize: 5 });
     const path = await put('blobs.parquet', bytes);
@@ -254,7 +254,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'an Image struct column gives each row its bytes, and ClassLabel names come from the metadata'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const t = images(9, 300);
     const fromArrow = await put('arrow-images.parquet', await arrowImageFile(t, { rowGroupSize: 4, metadata: IMAGE_FEATURES }));
     const fromHy = await put('hy-images.parquet', hyparquetImageFile(t, 4));
@@ -314,7 +314,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'integers beyond 2^53, missing columns and unread types fail column, naming the file'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const big = new Uint8Array(
       parquetWriteBuffer({
         columnData: [
@@ -340,7 +340,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'broken files: truncated, flipped footers, sizes over the limits, all ParquetErrors naming the file'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const good = await arrowFile(table(30), { rowGroupSize: 10, codec: 'SNAPPY' });
     const size = good.length;
     const footerLength = new DataView(good.buffer, good.byteOffset).getUint32(size - 8, true);
@@ -405,7 +405,7 @@ export const parquetScenarios = (serve: Serve, files: ParquetFiles): Record<stri
   },
 
   async 'a footer claiming more rows than its pages hold fails page, with the rows lost'() {
-    const put = await placer(files);
+    const put = await placer(placing);
     const good = await arrowFile(table(20), { rowGroupSize: 10, codec: 'UNCOMPRESSED', dictionary: false });
     const path = await put('more-rows.parquet', withGroupRows(good, 0, 10, 12));
     const dataset = await openParquetDataset([path]);
