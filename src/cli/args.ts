@@ -18,6 +18,9 @@ export const COMMAND_OPTIONS: Record<string, Record<string, Kind>> = {
   train: {
     data: 'string',
     shards: 'string',
+    parquet: 'string',
+    hf: 'string',
+    split: 'string',
     images: 'string',
     epochs: 'string',
     batch: 'string',

@@ -22,13 +22,16 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
   shards  write an ImageNet-style folder as WebDataset tar shards`,
-  train: `usage: tandem train [--data DIR | --shards DIR|URL] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE] [--weights FILE] [--save-weights FILE] [--progress bar|lines] [--verbose]
+  train: `usage: tandem train [--data DIR | --shards DIR|URL | --parquet FILES | --hf NAME [--split S]] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE] [--weights FILE] [--save-weights FILE] [--progress bar|lines] [--verbose]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
   labelled dataset of N 500×375 JPEGs (cached). Holds out every 5th image for validation.
   --shards streams WebDataset tar shards written by \`tandem shards\` (a directory or URL with
   shards.json; local files or HTTP), shuffled through a 256-sample buffer and split across
-  $RANK/$WORLD_SIZE, without a held-out split.
+  $RANK/$WORLD_SIZE, without a held-out split. --parquet a.parquet,b.parquet (paths or URLs) and
+  --hf owner/name --split train (a Hugging Face Hub dataset's Parquet conversion; $HF_ENDPOINT and
+  $HF_TOKEN apply) stream Parquet rows the same way, row group by row group: an Image column
+  (the Hub's { bytes, path } struct or binary) and a ClassLabel or string label column.
   Decodes on wasm threads to 32×32, uploads batches into a GPU ring, normalises them in WGSL
   (with --augment: random resized crop, flip and jitter too) and trains the tiny ViT preset
   with AdamW (defaults: 8192 images, 6 epochs, batch 32, lr 2.5e-3). On a terminal a live
@@ -138,6 +141,13 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   o.lr = numberFlag(flags, 'lr', o.lr, false);
   o.data = flags.get('data');
   o.shards = flags.get('shards');
+  const parquet = flags.get('parquet');
+  if (parquet !== undefined) o.parquet = parquet.split(',').filter((p) => p !== '');
+  const hf = flags.get('hf');
+  if (hf !== undefined) o.hf = { name: hf, split: flags.get('split') ?? 'train' };
+  else if (flags.has('split')) throw new UsageError('--split goes with --hf (a Hub dataset)');
+  const sources = ['data', 'shards', 'parquet', 'hf'].filter((f) => flags.has(f));
+  if (sources.length > 1) throw new UsageError(`--${sources.join(', --')}: one data source at a time`);
   o.checkpoint = flags.get('checkpoint');
   if (flags.has('checkpoint-every')) o.checkpointEvery = numberFlag(flags, 'checkpoint-every', 1);
   o.resume = flags.get('resume');

@@ -3,10 +3,13 @@
 // reports (JSON and a self-contained HTML page) written by main.ts.
 import { formatStats } from '../pipeline/index.ts';
 import { env, readFile, writeFileAtomic } from '../runtime/index.ts';
+import { loadParquetShards, type ParquetShards } from '../loader/internal.ts';
 import {
   decodeTrainingCheckpoint,
   defaultTrainingOptions,
+  parquetData,
   runTraining,
+  type LabelledData,
   type EpochEvent,
   type StepEvent,
   type TrainingEvent,
@@ -25,6 +28,10 @@ export interface TrainOptions extends Pick<TrainingOptions, 'epochs' | 'batchSiz
   data?: string;
   /** Directory or URL of tar shards with a shards.json (written by `tandem shards`), streamed. */
   shards?: string;
+  /** Parquet files (paths or URLs) with an Image column and a label column, streamed by row group. */
+  parquet?: readonly string[];
+  /** A Hub dataset, `owner/name` with its split ($HF_ENDPOINT and $HF_TOKEN apply), streamed by row group. */
+  hf?: { name: string; split: string };
   /** How many images to generate when no data is given. */
   images: number;
   /**
@@ -53,7 +60,31 @@ export function defaultTrainOptions(log: (line: string) => void): TrainOptions {
 }
 
 export async function runTrain(o: TrainOptions): Promise<TrainReport> {
-  const data = o.shards ? await shardsData(o.shards) : await folderData(await resolveDataFolder(o.data, o.images, o.log));
+  const parquet = o.parquet || o.hf ? await openParquetTraining(o) : undefined;
+  try {
+    return await trainOn(o, parquet ? parquetData(parquet) : undefined);
+  } finally {
+    await parquet?.close();
+  }
+}
+
+async function openParquetTraining(o: TrainOptions): Promise<ParquetShards> {
+  const open = await loadParquetShards();
+  const source = o.hf ? { hf: o.hf.name, split: o.hf.split } : { parquet: o.parquet ?? [] };
+  const parquet = await open(source, 'image', {}, 'tandem train');
+  o.log(
+    `parquet: ${parquet.shards.length} row groups, ${parquet.rows.reduce((a, b) => a + b, 0)} rows, columns ${parquet.columns.data} and ${parquet.columns.label ?? '(no label)'}`,
+  );
+  return parquet;
+}
+
+async function trainOn(o: TrainOptions, streamed: LabelledData | undefined): Promise<TrainReport> {
+  const where = o.hf ? `${o.hf.name} (${o.hf.split})` : (o.parquet ?? []).join(', ');
+  const data = streamed
+    ? { ...streamed, root: where }
+    : o.shards
+      ? await shardsData(o.shards)
+      : await folderData(await resolveDataFolder(o.data, o.images, o.log));
   const start = o.weights ? await startingWeights(o.weights, data.classes.length, o.seed, o.log) : undefined;
   const resume = o.resume ? await readArgumentFile('--resume', o.resume) : undefined;
   // A resumed run is the checkpoint's model, whatever it started from.

@@ -5,7 +5,7 @@ export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSou
 export { listOrder, listStartOf, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 export { gpuTarget } from './options.ts';
 export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
-export { checkShardResume, shardStreamOrder } from './shards.ts';
+export { checkShardResume, PARQUET_LAYOUT, parquetStreamOptions, shardStreamOrder } from './shards.ts';
 export { LoaderShell, type Releasable } from './shell.ts';
 export type { ParquetShards } from './parquet.ts';
 export { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';

@@ -30,6 +30,12 @@ export interface SampleLayout {
 
 const TAR_LAYOUT: SampleLayout = { keyOf: (shard, key) => `${shard}#${key}`, members: IMAGE_EXTENSIONS };
 
+/** A Parquet row group's rows: keyed `file#row`, the image in the row's data member. */
+export const PARQUET_LAYOUT: SampleLayout = {
+  keyOf: (shard, key) => `${shard.slice(0, shard.lastIndexOf('#rowgroup='))}#${key}`,
+  members: [ROW_DATA],
+};
+
 /** A sample of a shard item stream as a labelled source; a lost sample is one whose read() rejects with why. */
 export async function* shardSamples(
   stream: AsyncIterable<ShardItem>,
@@ -123,7 +129,7 @@ export function shardStreamOrder(
     fetch: o.fetch,
     ...(o.rank === undefined ? {} : { rank: o.rank }),
     ...(o.worldSize === undefined ? {} : { worldSize: o.worldSize }),
-    ...(parquet ? { reader: parquet.reader, prefetch: parquet.prefetch } : {}),
+    ...parquetStreamOptions(parquet),
   };
   let from: ShardStreamState | undefined;
   let stream: ShardStream | undefined;
@@ -185,10 +191,7 @@ export function shardOrder(
     o,
     { loader: 'loader', regroup: 'regroupShardStates' },
   );
-  const layout: SampleLayout | undefined = parquet && {
-    keyOf: (shard, key) => `${shard.slice(0, shard.lastIndexOf('#rowgroup='))}#${key}`,
-    members: [ROW_DATA],
-  };
+  const layout = parquet ? PARQUET_LAYOUT : undefined;
   return {
     ...order,
     resume: order.resume,
@@ -200,4 +203,9 @@ export function shardOrder(
       }
     },
   };
+}
+
+/** What a shard stream over a Parquet source's row groups needs: its reader and its read-ahead hint. */
+export function parquetStreamOptions(parquet: ParquetShards | undefined): Pick<ShardStreamOptions, 'reader' | 'prefetch'> {
+  return parquet ? { reader: parquet.reader, prefetch: parquet.prefetch } : {};
 }

@@ -34,6 +34,6 @@ export {
   type PositionedStream,
   type StreamSource,
 } from './sources.ts';
-export { shardData, type ShardDataOptions } from './shards.ts';
+export { parquetData, shardData, type ShardDataOptions } from './shards.ts';
 export { toRgba } from './preview.ts';
 export { TrainingError } from './errors.ts';

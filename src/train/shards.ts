@@ -3,6 +3,7 @@
 // ShardStream. The session sees one byte source per sample and never holds the dataset.
 import { CheckpointError, keysHash } from './checkpoint.ts';
 import { shardSamples } from '../loader/index.ts';
+import { PARQUET_LAYOUT, parquetStreamOptions, type ParquetShards } from '../loader/internal.ts';
 import { TrainingError } from './errors.ts';
 import { resolvePartition, ShardStream, type ShardManifest, type ShardStreamOptions, type ShardStreamState } from '../sources/index.ts';
 import type { LabelledSource, LabelledData, PositionedStream } from './sources.ts';
@@ -32,6 +33,26 @@ export function shardData(manifest: ShardManifest, base: string, options: ShardD
     return Object.assign(shardSamples(stream), { stateAfter: (n: number) => stream.stateAt(n) });
   };
   return { train: [], held, classes: manifest.classes, stream: { count, dataKey, open } };
+}
+
+/**
+ * Training data streamed from a Parquet or Hub source's row groups (loader/parquet.ts opened them):
+ * the same shard stream, each row group a shard, rows keyed `file#row`. `close` the returned
+ * `parquet` when training ends.
+ */
+export function parquetData(parquet: ParquetShards, options: ShardDataOptions = {}): LabelledData {
+  const { held = [], ...rest } = options;
+  const streamOptions: ShardStreamOptions = { ...rest, ...parquetStreamOptions(parquet) };
+  const rowsOf = new Map(parquet.shards.map((name, i) => [name, parquet.rows[i] ?? 0]));
+  const probe = new ShardStream(parquet.shards, { ...streamOptions, epochs: 1 });
+  const count = probe.shardsFor(0).reduce((sum, shard) => sum + (rowsOf.get(shard) ?? 0), 0);
+  const open = (seed: number, epochs: number, from?: unknown): PositionedStream => {
+    const defaults = { bufferSize: parquet.shuffleBuffer ?? 256, ...streamOptions, epochs };
+    const stream =
+      from === undefined ? new ShardStream(parquet.shards, { ...defaults, seed }) : resumeStream(parquet.shards, from, seed, defaults);
+    return Object.assign(shardSamples(stream, PARQUET_LAYOUT), { stateAfter: (n: number) => stream.stateAt(n) });
+  };
+  return { train: [], held, classes: parquet.classes, stream: { count, dataKey: keysHash([parquet.fingerprint]), open } };
 }
 
 /** A stream continuing from a saved position, which must be this rank's of the same shards and seed. */

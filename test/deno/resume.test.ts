@@ -22,3 +22,13 @@ Deno.test(`streamed shards in Deno: SIGKILL at ${shardKills} random moments, eac
     `[resume] Deno, streamed shards: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
   );
 });
+
+const parquetKills = Math.max(3, Number(Deno.env.get('TANDEM_PARQUET_KILL_RUNS')) || 0);
+
+Deno.test(`Parquet row groups in Deno: SIGKILL at ${parquetKills} random moments, each resumed over uneven row groups: every key once, the same final weights`, async () => {
+  const r = await killedRunsResumeExactly({ command: Deno.execPath(), args: ['run', '-A'] }, parquetKills, 5, 'parquet');
+  if (r.kills < 3) throw new Error(`${r.kills} kills, at least 3 expected`);
+  console.log(
+    `[resume] Deno, Parquet: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

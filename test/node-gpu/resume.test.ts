@@ -26,3 +26,15 @@ it(`streamed shards: SIGKILL at ${shardKills} random moments, each resumed from 
     `[resume] Node, streamed shards: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
   );
 });
+
+const parquetKills = Math.max(3, Number(process.env.TANDEM_PARQUET_KILL_RUNS) || 0);
+
+it(`Parquet row groups: SIGKILL at ${parquetKills} random moments, each resumed from the stream's position and buffer over uneven row groups: every key once, the same final weights`, {
+  timeout: 900_000,
+}, async () => {
+  const r = await killedRunsResumeExactly({ command: process.execPath, args: [] }, parquetKills, 4, 'parquet');
+  expect(r.kills).toBeGreaterThanOrEqual(3);
+  console.log(
+    `[resume] Node, Parquet: ${r.kills} kills resumed at steps ${r.resumedAt.join(', ')}; an uninterrupted run takes ${r.uninterruptedSeconds.toFixed(1)} s`,
+  );
+});

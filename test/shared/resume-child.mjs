@@ -1,10 +1,10 @@
 // One short training run for the kill tests (test/shared/resume-scenarios.ts), through `tandem
 // train`'s own code (runTrain, src/cli/train.ts): its atomic checkpoint writer and its --resume.
-//   node test/shared/resume-child.mjs DIR fresh|resume EVERY files|shards DATA   (deno run -A ... the same)
+//   node test/shared/resume-child.mjs DIR fresh|resume EVERY files|shards|parquet DATA   (deno run -A ... the same)
 // Node runs the built package (dist/, which the scenario rebuilds when src/ has changed); Deno runs
 // the TypeScript sources themselves, so neither can train on stale code.
 // Trains the tiny ViT for 2 epochs in batches of 8, augmented, seed 5, on the image folder DATA
-// (every 5th image held out) or the tar shards in DATA (shards.json), with a checkpoint at DIR/run.ckpt
+// (every 5th image held out), the tar shards in DATA (shards.json) or the Parquet files DATA (a,b), with a checkpoint at DIR/run.ckpt
 // every EVERY steps and at the end. It appends to DIR/keys.log with synchronous writes: "run MODE"
 // first, "resume STEP" when Tandem says it resumed, each step's keys ("step key key ..."), "done
 // STEPS FAILURES" at the end, or "error NAME CODE message" when the run throws. The final weights
@@ -19,7 +19,7 @@ const log = (line) => appendFileSync(`${dir}/keys.log`, `${line}\n`);
 log(`run ${mode}`);
 try {
   const report = await runTrain({
-    ...(kind === 'shards' ? { shards: data } : { data }),
+    ...(kind === 'shards' ? { shards: data } : kind === 'parquet' ? { parquet: data.split(',') } : { data }),
     images: 0,
     epochs: 2,
     batchSize: 8,

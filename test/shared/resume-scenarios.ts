@@ -19,7 +19,7 @@
 // Node's child runs dist/, rebuilt here when src/ has changed; Deno's runs src/ itself.
 // Runtime-neutral through node:child_process and node:fs, which Deno provides.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -27,6 +27,7 @@ import { Rng } from '../../src/random/index.ts';
 import { writeFolderShards } from '../../src/sources/index.ts';
 import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
+import { hubImageFile } from './parquet-loader-scenarios.ts';
 
 /** How to start the child script: the runtime's executable and its arguments before the script. */
 export interface ChildRuntime {
@@ -100,7 +101,7 @@ function runChild(
   dir: string,
   mode: 'fresh' | 'resume',
   every: number,
-  data: { kind: 'files' | 'shards'; path: string },
+  data: { kind: 'files' | 'shards' | 'parquet'; path: string },
   kill?: Kill,
   env: Record<string, string> = {},
 ): Promise<ChildExit> {
@@ -158,15 +159,32 @@ export interface KillReport {
   uninterruptedSeconds: number;
 }
 
-/** 64 generated JPEGs in class folders, and with `shards` also written as 8 tar shards of 8. */
-async function writeTestData(root: string, shards: boolean): Promise<string> {
+/**
+ * 64 generated JPEGs in class folders; with 'shards' also written as 8 tar shards of 8, with
+ * 'parquet' as two Hub-shaped Parquet files (an Image struct and a ClassLabel) of 40 and 24 rows in
+ * uneven row groups (7 and 5 rows), given as `a,b`.
+ */
+async function writeTestData(root: string, kind: 'files' | 'shards' | 'parquet'): Promise<string> {
   const images = join(root, 'images');
   for (let i = 0; i < 64; i++) {
     const s = renderSample(3, i, { width: 64, height: 48, classes: 4 });
     mkdirSync(join(images, s.className), { recursive: true });
     writeFileSync(join(images, s.className, `${String(i).padStart(3, '0')}.jpg`), encodeJpeg(s.rgb, s.width, s.height, { quality: 90 }));
   }
-  if (!shards) return images;
+  if (kind === 'files') return images;
+  if (kind === 'parquet') {
+    const rows = { bytes: [] as Uint8Array[], labels: [] as number[] };
+    for (const [label, name] of readdirSync(images).sort().entries())
+      for (const file of readdirSync(join(images, name)).sort()) {
+        rows.bytes.push(readFileSync(join(images, name, file)));
+        rows.labels.push(label);
+      }
+    const a = join(root, 'a.parquet');
+    const b = join(root, 'b.parquet');
+    writeFileSync(a, hubImageFile({ bytes: rows.bytes.slice(0, 40), labels: rows.labels.slice(0, 40) }, 7));
+    writeFileSync(b, hubImageFile({ bytes: rows.bytes.slice(40), labels: rows.labels.slice(40) }, 5));
+    return `${a},${b}`;
+  }
   const out = join(root, 'shards');
   await writeFolderShards(images, { out, perShard: 8, seed: 1 });
   return out;
@@ -181,14 +199,14 @@ export async function killedRunsResumeExactly(
   runtime: ChildRuntime,
   kills: number,
   seed = 1,
-  kind: 'files' | 'shards' = 'files',
+  kind: 'files' | 'shards' | 'parquet' = 'files',
 ): Promise<KillReport> {
   const rebuilt = ensureBuilt();
   const root = mkdtempSync(join(tmpdir(), 'tandem-resume-'));
   try {
-    const data = { kind, path: await writeTestData(root, kind === 'shards') };
-    // Files: 52 training keys after the held-out split; shards: all 64, nothing held out.
-    const perEpoch = kind === 'shards' ? 64 : 52;
+    const data = { kind, path: await writeTestData(root, kind) };
+    // Files: 52 training keys after the held-out split; shards and Parquet: all 64, nothing held out.
+    const perEpoch = kind === 'files' ? 52 : 64;
     const last = Math.ceil((perEpoch * 2) / 8);
     const reference = join(root, 'reference');
     const t0 = performance.now();
