@@ -49,6 +49,16 @@ export const COMMAND_OPTIONS: Record<string, Record<string, Kind>> = {
   bench: { data: 'string', images: 'string', epochs: 'string', batch: 'string', size: 'string', threads: 'string' },
   smoke: { data: 'string', images: 'string', epochs: 'string', batch: 'string', size: 'string', threads: 'string' },
   profile: { data: 'string', images: 'string', batch: 'string', size: 'string', threads: 'string', concurrency: 'string' },
+  parquet: {
+    data: 'string',
+    out: 'string',
+    text: 'boolean',
+    'rows-per-group': 'string',
+    'rows-per-file': 'string',
+    compression: 'string',
+    config: 'string',
+    split: 'string',
+  },
   shards: {
     data: 'string',
     out: 'string',

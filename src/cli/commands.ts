@@ -6,6 +6,7 @@ import { listImageFolder } from '../sources/index.ts';
 import { folderFlag, numberFlag, parseCommandLine, UsageError } from './args.ts';
 import { runProfile } from './profile.ts';
 import { reportHtml } from './report-html.ts';
+import { PARQUET_HELP, runParquet } from './parquet.ts';
 import { runShards, SHARDS_HELP } from './shards.ts';
 import { defaultSmokeOptions, runSmoke } from './smoke.ts';
 import { openTerminal } from './terminal.ts';
@@ -21,7 +22,8 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
           (--text, --tokens, --generated: the tiny GPT from text through the text loader)
   bench   the loader alone: read, decode on wasm threads, batch, upload, normalise; images/s
   profile each loader stage alone at several concurrencies, then the whole loader
-  shards  write an ImageNet-style folder as WebDataset tar shards`,
+  shards  write an ImageNet-style folder as WebDataset tar shards
+  parquet write an ImageNet-style folder (or text files) as Hub-shaped Parquet shards`,
   train: `usage: tandem train [--data DIR | --shards DIR|URL | --parquet FILES | --hf NAME [--split S]] [--images N] [--epochs N] [--batch N] [--threads N] [--seed N] [--lr X] [--augment | --no-augment] [--report FILE] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE] [--weights FILE] [--save-weights FILE] [--progress bar|lines] [--verbose]
 
   Reads an ImageNet-style folder (one subfolder per class) or, without --data, a generated
@@ -48,6 +50,7 @@ usage: tandem <command> [options]      (tandem <command> --help for its options)
 
 ${TEXT_TRAIN_HELP}`,
   shards: SHARDS_HELP,
+  parquet: PARQUET_HELP,
   profile: `usage: tandem profile [--data DIR] [--images N] [--batch N] [--size PX] [--threads N] [--concurrency 1,2,4]
 
   Runs each loader stage alone over a sample of N images (default 256) — read, decode (+ batch
@@ -86,10 +89,12 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
   const name = command === 'smoke' ? 'bench' : command;
   if (!(name in HELP) || name === '') {
     if (name === '' && flags.has('help')) return (console.log(HELP['']), 0);
-    throw new UsageError(`unknown command ${JSON.stringify(command || argv[0])}; commands: train, bench, profile, shards (tandem --help)`);
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command || argv[0])}; commands: train, bench, profile, shards, parquet (tandem --help)`,
+    );
   }
   if (flags.has('help')) return (console.log(HELP[name]), 0);
-  if (flags.has('data') && name !== 'shards') await classFolderFlag(flags);
+  if (flags.has('data') && name !== 'shards' && name !== 'parquet') await classFolderFlag(flags);
   if (name === 'bench') {
     const o = defaultSmokeOptions(log);
     o.images = numberFlag(flags, 'images', o.images);
@@ -105,6 +110,7 @@ export async function runCommand(argv: readonly string[], log: (line: string) =>
     return r.images > 0 ? 0 : 1;
   }
   if (name === 'shards') return runShards(flags, log);
+  if (name === 'parquet') return runParquet(flags, log);
   if (name === 'profile') {
     const concurrencies = (flags.get('concurrency') ?? '1,2,4').split(',').map(Number);
     if (!concurrencies.every((c) => Number.isInteger(c) && c > 0))

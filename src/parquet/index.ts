@@ -21,3 +21,4 @@ export {
   type HubOptions,
 } from './hub.ts';
 export { classLabelNames, hubFeatures, type HubFeature } from './features.ts';
+export { writeParquet, type ParquetCompression, type ParquetRow, type WriteParquetOptions, type WrittenParquet } from './write.ts';

@@ -78,13 +78,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   #passEnd: number | undefined;
   /** Whether `resumeFrom` has been applied (once, at the first pass). */
   #resumed = false;
-  #position = new ClipPosition();
+  #position: ClipPosition;
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
     super(settings.signal);
     this.#source = source;
     this.#o = settings;
+    this.#position = new ClipPosition(settings.batchSize);
   }
 
   /** Clips per batch, frames per clip, frame height and width, channels. */
@@ -113,7 +114,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     this.#epoch = epoch;
     this.#offset = 0;
     this.#clips = 0;
-    this.#position = new ClipPosition();
+    this.#position = new ClipPosition(this.#o.batchSize);
     const perEpoch = this.opened?.order.perEpoch;
     this.#startStep = perEpoch === undefined ? 0 : epoch * perEpoch;
     this.#passEnd = undefined;
@@ -170,7 +171,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     }
     this.#startStep = step;
     this.#clips = clips;
-    this.#position = new ClipPosition(clips);
+    this.#position = new ClipPosition(this.#o.batchSize, clips);
     if (perEpoch > 0) this.#epoch = Math.floor(step / perEpoch);
     this.#offset = step - this.#epoch * perEpoch;
   }
@@ -186,7 +187,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     }
     this.#resumed = true;
     this.#startStep = this.#epoch * (r.order.perEpoch ?? 0) + this.#offset;
-    this.#position = new ClipPosition(this.#clips);
+    this.#position = new ClipPosition(this.#o.batchSize, this.#clips);
     if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
     return this.#build(r, this.#passEnd);
   }

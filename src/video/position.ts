@@ -1,14 +1,20 @@
 // How far the consumer has come through a pass of the video loader, as (videos done, clips of the
-// next video done). Each video of the order becomes its clips, in order; a batch is a run of
-// consecutive clips (failed ones left out, later clips moved into their slots), so once a batch is
-// consumed every clip up to the furthest of its rows is done with, also the failed ones and every
-// video before it that failed as a whole. Per video the log holds its clip keys (the array the
-// sampler's keys were made into, set when it is sampled; undefined while it is not, or never, as
-// for a video that failed); a batch's keys are matched against the oldest logged clips first, so a
-// key repeated in a later epoch is not taken early. Nothing is allocated per clip.
+// next video done). Each video of the order becomes its clips, in order; the clips that reach the
+// decode stage fill batches `batchSize` slots at a time from the pass's start, a clip that fails to
+// decode keeping its slot (later rows move into it; a batch whose every clip failed is never handed
+// out). So the pass's clips fall into fixed cells of `batchSize`, each batch is one cell, and once
+// a batch is consumed every clip of its cell is done with, also the failed ones at its end and the
+// videos before them that failed whole: the position is the end of that cell. A pass resumed there
+// starts its cells where the uninterrupted pass had one, so it hands out the same batches.
+//
+// Per video the log holds its clip keys (the array the sampler's keys were made into, set when it
+// is sampled; undefined while it is not, or never, for a video that failed whole). A batch's cell
+// is the first one from the position that holds every one of its keys, so a key repeated in a
+// later epoch is not taken early. Nothing is allocated per clip.
 import { InternalError } from '../errors/index.ts';
 
 export class ClipPosition {
+  readonly #batchSize: number;
   /** Videos of the pass done with (from its first), and clips of the next one done with. */
   #videos = 0;
   #clips: number;
@@ -19,7 +25,8 @@ export class ClipPosition {
   readonly #want = new Map<string, number>();
 
   /** `clips`: clips of the pass's first video already done with (a resumed pass skips them). */
-  constructor(clips = 0) {
+  constructor(batchSize: number, clips = 0) {
+    this.#batchSize = batchSize;
     this.#clips = clips;
   }
 
@@ -28,7 +35,7 @@ export class ClipPosition {
     return this.#videos;
   }
 
-  /** Clips of the video at `videos` done with: resuming re-samples it and skips these. */
+  /** Clips of the video at `videos` done with: resuming samples it again and skips these. */
   get clips(): number {
     return this.#clips;
   }
@@ -45,35 +52,50 @@ export class ClipPosition {
     if (i >= 0 && i < this.#keys.length) this.#keys[i] = keys;
   }
 
-  /** A batch with these row keys was consumed. */
+  /** A batch with these row keys was consumed: the position moves to the end of its cell. */
   consumed(keys: readonly string[]): void {
     if (keys.length === 0) return;
-    const want = this.#want;
-    want.clear();
-    for (const key of keys) want.set(key, (want.get(key) ?? 0) + 1);
-    let left = keys.length;
     const log = this.#keys;
+    const want = this.#want;
+    // The cursor: video v (index in the log) and its clip j, the next clip not yet walked.
+    let v = this.#videos - this.#base;
     let j = this.#clips;
-    for (let v = this.#videos - this.#base; v < log.length; v++, j = 0) {
-      // Not sampled: the video failed as a whole (a later video's clip in this batch means it is past).
-      const clipKeys = log[v];
-      if (clipKeys === undefined) continue;
-      for (; j < clipKeys.length; j++) {
-        const key = clipKeys[j] ?? '';
+    for (;;) {
+      want.clear();
+      for (const key of keys) want.set(key, (want.get(key) ?? 0) + 1);
+      let left = keys.length;
+      let walked = 0;
+      // One cell: the next batchSize clips (fewer at the end of what was sampled).
+      while (walked < this.#batchSize && v < log.length) {
+        const clipKeys = log[v];
+        if (clipKeys === undefined || j >= clipKeys.length) {
+          v++;
+          j = 0;
+          continue;
+        }
+        const key = clipKeys[j++] ?? '';
+        walked++;
         const n = want.get(key);
-        if (n === undefined || n === 0) continue;
-        want.set(key, n - 1);
-        if (--left > 0) continue;
-        const last = j + 1 === clipKeys.length;
-        this.#videos = this.#base + v + (last ? 1 : 0);
-        this.#clips = last ? 0 : j + 1;
-        this.#compact();
-        return;
+        if (n !== undefined && n > 0) {
+          want.set(key, n - 1);
+          left--;
+        }
       }
+      if (left === 0) break;
+      if (walked === 0)
+        throw new InternalError(
+          `a batch (of ${keys.join(', ').slice(0, 200)}) is not a run of the clips sampled from the source (the video loader must keep input order)`,
+        );
     }
-    throw new InternalError(
-      `a batch row (of ${keys.join(', ').slice(0, 200)}) was never sampled from the source (the video loader must keep input order)`,
-    );
+    // Past the cell's last clip; at the end of a video, the next video.
+    const ended = log[v];
+    if (ended !== undefined && j >= ended.length) {
+      v++;
+      j = 0;
+    }
+    this.#videos = this.#base + v;
+    this.#clips = j;
+    this.#compact();
   }
 
   #compact(): void {

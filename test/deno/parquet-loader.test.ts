@@ -2,7 +2,7 @@
 // in a temporary folder, the mock Hub on Deno.serve, one pthreads pool per scenario.
 import './limits.ts';
 import { DecodePool } from '../../src/decode/index.ts';
-import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
+import { parquetLoaderScenarios, type PlaceFile, writtenParquetReadsAsTheFolder } from '../shared/parquet-loader-scenarios.ts';
 import type { Serve } from '../shared/sources-scenarios.ts';
 
 const serve: Serve = async (handler) => {
@@ -31,4 +31,13 @@ for (const [name, body] of Object.entries(parquetLoaderScenarios(poolOf, place, 
     }
   });
 }
+Deno.test('parquet loader: tandem parquet writes a folder the loaders read back as the folder', async () => {
+  const p = await DecodePool.create({ threads: 2 });
+  try {
+    await writtenParquetReadsAsTheFolder(p, dir);
+  } finally {
+    await p.close();
+  }
+});
+
 globalThis.addEventListener('unload', () => Deno.removeSync(dir, { recursive: true }));

@@ -88,7 +88,7 @@ export async function contractSubjects(pool: DecodePool, load: FixtureLoader): P
       // A shard source (it is streamed, not listed): the video loader shuffles and shares out lists.
       badSource: () => videoLoader({ shards: ['clips.tar'] } as never, { clip: { frames: 2 }, pool }) as unknown as AnyLoader,
       keysOf: keysOrIndex,
-      continues: false,
+      continues: true,
     },
     {
       name: 'textLoader',

@@ -17,7 +17,9 @@ import { CHILD_STEP_MS, fingerprint, flakyPool, resumeOptions, resumeSource, see
 const dir = ((globalThis as { Deno?: { args: string[] } }).Deno?.args ?? process.argv.slice(2))[0] as string;
 const log = (line: string) => appendFileSync(`${dir}/batches.log`, `${line}\n`);
 const checkpoint = `${dir}/run.ckpt`;
-const saved = existsSync(checkpoint) ? (JSON.parse(readFileSync(checkpoint, 'utf8')) as { batches: number; loader: VideoLoaderState }) : undefined;
+const saved = existsSync(checkpoint)
+  ? (JSON.parse(readFileSync(checkpoint, 'utf8')) as { batches: number; loader: VideoLoaderState })
+  : undefined;
 log(saved ? `resume ${saved.batches}` : 'run');
 
 const fixtures = new URL('../fixtures/generated/', import.meta.url);

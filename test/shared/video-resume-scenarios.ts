@@ -89,7 +89,13 @@ export interface SeenBatch {
   pixels: Uint8Array;
 }
 
-export function seen(batch: { keys: readonly string[]; labels: Int32Array; frameTimes: Float64Array; data: Uint8Array; count: number }): SeenBatch {
+export function seen(batch: {
+  keys: readonly string[];
+  labels: Int32Array;
+  frameTimes: Float64Array;
+  data: Uint8Array;
+  count: number;
+}): SeenBatch {
   return {
     keys: [...batch.keys],
     labels: Array.from(batch.labels),
@@ -111,7 +117,10 @@ export function fingerprint(b: SeenBatch): string {
 }
 
 /** Takes up to `limit` batches (the state is taken with the last one still in hand), then breaks. */
-export async function take(data: VideoLoader<VideoClipBatch>, limit = Infinity): Promise<{ batches: SeenBatch[]; state: VideoLoaderState | undefined }> {
+export async function take(
+  data: VideoLoader<VideoClipBatch>,
+  limit = Infinity,
+): Promise<{ batches: SeenBatch[]; state: VideoLoaderState | undefined }> {
   const batches: SeenBatch[] = [];
   let state: VideoLoaderState | undefined;
   for await (const batch of data) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import { serveOnNode } from '../shared/node-serve.ts';
-import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
+import { parquetLoaderScenarios, type PlaceFile, writtenParquetReadsAsTheFolder } from '../shared/parquet-loader-scenarios.ts';
 
 let dir = '';
 let pool: DecodePool;
@@ -26,3 +26,6 @@ describe('Parquet and the Hub as loader sources (Node)', () => {
   const scenarios = parquetLoaderScenarios(() => pool, place, serveOnNode);
   for (const [name, body] of Object.entries(scenarios)) test(name, body, 60_000);
 });
+
+test('tandem parquet writes a class folder (and --text a folder of documents) that the loaders read back as the folder', () =>
+  writtenParquetReadsAsTheFolder(pool, dir));

@@ -6,12 +6,7 @@ import process from 'node:process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
-import {
-  foreignStatesRefused,
-  killedVideoRunsResume,
-  NODE_TS_HOOKS,
-  stoppedRunsResumeExactly,
-} from '../shared/video-resume-scenarios.ts';
+import { foreignStatesRefused, killedVideoRunsResume, NODE_TS_HOOKS, stoppedRunsResumeExactly } from '../shared/video-resume-scenarios.ts';
 
 const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
 const KILLS = 3;
@@ -28,7 +23,7 @@ describe('videoLoader: state() and resumeFrom (Node)', () => {
     const r = await stoppedRunsResumeExactly(pool, load);
     expect(r.stops.length).toBe(r.batches - 1);
   });
-  it("a state of loader(), another seed, shuffle or rank is refused: OptionError naming resumeFrom and what differs", () =>
+  it('a state of loader(), another seed, shuffle or rank is refused: OptionError naming resumeFrom and what differs', () =>
     foreignStatesRefused(pool, load));
   it(`a child SIGKILLed ${KILLS} times mid-run, each time resumed from its last checkpoint: its batches together are the uninterrupted run's`, {
     timeout: 300_000,
