@@ -8,14 +8,16 @@
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { runParquet } from '../../src/cli/parquet.ts';
 import type { DecodePool } from '../../src/decode/index.ts';
-import { OptionError } from '../../src/errors/index.ts';
+import { OptionError, TandemError } from '../../src/errors/index.ts';
+import { Rng } from '../../src/random/index.ts';
 import type { ImageBatch } from '../../src/decode/index.ts';
 import { type Loader, loader, type LoaderState } from '../../src/loader/index.ts';
 import { loadParquetShards } from '../../src/loader/internal.ts';
 import { makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
 import { textLoader, type TokenBatch } from '../../src/text/index.ts';
-import { assertEqual, check, rejectsWith } from './assert.ts';
+import { assertEqual, check, rejectsWith, within } from './assert.ts';
+import { mutate } from './fuzz-scenarios.ts';
 import { serveMockHub } from './hub-server.ts';
 import type { Serve } from './sources-scenarios.ts';
 import { charEncoder } from './text-loader-scenarios.ts';
@@ -68,6 +70,13 @@ export function hubImageFile(rows: ImageRows, rowGroupSize: number): Uint8Array 
 
 function textFile(texts: readonly string[], rowGroupSize: number): Uint8Array {
   return new Uint8Array(parquetWriteBuffer({ columnData: [{ name: 'text', data: [...texts], type: 'STRING' }], rowGroupSize }));
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 interface Seen {
@@ -259,6 +268,37 @@ export const parquetLoaderScenarios = (
     } finally {
       await served.close();
     }
+  },
+
+  async 'seeded mutational fuzz: 300 mutants of a Hub-shaped file (footer, page headers, data) through loader(): typed errors only, no hang, no row twice'() {
+    const original = hubImageFile(imageRows(16), 3);
+    const footerLength = new DataView(original.buffer, original.byteOffset).getUint32(original.length - 8, true);
+    const footerStart = original.length - 8 - footerLength;
+    const rng = new Rng(20261205);
+    const outcomes = { opened: 0, refused: 0, rowsDelivered: 0, failures: 0 };
+    for (let m = 0; m < 300; m++) {
+      // Half the mutants edit the footer alone (the structure), half the whole file (page headers and data).
+      const bytes =
+        m % 2 === 0 ? concat(original.subarray(0, footerStart), mutate(original.subarray(footerStart), rng)) : mutate(original, rng);
+      const file = await place(`fuzz-${m}.parquet`, bytes);
+      const data = loader({ parquet: [file] }, { ...OPTIONS, pool: poolOf(), failureBudget: { maxFailureRate: 1 } });
+      try {
+        const seen = await within(collectImages(data), 20_000, `mutant ${m}`);
+        outcomes.opened++;
+        outcomes.rowsDelivered += seen.keys.length;
+        outcomes.failures += seen.failed.size;
+        check(new Set(seen.keys).size === seen.keys.length, `mutant ${m}: a row delivered twice`);
+        for (const f of data.failures())
+          check(f.error instanceof TandemError, `mutant ${m}: ${f.key} failed with ${String(f.error)}, not a typed error`);
+      } catch (error) {
+        check(error instanceof TandemError, `mutant ${m}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        outcomes.refused++;
+      } finally {
+        await data.close();
+      }
+    }
+    console.log(`[parquet fuzz] ${JSON.stringify(outcomes)}`);
+    check(outcomes.opened > 30 && outcomes.refused > 30, `both outcomes seen: ${JSON.stringify(outcomes)}`);
   },
 
   async 'a column that is not there, or of the wrong type, is an OptionError naming it before any row is read'() {
