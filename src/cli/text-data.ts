@@ -53,8 +53,17 @@ export function generatedData(count: number): TextData {
   };
 }
 
-/** `--text PATH`: a folder's text files (every 10th held out; the last of 2 to 9) or one file (its last tenth held out). */
+/**
+ * `--text PATH`: a folder's text files (every 10th held out; the last of 2 to 9) or one file (its
+ * last tenth held out); or Parquet files (`a.parquet,b.parquet`, paths or URLs: a row of the text
+ * column a document; with several, the last held out).
+ */
 export async function textFileData(path: string, tokenizerPath: string | undefined): Promise<TextData> {
+  if (/\.parquet$/i.test(path))
+    return parquetTextData(
+      path.split(',').filter((p) => p !== ''),
+      tokenizerPath,
+    );
   const files = await textFiles(path);
   if (files.length === 0) throw new UsageError(`--text ${path}: no .txt, .md or .text files`);
   let train: TextSource;
@@ -80,6 +89,20 @@ export async function textFileData(path: string, tokenizerPath: string | undefin
     };
   const tokenizer = await tokenizerData(tokenizerPath);
   return { ...tokenizer, description: `${described} (${tokenizerPath})`, train, heldOut };
+}
+
+async function parquetTextData(files: string[], tokenizerPath: string | undefined): Promise<TextData> {
+  const train: TextSource = { parquet: files.length > 1 ? files.slice(0, -1) : files };
+  const heldOut: TextSource | undefined = files.length > 1 ? { parquet: files.slice(-1) } : undefined;
+  const described = `${files.length} Parquet file${files.length === 1 ? '' : 's'} (${files.join(', ')})`;
+  if (tokenizerPath === undefined)
+    return {
+      ...generatedData(0),
+      description: `${described} (the generated corpus' tokenizer: --tokenizer for other text)`,
+      train,
+      heldOut,
+    };
+  return { ...(await tokenizerData(tokenizerPath)), description: `${described} (${tokenizerPath})`, train, heldOut };
 }
 
 /** `--tokens DIR`: token shards and their shards.json (writeTokenShards); the last shard held out when there are several. */

@@ -11,7 +11,9 @@ import { generatedData, textFileData, tokenShardData, type TextData } from './te
 export const TEXT_TRAIN_HELP = `usage: tandem train (--text PATH [--tokenizer tokenizer.json] | --tokens DIR [--tokenizer tokenizer.json] | --generated N) [--steps N | --epochs N] [--batch N] [--seq-len N] [--pack concat|best-fit|pad] [--seed N] [--lr X] [--eval-every N] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE] [--prompt TEXT] [--report FILE] [--progress bar|lines]
 
   Trains the tiny GPT (src/gpt) in WGSL from textLoader's packed batches. --text reads a text file
-  or a folder of .txt/.md files (held out: every 10th file, the last of fewer, or one file's last tenth),
+  or a folder of .txt/.md files (held out: every 10th file, the last of fewer, or one file's last tenth)
+  or Parquet files (a.parquet,b.parquet, paths or URLs: a row of the text column a document; the last
+  file held out when there are several),
   tokenised in workers by --tokenizer (a Hugging Face tokenizer.json), or by the generated corpus'
   tokenizer without one. --tokens reads token shards and their shards.json (writeTokenShards; the
   last shard is held out when there are several). --generated N trains on N documents of the

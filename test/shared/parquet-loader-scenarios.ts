@@ -7,6 +7,7 @@
 // given (a path in Node and Deno, a File in browsers) and how to serve.
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { runParquet } from '../../src/cli/parquet.ts';
+import { textFileData } from '../../src/cli/text-data.ts';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { OptionError, TandemError } from '../../src/errors/index.ts';
 import { Rng } from '../../src/random/index.ts';
