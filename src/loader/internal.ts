@@ -11,3 +11,4 @@ export type { ParquetShards } from './parquet.ts';
 export { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';
 /** The Parquet reader, loaded only when a loader is given a Parquet or Hub source. */
 export const loadParquetShards = async () => (await import('./parquet.ts')).openParquetShards;
+export { CellPosition } from './cell-position.ts';

@@ -17,7 +17,7 @@ import { acquireGpu, BatchUploader, type GpuBatch, type GpuContext } from '../gp
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { NormalizedRing, type DeviceBatch } from './gpu-ring.ts';
 import { checkLoaderOptions, type LoaderOptions, type LoaderSettings, type TfNamespaceLike } from './options.ts';
-import { SourcePosition } from './position.ts';
+import { CellPosition } from './cell-position.ts';
 import { resolveSource, type LoaderSource } from './sources.ts';
 import { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 import { openTfjsTarget, type TensorBatch } from './tfjs-target.ts';
@@ -80,13 +80,14 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
   #passEnd: number | undefined;
   /** Whether `resumeFrom` has been applied (once, at the first pass). */
   #resumed = false;
-  #position = new SourcePosition();
+  #position: CellPosition;
   #perEpoch: number | undefined;
 
   constructor(source: LoaderSource, settings: LoaderSettings) {
     super(settings.signal);
     this.#source = source;
     this.#o = settings;
+    this.#position = new CellPosition(settings.batchSize);
   }
 
   /** What the batches are (see LoaderOutput); undefined until the loader has started. */
@@ -111,7 +112,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
     this.betweenPasses('setEpoch');
     this.#epoch = epoch;
     this.#offset = 0;
-    this.#position = new SourcePosition();
+    this.#position = new CellPosition(this.#o.batchSize);
     this.#startStep = this.#perEpoch === undefined ? 0 : epoch * this.#perEpoch;
     this.#passEnd = undefined;
     this.#resumed = true; // an explicit epoch wins over resumeFrom
@@ -155,7 +156,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
     this.#resumed = true;
     const perEpoch = r.order.perEpoch;
     this.#startStep = perEpoch === undefined ? this.#offset : this.#epoch * perEpoch + this.#offset;
-    this.#position = new SourcePosition();
+    this.#position = new CellPosition(this.#o.batchSize);
     if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
     return this.#build(r, this.#passEnd);
   }
@@ -169,7 +170,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
   #openedOrder: PassOrder | undefined;
 
   #stepNow(): number {
-    return this.#startStep + this.#position.position;
+    return this.#startStep + this.#position.items;
   }
 
   #resume(state: LoaderState, order: PassOrder): void {
@@ -182,8 +183,16 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
   #build(r: Opened, passEnd: number): Pipeline<Releasable> {
     const o = this.#o;
     const position = this.#position;
-    const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, (key) => position.yielded(key));
-    const read = async (item: PassItem) => ({ bytes: await item.read(), label: item.label, key: item.key, epoch: item.epoch });
+    const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, () => position.yielded());
+    // The read stage starts its tasks in the source's order, so a count gives each item its number;
+    // an item read is on its way to a batch slot (one that fails to read never takes one).
+    let next = 0;
+    const read = async (item: PassItem) => {
+      const seq = next++;
+      const bytes = await item.read();
+      position.reached(seq, item.key);
+      return { bytes, label: item.label, key: item.key, epoch: item.epoch };
+    };
     const decoded = new PipelineBuilder()
       .addSource(items)
       .pipe(read, { name: 'read', concurrency: o.readConcurrency })
@@ -201,7 +210,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
       if (finished && perEpoch !== undefined) step = (this.#passEnd ?? this.#epoch + this.#o.epochs) * perEpoch;
       if (finished) this.#passEnd = undefined;
       this.#startStep = step;
-      this.#position = new SourcePosition();
+      this.#position = new CellPosition(this.#o.batchSize);
       if (perEpoch !== undefined && perEpoch > 0) {
         this.#epoch = Math.floor(step / perEpoch);
         this.#offset = step - this.#epoch * perEpoch;

@@ -15,7 +15,7 @@
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
-import { listOrder, listStartOf, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
+import { CellPosition, listOrder, listStartOf, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
 import type { LoaderSource } from '../loader/index.ts';
 import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
@@ -23,7 +23,6 @@ import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
-import { ClipPosition } from './position.ts';
 import { sampleClips } from './samplers.ts';
 import type { VideoLoaderState } from './state.ts';
 import { WebCodecsClipDecoder } from './webcodecs.ts';
@@ -78,14 +77,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   #passEnd: number | undefined;
   /** Whether `resumeFrom` has been applied (once, at the first pass). */
   #resumed = false;
-  #position: ClipPosition;
+  #position: CellPosition;
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
     super(settings.signal);
     this.#source = source;
     this.#o = settings;
-    this.#position = new ClipPosition(settings.batchSize);
+    this.#position = new CellPosition(settings.batchSize);
   }
 
   /** Clips per batch, frames per clip, frame height and width, channels. */
@@ -114,7 +113,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     this.#epoch = epoch;
     this.#offset = 0;
     this.#clips = 0;
-    this.#position = new ClipPosition(this.#o.batchSize);
+    this.#position = new CellPosition(this.#o.batchSize);
     const perEpoch = this.opened?.order.perEpoch;
     this.#startStep = perEpoch === undefined ? 0 : epoch * perEpoch;
     this.#passEnd = undefined;
@@ -128,15 +127,15 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   state(): VideoLoaderState {
     const order = this.opened?.order;
     if (!order) throw new LoaderError('busy', 'videoLoader.state: the loader has not started yet (take a batch first)');
-    const { sampler, until } = order.state(this.#startStep + this.#position.videos, this.#passEnd);
+    const { sampler, until } = order.state(this.#startStep + this.#position.items, this.#passEnd);
     if (!sampler) throw new LoaderError('busy', 'videoLoader.state: the order has no sampler');
-    return { kind: 'tandem.video', version: 1, sampler, clips: this.#position.clips, ...(until === undefined ? {} : { until }) };
+    return { kind: 'tandem.video', version: 1, sampler, clips: this.#position.slots, ...(until === undefined ? {} : { until }) };
   }
 
   /** The epoch the next clip belongs to. */
   get epoch(): number {
     const perEpoch = this.opened?.order.perEpoch;
-    return perEpoch ? Math.floor((this.#startStep + this.#position.videos) / perEpoch) : this.#epoch;
+    return perEpoch ? Math.floor((this.#startStep + this.#position.items) / perEpoch) : this.#epoch;
   }
 
   /** Batch buffers not back with the loader (0 once every batch is released). */
@@ -162,8 +161,8 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const perEpoch = this.opened?.order.perEpoch;
     if (perEpoch === undefined) return;
     // A pass that ran to its end is done with every clip, also failed ones after the last batch.
-    let step = this.#startStep + this.#position.videos;
-    let clips = this.#position.clips;
+    let step = this.#startStep + this.#position.items;
+    let clips = this.#position.slots;
     if (finished) {
       step = (this.#passEnd ?? this.#epoch + this.#o.epochs) * perEpoch;
       clips = 0;
@@ -171,7 +170,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     }
     this.#startStep = step;
     this.#clips = clips;
-    this.#position = new ClipPosition(this.#o.batchSize, clips);
+    this.#position = new CellPosition(this.#o.batchSize, clips);
     if (perEpoch > 0) this.#epoch = Math.floor(step / perEpoch);
     this.#offset = step - this.#epoch * perEpoch;
   }
@@ -187,7 +186,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     }
     this.#resumed = true;
     this.#startStep = this.#epoch * (r.order.perEpoch ?? 0) + this.#offset;
-    this.#position = new ClipPosition(this.#o.batchSize, this.#clips);
+    this.#position = new CellPosition(this.#o.batchSize, this.#clips);
     if (this.#passEnd === undefined || this.#epoch >= this.#passEnd) this.#passEnd = this.#epoch + this.#o.epochs;
     return this.#build(r, this.#passEnd);
   }
@@ -220,7 +219,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
    * sampler's draw; their keys are logged in `position` under the video's number `seq`, and the
    * first `skip` clips (done with before a resume) are left out.
    */
-  async #sample(r: Opened, item: PassItem, bytes: Uint8Array, position: ClipPosition, seq: number, skip: number): Promise<ClipJob[]> {
+  async #sample(r: Opened, item: PassItem, bytes: Uint8Array, position: CellPosition, seq: number, skip: number): Promise<ClipJob[]> {
     const o = this.#o;
     const wantPackets = r.webcodecs !== undefined;
     const video = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
@@ -232,7 +231,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
     const many = clips.length > 1;
     const keys = clips.map((clip) => (many ? `${item.key}#${clip.clipIndex}` : item.key));
-    position.sampled(seq, keys);
+    position.reached(seq, keys);
     const jobs: ClipJob[] = [];
     for (const clip of skip > 0 ? clips.slice(skip) : clips) {
       const random =
@@ -301,7 +300,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
 }
 
 /** The pass's videos, numbered in order as the position logs them. */
-function* numbered(items: Iterable<PassItem>, position: ClipPosition): Generator<PassVideo> {
+function* numbered(items: Iterable<PassItem>, position: CellPosition): Generator<PassVideo> {
   for (const item of items) yield { key: item.key, item, seq: position.yielded() };
 }
 
