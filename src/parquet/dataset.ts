@@ -1,6 +1,7 @@
 // A Parquet dataset: files (local, remote, browser) opened together, their footers read once, and
 // every row group of every file listed in file order, to be read by number, some columns at a time.
 // Row groups are the unit of random access and of sharding: a loader picks groups, not rows.
+import { snappyUncompress } from './snappy.ts';
 import type { Compressors } from 'hyparquet';
 import { asError, invariant, OptionChecker, OptionError } from '../errors/index.ts';
 import type { FetchOptions } from '../sources/index.ts';
@@ -72,6 +73,8 @@ let compressorsLoaded: Promise<Compressors> | undefined;
 function loadCompressors(): Promise<Compressors> {
   compressorsLoaded ??= import('hyparquet-compressors').then(({ compressors, decompressZstd }) => ({
     ...compressors,
+    // Literal-heavy pages (images) decode as memcpys here (snappy.ts says why).
+    SNAPPY: snappyUncompress,
     // fzstd sizes its output from the frame header when given no buffer; the page header's size
     // (checked against the limit) is the one to trust.
     ZSTD: (input: Uint8Array, length: number) => decompressZstd(input, new Uint8Array(length)),

@@ -57,9 +57,6 @@ const utf8 = new TextDecoder();
  * Bytes the caller owns whole: hyparquet's values are views into the fetched column chunk, and a
  * caller that transfers `bytes.buffer` to a worker would detach every other value of the chunk.
  */
-function ownBytes(bytes: Uint8Array): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-}
 
 const MIN = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
@@ -71,10 +68,10 @@ function convertValue(kind: ColumnKind, raw: unknown): CellValue | { error: stri
     case 'image': {
       const bytes = (raw as { bytes?: unknown }).bytes;
       if (bytes === null || bytes === undefined) return null;
-      return bytes instanceof Uint8Array ? ownBytes(bytes) : { error: 'an image struct whose bytes are not bytes' };
+      return bytes instanceof Uint8Array ? bytes : { error: 'an image struct whose bytes are not bytes' };
     }
     case 'binary':
-      return raw instanceof Uint8Array ? ownBytes(raw) : { error: `a binary value of type ${typeof raw}` };
+      return raw instanceof Uint8Array ? raw : { error: `a binary value of type ${typeof raw}` };
     case 'string':
       if (typeof raw === 'string') return raw;
       return raw instanceof Uint8Array ? utf8.decode(raw) : { error: `a string value of type ${typeof raw}` };

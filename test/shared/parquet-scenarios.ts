@@ -245,9 +245,12 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
           `copy ${copy}`,
         );
       }
-      // Each value owns its bytes: transferring one's buffer leaves the others whole.
-      const first = got.blob![0] as Uint8Array;
-      check(first.byteOffset === 0 && first.byteLength === first.buffer.byteLength, 'a binary value owns its buffer');
+      // Values are views of their page's decoded buffer (no copy per value): one kept past the row
+      // group, or transferred alone, is copied by the caller (docs/sources.md).
+      check(
+        got.blob?.every((v) => v === null || v instanceof Uint8Array),
+        'binary values are Uint8Array views',
+      );
     } finally {
       await dataset.close();
     }
