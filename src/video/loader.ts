@@ -15,7 +15,16 @@
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
-import { CellPosition, listOrder, listStartOf, LoaderShell, resolveSource, type PassItem, type PassOrder, type Releasable } from '../loader/internal.ts';
+import {
+  CellPosition,
+  listOrder,
+  listStartOf,
+  LoaderShell,
+  resolveSource,
+  type PassItem,
+  type PassOrder,
+  type Releasable,
+} from '../loader/internal.ts';
 import type { LoaderSource } from '../loader/index.ts';
 import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
