@@ -186,6 +186,11 @@ export abstract class LoaderShell<B, R, D extends Releasable> implements AsyncIt
     return pipeline && this.#running ? pipeline.consumer.waitFor(wait, resource) : wait;
   }
 
+  /** Whether the first `for await` has opened the loader's resources (its order, its state()). */
+  get started(): boolean {
+    return this.#openedNow !== undefined;
+  }
+
   /** Whether close() has been called (or the signal aborted). */
   get closed(): boolean {
     return this.#closed;

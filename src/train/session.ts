@@ -17,7 +17,7 @@ import {
 } from './checkpoint.ts';
 import { evaluateHeldOut } from './evaluate.ts';
 import type { StatsEvent, TrainingEvent, TrainReport } from './events.ts';
-import { loader, SourcePosition, type Loader } from '../loader/index.ts';
+import { loader, type Loader } from '../loader/index.ts';
 import type { GpuBatch } from '../gpu/index.ts';
 import { OccupancyMeter } from './occupancy.ts';
 import { trainingSettingDefaults, type TrainingOptions } from './options.ts';
@@ -91,16 +91,22 @@ export async function runTraining(
     trainer.loadCheckpoint(resumed.trainerBytes);
     progress.restore(resumed.state);
   }
-  const position = new SourcePosition(resumed?.state.position ?? 0);
-  // A resumed stream starts counting at its own position, which the checkpoint names separately.
-  const streamStart = position.position;
+  // Items of the session's order done with: where the checkpoint resumed, plus what the loader has
+  // done with since (its own position over the stream it reads: the end of the last consumed
+  // batch's cell, so failed items at the end of a batch are not tried again on resume).
+  const start = resumed?.state.position ?? 0;
+  let opened: Loader<GpuBatch> | undefined;
+  const position = () => {
+    const streamed = opened?.started ? (opened.state().streamed ?? 0) : 0;
+    return start + streamed;
+  };
   const checkpoint = async () => {
     const state = {
       ...identity,
       step: progress.step,
       seen: progress.seen,
-      position: position.position,
-      ...(stream ? { stream: stream.stateAfter(position.position - streamStart) } : {}),
+      position: position(),
+      ...(stream ? { stream: stream.stateAfter(position() - start) } : {}),
       epochRecords: report.epochs,
     };
     await o.onCheckpoint?.(encodeTrainingCheckpoint(state, await trainer.saveCheckpoint()), progress.step);
@@ -117,9 +123,8 @@ export async function runTraining(
   // The session keeps its own order and position (the checkpoint's), so the loader reads its
   // sources as a stream; every failed item is reported and none stops the run.
   const source = stream
-    ? untilAbortedAsync(position.trackAsync(stream), o.signal)
-    : untilAborted(position.track(shuffledEpochs(data.train, o.seed, o.epochs), resumed?.state.position ?? 0), o.signal);
-  let opened: Loader<GpuBatch> | undefined;
+    ? untilAbortedAsync(stream, o.signal)
+    : untilAborted(skipped(shuffledEpochs(data.train, o.seed, o.epochs), start), o.signal);
   let batches: AsyncGenerator<GpuBatch, void, undefined> | undefined;
   let stopStats = () => {};
   try {
@@ -160,7 +165,6 @@ export async function runTraining(
       const keys = batch.keys; // read before the release
       batch.release();
       progress.stepped(batch.count);
-      position.consumed(keys);
       o.onStepKeys?.(progress.step, keys);
       // Keep at most two steps queued: memory stays bounded and the GPU never runs dry.
       fences.push(device.queue.onSubmittedWorkDone());
@@ -243,6 +247,12 @@ function emptyReport(res: TrainingResources, model: ViTConfig, data: LabelledDat
  * the batches in flight. Aborting the pipeline instead would leave batches in its queues holding
  * batch buffers and upload slots that blocked stage tasks wait for, and its stop() would hang.
  */
+/** `items` from number `skip` on (a resumed session's order, past what the checkpoint had done with). */
+function* skipped<T>(items: Iterable<T>, skip: number): Generator<T> {
+  let index = 0;
+  for (const item of items) if (index++ >= skip) yield item;
+}
+
 function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
   for (const item of items) {
     if (signal?.aborted) return;
