@@ -8,4 +8,3 @@ export { shardSamples } from './shards.ts';
 export type { LoaderState } from './state.ts';
 export type { DeviceBatch } from './gpu-ring.ts';
 export type { TensorBatch } from './tfjs-target.ts';
-export { SourcePosition } from './position.ts';

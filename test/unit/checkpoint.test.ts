@@ -1,4 +1,4 @@
-import { SourcePosition } from '../../src/loader/index.ts';
+import { CellPosition } from '../../src/loader/internal.ts';
 import { expect, it } from 'vitest';
 import {
   checkSameRun,
@@ -66,20 +66,37 @@ it('a checkpoint of another run names every difference', () => {
   expect(() => checkSameRun(state, { ...state })).not.toThrow();
 });
 
-it('the data position counts the prefix the consumed batches cover, failed items included', () => {
-  const position = new SourcePosition(10);
-  const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'].map((key) => ({ key }));
-  const yielded = [...position.track(items, 2)].map((i) => i.key);
-  expect(yielded).toEqual(['c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k']);
-  position.consumed(['c', 'd']); // a batch of c, d
-  expect(position.position).toBe(12);
-  position.consumed(['f', 'g']); // e failed; a batch of f, g
-  expect(position.position).toBe(15);
-  // h failed inside the next batch and the batcher moved its last row, j, into h's slot: the rows
-  // are i, j, ... in another order, and the position still covers all of h, i, j.
+it("the data position is the end of the last consumed batch's cell: failed slots at its end and items that never reached a slot included", () => {
+  // Batches of 3 slots. Items a..k; e fails to read (no slot); c and h fail to decode (their
+  // slots stay in their cells, and the batcher moves the cell's last row into the hole).
+  const position = new CellPosition(3);
+  const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'];
+  const seqs = keys.map(() => position.yielded());
+  for (const [i, key] of keys.entries()) if (key !== 'e') position.reached(seqs[i] ?? -1, key);
+  // Cell 1: a, b, c (c failed): the batch is a, b, and the position passes c too.
+  position.consumed(['a', 'b']);
+  expect(position.items).toBe(3);
+  // Cell 2: d, f, g (e had no slot): the position passes e, as it is before the cell's end.
+  position.consumed(['d', 'f', 'g']);
+  expect(position.items).toBe(7);
+  // Cell 3: h, i, j; h failed and j moved into its slot: rows j, i.
   position.consumed(['j', 'i']);
-  expect(position.position).toBe(18);
-  expect(() => position.consumed(['z'])).toThrow(/never yielded/);
+  expect(position.items).toBe(10);
+  expect(position.slots).toBe(0);
+  // The furthest-row rule would stop at 2 after the first batch, and a resumed pass would try c again.
+  expect(() => position.consumed(['z'])).toThrow(/not a run of the slots/);
+});
+
+it('a video of several clips: the position inside it counts its clips done', () => {
+  const position = new CellPosition(2);
+  const v0 = position.yielded();
+  const v1 = position.yielded();
+  position.reached(v0, ['v0#0', 'v0#1', 'v0#2']);
+  position.reached(v1, ['v1#0']);
+  position.consumed(['v0#0', 'v0#1']);
+  expect([position.items, position.slots]).toEqual([0, 2]);
+  position.consumed(['v0#2', 'v1#0']);
+  expect([position.items, position.slots]).toEqual([2, 0]);
 });
 
 it('a streamed position of another rank, seed or shard list is refused, naming the difference; a regrouped one is accepted', () => {
