@@ -2,7 +2,8 @@
 // in a temporary folder, the mock Hub on Deno.serve, one pthreads pool per scenario.
 import './limits.ts';
 import { DecodePool } from '../../src/decode/index.ts';
-import { parquetLoaderScenarios, type PlaceFile, writtenParquetReadsAsTheFolder } from '../shared/parquet-loader-scenarios.ts';
+import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
+import { writtenParquetReadsAsTheFolder } from '../shared/parquet-writer-scenarios.ts';
 import type { Serve } from '../shared/sources-scenarios.ts';
 
 const serve: Serve = async (handler) => {

@@ -6,15 +6,12 @@
 // `{ hf, split }` resolves through the mock Hub. Runtime-neutral: the tier says how a file is
 // given (a path in Node and Deno, a File in browsers) and how to serve.
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { runParquet } from '../../src/cli/parquet.ts';
-import { textFileData } from '../../src/cli/text-data.ts';
 import type { DecodePool } from '../../src/decode/index.ts';
 import { OptionError, TandemError } from '../../src/errors/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import type { ImageBatch } from '../../src/decode/index.ts';
 import { type Loader, loader, type LoaderState } from '../../src/loader/index.ts';
 import { loadParquetShards } from '../../src/loader/internal.ts';
-import { makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
 import { textLoader, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith, within } from './assert.ts';
@@ -27,7 +24,7 @@ import { sampleImages } from './transfer-scenarios.ts';
 /** How the tier hands a file to the loader: a path it wrote (Node, Deno) or a File (browsers). */
 export type PlaceFile = (name: string, bytes: Uint8Array) => Promise<string | Blob>;
 
-const NAMES = ['cat', 'dog', 'bird'];
+export const NAMES = ['cat', 'dog', 'bird'];
 const FEATURES = JSON.stringify({
   info: { features: { image: { _type: 'Image' }, label: { _type: 'ClassLabel', names: NAMES } } },
 });
@@ -88,7 +85,7 @@ interface Seen {
   failed: Map<string, string>;
 }
 
-async function collectImages(data: Loader<ImageBatch>, limit = Infinity): Promise<Seen> {
+export async function collectImages(data: Loader<ImageBatch>, limit = Infinity): Promise<Seen> {
   const seen: Seen = { keys: [], labels: [], pixels: new Map(), failed: new Map() };
   let n = 0;
   for await (const batch of data) {
@@ -105,7 +102,7 @@ async function collectImages(data: Loader<ImageBatch>, limit = Infinity): Promis
   return seen;
 }
 
-const OPTIONS = { batchSize: 4, size: 16 } as const;
+export const OPTIONS = { batchSize: 4, size: 16 } as const;
 
 /** `poolOf` gives the tier's pool when a scenario runs (tiers make it in a hook, after registering). */
 export const parquetLoaderScenarios = (
@@ -317,57 +314,3 @@ export const parquetLoaderScenarios = (
     check(new SourceError('unsupported-type', 'k', 'm') instanceof SourceError, 'SourceError is the row failure type');
   },
 });
-
-/**
- * `tandem parquet` (runParquet, over writeParquet) writes a class folder as Hub-shaped files that
- * loader() reads back as the folder: the same images, labels and class names; with --text a folder
- * of documents that textLoader() packs as the same documents. Node and Deno (it writes files).
- */
-export async function writtenParquetReadsAsTheFolder(pool: DecodePool, dir: string): Promise<void> {
-  const images = sampleImages(14, 40);
-  for (const folder of ['photos/cat', 'photos/dog', 'photos/bird', 'docs']) await makeDir(`${dir}/${folder}`);
-  for (const [i, image] of images.entries()) {
-    const cls = NAMES[i % 3] ?? 'cat';
-    await writeFileAtomic(`${dir}/photos/${cls}/${String(i).padStart(2, '0')}.jpg`, image.bytes);
-    await writeFileAtomic(
-      `${dir}/docs/${String(i).padStart(2, '0')}.txt`,
-      new TextEncoder().encode(`document ${i}: ${'words '.repeat(i)}`),
-    );
-  }
-  const log: string[] = [];
-  const flags = (o: Record<string, string>) => new Map(Object.entries(o));
-  const code = await runParquet(
-    flags({ data: `${dir}/photos`, out: `${dir}/pq`, 'rows-per-group': '4', 'rows-per-file': '9', compression: 'gzip' }),
-    (l) => log.push(l),
-  );
-  check(code === 0, `tandem parquet exits 0 (${log.join(' | ')})`);
-  const files = [`${dir}/pq/default/train/0000.parquet`, `${dir}/pq/default/train/0001.parquet`];
-  await using fromParquet = loader({ parquet: files }, { ...OPTIONS, pool });
-  const got = await collectImages(fromParquet);
-  await using fromFolder = loader(`${dir}/photos`, { ...OPTIONS, pool });
-  const want = await collectImages(fromFolder);
-  assertEqual(got.labels, want.labels, 'the labels of the folder, in its order');
-  assertEqual([...got.pixels.values()], [...want.pixels.values()], 'the pixels of the folder, in its order');
-  assertEqual(await fromParquet.classes(), await fromFolder.classes(), "the folder's class names, from the ClassLabel metadata");
-  check(got.failed.size === 0 && got.keys.length === 14, `14 rows, none failed (${got.keys.length}, ${got.failed.size})`);
-  check(
-    (await runParquet(flags({ data: `${dir}/docs`, out: `${dir}/pqt`, text: 'true' }), (l) => log.push(l))) === 0,
-    'tandem parquet --text',
-  );
-  const options = { tokenizer: charEncoder, seqLen: 16, batchSize: 2, pack: 'concat' } as const;
-  const rowsOf = async (data: AsyncIterable<TokenBatch>) => {
-    const out: string[] = [];
-    for await (const b of data) {
-      out.push(b.inputs.join());
-      b.release();
-    }
-    return out;
-  };
-  await using text = textLoader({ parquet: [`${dir}/pqt/default/train/0000.parquet`] }, options);
-  await using folder = textLoader(`${dir}/docs`, options);
-  assertEqual(await rowsOf(text), await rowsOf(folder), 'the text rows pack as the files do');
-  check(
-    (await runParquet(flags({ data: `${dir}/photos`, out: `${dir}/x`, compression: 'lzo' }), () => {})) === 2,
-    'an unknown codec is a usage error',
-  );
-}

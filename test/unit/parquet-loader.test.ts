@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
 import { serveOnNode } from '../shared/node-serve.ts';
-import { parquetLoaderScenarios, type PlaceFile, writtenParquetReadsAsTheFolder } from '../shared/parquet-loader-scenarios.ts';
+import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
+import { writtenParquetReadsAsTheFolder } from '../shared/parquet-writer-scenarios.ts';
 
 let dir = '';
 let pool: DecodePool;
