@@ -37,7 +37,7 @@ import process from 'node:process';
 import { cacheDir } from '../src/runtime/index.ts';
 import { ensureSyntheticFolder, listImageFolder } from '../src/sources/index.ts';
 import { busyCores, runWatched, type Watched } from './loader/proc.ts';
-import { nodeChild } from './parquet/node-build.ts';
+import { nodeChild } from './text/node-build.ts';
 import { serveRanges } from './parquet/server.ts';
 import { writeImageParquet, writeTextParquet } from './parquet/write.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
@@ -166,7 +166,7 @@ log(
 // ---- the HTTP server and the Node child -------------------------------------------------------
 const server = await serveRanges({ 'images.parquet': imageFile.path }, v['delay-ms']);
 const url = `${server.base}/images.parquet`;
-const node = v['no-node'] ? undefined : await nodeChild(root, cache);
+const node = v['no-node'] ? undefined : await nodeChild(root, cache, 'parquet');
 const nodeVersion = node ? sh('node', ['--version']) : '';
 if (node) log(`node ${nodeVersion}: ${node.child}${node.built ? ' (transpiled now)' : ''}`);
 

@@ -4,6 +4,7 @@
 // Parquet file (a suffix range whose Content-Range gives the file's size with its footer). Byte
 // ranges after that go through fetchBytes itself.
 import { FetchError, type FetchErrorCode, type FetchOptions } from '../sources/index.ts';
+import { sleep, transientStatus } from '../sources/internal.ts';
 
 /** What `accept` returns: a value, or a failure that another attempt may or may not cure. */
 export type Attempt<T> = { value: T } | AttemptFailure;
@@ -28,28 +29,11 @@ export function retryAfterMs(response: Response): number | undefined {
 /** The longest Retry-After waited for; a server asking for more is answered with an error at once. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
-const transient = (status: number) => status >= 500 || status === 408 || status === 429;
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** The status's failure: 5xx, 408 and 429 are worth another attempt, other statuses are answers. */
 export function statusFailure(response: Response): AttemptFailure {
   void response.body?.cancel().catch(() => undefined); // free the connection
   return {
-    retry: transient(response.status),
+    retry: transientStatus(response.status),
     code: 'http',
     status: response.status,
     message: `HTTP ${response.status} ${response.statusText}`.trim(),

@@ -62,9 +62,11 @@ class AttemptError extends Error {
   }
 }
 
-const transientStatus = (status: number) => status >= 500 || status === 429 || status === 408;
+/** 5xx, 408 and 429 are worth another attempt; other statuses are answers. */
+export const transientStatus = (status: number) => status >= 500 || status === 429 || status === 408;
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts (a retry's backoff). */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
