@@ -33,7 +33,7 @@ import { drawClipCrop } from './crop.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
 import { sampleClips } from './samplers.ts';
-import type { VideoLoaderState } from './state.ts';
+import { clipping, type VideoLoaderState } from './state.ts';
 import { WebCodecsClipDecoder } from './webcodecs.ts';
 
 /** The file names a folder source keeps. */
@@ -138,7 +138,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     if (!order) throw new LoaderError('busy', 'videoLoader.state: the loader has not started yet (take a batch first)');
     const { sampler, until } = order.state(this.#startStep + this.#position.items, this.#passEnd);
     if (!sampler) throw new LoaderError('busy', 'videoLoader.state: the order has no sampler');
-    return { kind: 'tandem.video', version: 1, sampler, clips: this.#position.slots, ...(until === undefined ? {} : { until }) };
+    return {
+      kind: 'tandem.video',
+      version: 1,
+      sampler,
+      clips: this.#position.slots,
+      ...(until === undefined ? {} : { until }),
+      clipping: clipping(this.#o),
+    };
   }
 
   /** The epoch the next clip belongs to. */
@@ -187,6 +194,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   protected buildPass(r: Opened): Pipeline<Releasable> {
     const resumeFrom = this.#o.resumeFrom;
     if (resumeFrom && !this.#resumed) {
+      const here = clipping(this.#o);
+      if (resumeFrom.clipping !== undefined && resumeFrom.clipping !== here)
+        throw new OptionError(
+          'videoLoader options',
+          'resumeFrom',
+          resumeFrom,
+          `the state of a video loader that draws clips alike (it drew ${resumeFrom.clipping}, this one ${here})`,
+        );
       const { epoch, offset, until } = listStartOf(resumeFrom, r.order, 'videoLoader options');
       this.#epoch = epoch;
       this.#offset = offset;

@@ -13,6 +13,27 @@ export interface VideoLoaderState {
   clips: number;
   /** The epoch the pass in progress ends before (a resumed pass ends there too). */
   until?: number;
+  /** How clips are drawn (frames, stride or fps, sampler, past-end policy, batch size): a resumed loader must draw them alike. */
+  clipping?: string;
+}
+
+/** The settings that decide which clips a video gives and how they fall into batches, as one string. */
+export function clipping(o: {
+  frames: number;
+  stride: number | undefined;
+  fps: number | undefined;
+  sampler: unknown;
+  pastEnd: string;
+  batchSize: number;
+}): string {
+  return JSON.stringify({
+    frames: o.frames,
+    stride: o.stride ?? null,
+    fps: o.fps ?? null,
+    sampler: o.sampler,
+    pastEnd: o.pastEnd,
+    batchSize: o.batchSize,
+  });
 }
 
 /** A `resumeFrom` value is a video loader's state: anything else is refused naming what it is. */

@@ -246,6 +246,8 @@ export async function foreignStatesRefused(pool: DecodePool, load: FixtureLoader
   await refusedAtStart({ shuffle: false }, 'shuffle: true → false');
   await refusedAtStart({ rank: 1, worldSize: 2 }, 'consumer: 0 → 1');
   await refusedAtStart({ rank: 0, worldSize: 2 }, 'consumers: 1 → 2');
+  await refusedAtStart({ clipsPerVideo: 3 }, 'draws clips alike');
+  await refusedAtStart({ batchSize: 4 }, 'draws clips alike');
   // And loader() refuses the video loader's state.
   let threw: unknown;
   try {
