@@ -1,6 +1,7 @@
 // The demo page: starts the training worker, draws its events (charts, batch grid, status) and
 // proves the page stays responsive (a CSS spinner and a frame-gap meter); after a finished run,
 // "try your model" (try-model.ts). State for tests and curious readers is on `window.tandemDemo`.
+import type { HubSource, ParquetSource } from '../src/loader/index.ts';
 import type { PreviewEvent } from '../src/train/index.ts';
 import { FrameMeter, LineChart, SplitBars } from './charts.ts';
 import { fromDrop, fromFileList, hasDirectoryPicker, pickWithDirectoryPicker, type PickedImages } from './folder.ts';
@@ -88,7 +89,7 @@ function settings(): DemoSettings {
   };
 }
 
-function start(picked?: PickedImages, resume = false): void {
+function start(picked?: PickedImages, resume = false, parquet?: HubSource | ParquetSource): void {
   worker?.terminate();
   for (const c of Object.values(charts)) c.clear();
   classes.length = 0;
@@ -106,6 +107,7 @@ function start(picked?: PickedImages, resume = false): void {
     type: 'start',
     settings: settings(),
     ...(picked ? { picked: { images: picked.images, classes: picked.classes } } : {}),
+    ...(parquet ? { parquet } : {}),
     ...(weights && !resume ? { weights } : {}),
     ...(resume ? { resume: true } : {}),
   };
@@ -252,6 +254,22 @@ function drawBatch(e: PreviewEvent): void {
 }
 
 $('builtin').onclick = () => start();
+/** The Hub field: `owner/name` (its Parquet conversion, at the split, from the endpoint or the Hub), or Parquet URLs. */
+function hubSource(): HubSource | ParquetSource | undefined {
+  const words = $<HTMLInputElement>('hf')
+    .value.trim()
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  if (words.length === 0) return undefined;
+  if (words.every((w) => /^https?:\/\//.test(w))) return { parquet: words };
+  const endpoint = $<HTMLInputElement>('hf-endpoint').value.trim();
+  return { hf: words[0]!, split: $<HTMLInputElement>('hf-split').value.trim() || 'train', ...(endpoint ? { endpoint } : {}) };
+}
+$('hub').onclick = () => {
+  const source = hubSource();
+  if (source) start(undefined, false, source);
+  else $('hf').focus();
+};
 $('stop').onclick = () => worker?.postMessage({ type: 'stop' } satisfies ToWorker);
 $('pick').onclick = async () => {
   if (!hasDirectoryPicker()) return $<HTMLInputElement>('folder').click();
@@ -305,8 +323,10 @@ function offerResume(run: SavedRun): void {
 $('resume').onclick = () => start(undefined, true);
 
 const params = new URLSearchParams(location.search);
-for (const key of ['epochs', 'images', 'batch']) if (params.has(key)) $<HTMLInputElement>(key).value = params.get(key)!;
+for (const key of ['epochs', 'images', 'batch', 'hf', 'hf-split', 'hf-endpoint'])
+  if (params.has(key)) $<HTMLInputElement>(key).value = params.get(key)!;
 if (params.get('autostart') === 'builtin') start();
+if (params.get('autostart') === 'hub') $('hub').click();
 savedRun().then((saved) => {
   state.checkedSaved = true;
   if (!saved || state.state === 'running') return;

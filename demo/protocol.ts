@@ -1,4 +1,5 @@
 // Messages between the demo page and its training worker (structured-cloneable data only).
+import type { HubSource, ParquetSource } from '../src/loader/index.ts';
 import type { TrainingEvent } from '../src/train/index.ts';
 import type { Prediction, PredictionFailure } from './trained-model.ts';
 
@@ -16,6 +17,8 @@ export type ToWorker =
       type: 'start';
       settings: DemoSettings;
       picked?: { images: { key: string; label: number; file: Blob }[]; classes: string[] };
+      /** A Hub dataset or Parquet URLs, streamed by row group (no held-out images). */
+      parquet?: HubSource | ParquetSource;
       /** ViT weights in timm's layout (safetensors) to fine-tune from. */
       weights?: Blob;
       /** Continue the run saved in OPFS (built-in dataset, the saved settings). */

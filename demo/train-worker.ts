@@ -2,9 +2,12 @@
 // loader's event loop, the WebGPU calls and the decode pool's pthreads never compete with frames.
 // After a finished run the worker keeps the trained model (trained-model.ts) for the page to try.
 import { acquireGpu, type GpuContext } from '../src/gpu/index.ts';
+// The Parquet reader as `tandem train --hf` opens it (the session takes row groups as a stream).
+import { loadParquetShards, type ParquetShards } from '../src/loader/internal.ts';
 import {
   blobSource,
   decodeTrainingCheckpoint,
+  parquetData,
   runTraining,
   splitHeldOut,
   syntheticData,
@@ -40,7 +43,18 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
   abort = new AbortController();
   const s = m.settings;
   let data: LabelledData;
-  if (m.picked) {
+  let parquet: ParquetShards | undefined;
+  if (m.parquet) {
+    const where = 'hf' in m.parquet ? `${m.parquet.hf} (${m.parquet.split})` : m.parquet.parquet.join(', ');
+    post({ type: 'status', text: `reading the Parquet footers of ${where}…` });
+    parquet = await (await loadParquetShards())(m.parquet, 'image', {}, 'the demo');
+    data = parquetData(parquet);
+    const rows = parquet.rows.reduce((a, b) => a + b, 0);
+    post({
+      type: 'status',
+      text: `${where}: ${rows} rows in ${parquet.shards.length} row groups, columns ${parquet.columns.data} and ${parquet.columns.label ?? '(no label)'}, classes ${parquet.classes.join(', ')}; streamed, none held out`,
+    });
+  } else if (m.picked) {
     data = splitHeldOut(
       m.picked.images.map((p) => blobSource(p.key, p.label, p.file)),
       m.picked.classes,
@@ -69,7 +83,7 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
     start = { model: c, initialParams: loaded.params };
   }
   // Runs on the built-in dataset are saved in OPFS as they go, so a reload can continue them.
-  const saving = !m.picked && !m.weights;
+  const saving = !m.picked && !m.parquet && !m.weights;
   const resumeFrom = m.resume ? await savedCheckpoint() : undefined;
   if (m.resume && !resumeFrom) throw new Error('no saved run to continue');
   if (resumeFrom) post({ type: 'status', text: `resumed at step ${decodeTrainingCheckpoint(resumeFrom).state.step}` });
@@ -112,10 +126,12 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
       },
     },
     (e: TrainingEvent) => post(e),
-  ).catch((e: unknown) => {
-    gpu.close(); // the session failed: nothing is kept
-    throw e;
-  });
+  )
+    .catch((e: unknown) => {
+      gpu.close(); // the session failed: nothing is kept
+      throw e;
+    })
+    .finally(() => parquet?.close());
   if (saving && !report.cancelled) await forgetRun(); // finished: nothing to continue
   post({
     type: 'done',
@@ -141,7 +157,8 @@ async function keepModel(
   const opened = TrainedModel.open(gpu, trained.config, trained.params, { threads: s.threads, batchSize: s.batchSize });
   model = opened;
   await serially(async () => {
-    const { predictions, failures } = await (await opened).predict(data.held);
+    const trainedModel = await opened;
+    const { predictions, failures } = data.held.length > 0 ? await trainedModel.predict(data.held) : { predictions: [], failures: [] };
     const shown = new Set(predictions.slice(0, GRID_IMAGES).map((p) => p.key));
     const images = await Promise.all(
       data.held.filter((h) => shown.has(h.key)).map(async (h) => ({ key: h.key, file: new Blob([new Uint8Array(await h.read())]) })),

@@ -126,10 +126,12 @@ export class TryModel {
     s.accuracy = total ? hits / total : NaN;
     this.#drawGrid(predictions, m.images);
     this.#drawConfusion(confusion);
+    this.#el.confusion.hidden = predictions.length === 0; // nothing held out: no matrix of zeros
     const failed = m.failures.length ? `; ${m.failures.length} could not be decoded` : '';
-    this.#el.status.textContent =
-      `The trained model on the ${predictions.length} held-out images: ${hits} right (${pct(s.accuracy)})${failed}. ` +
-      'Drop an image below to classify it, through the same decode and normalisation as training.';
+    const heldOut = predictions.length
+      ? `The trained model on the ${predictions.length} held-out images: ${hits} right (${pct(s.accuracy)})${failed}. `
+      : 'No images were held out (a dataset streamed from the Hub or Parquet files). ';
+    this.#el.status.textContent = `${heldOut}Drop an image below to classify it, through the same decode and normalisation as training.`;
     this.#el.drop.hidden = false;
   }
 

@@ -8,8 +8,7 @@ import type { FetchOptions } from '../sources/index.ts';
 import { type ByteSource, displayName, openByteSource, type ParquetInput } from './bytes.ts';
 import { ParquetError } from './errors.ts';
 import { type HubFeature, hubFeatures } from './features.ts';
-import { type Footer, readFooter } from './footer.ts';
-import { readGroupColumns } from './read.ts';
+import type { Footer } from './footer.ts';
 import { type CellValue, type ColumnKind, columnKinds, convertColumn } from './schema.ts';
 
 export type { ParquetInput } from './bytes.ts';
@@ -67,6 +66,16 @@ const TAIL_BYTES = 64 * 1024;
 /** Files whose footers are read at once. */
 const OPEN_CONCURRENCY = 8;
 
+/**
+ * The parts over hyparquet, loaded when a dataset is opened: `import 'tandem'` (whose door names
+ * ParquetError) then needs no Parquet package, as a page with an import map may not have one.
+ */
+let readerLoaded: Promise<typeof import('./footer.ts') & typeof import('./read.ts')> | undefined;
+function parquetReader() {
+  readerLoaded ??= Promise.all([import('./footer.ts'), import('./read.ts')]).then(([footer, read]) => ({ ...footer, ...read }));
+  return readerLoaded;
+}
+
 let compressorsLoaded: Promise<Compressors> | undefined;
 
 /** hyparquet-compressors, loaded on first use (it instantiates a wasm snappy when imported). */
@@ -101,6 +110,7 @@ async function openFiles(inputs: readonly ParquetInput[], options: ParquetDatase
       try {
         const source = await openByteSource(input, index, options.fetch ?? {}, Math.min(TAIL_BYTES, maxFooterBytes + 8));
         sources.push(source);
+        const { readFooter } = await parquetReader();
         const footer = await readFooter(source, maxFooterBytes, options.fetch?.signal);
         opened[index] = { source, footer, kinds: columnKinds(footer.schema) };
       } catch (error) {
@@ -184,6 +194,7 @@ export async function openParquetDataset(inputs: readonly ParquetInput[], option
       readOptions.signal && options.fetch?.signal
         ? AbortSignal.any([readOptions.signal, options.fetch.signal])
         : (readOptions.signal ?? options.fetch?.signal);
+    const { readGroupColumns } = await parquetReader();
     const values = await readGroupColumns({
       source,
       footer,

@@ -9,8 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumArgs } from '../../vite.config.ts';
 import { CORPUS_ALPHABET } from '../../src/synthetic/index.ts';
 import { loadTimmWeights } from '../../src/vit/index.ts';
+import { MockHub, serveMockHub } from '../shared/hub-server.ts';
+import { serveOnNode } from '../shared/node-serve.ts';
 import { embeddingModel } from '../shared/onnx-model.ts';
+import { hubImageFile } from '../shared/parquet-loader-scenarios.ts';
 import { smallTimmFile } from '../shared/timm-scenarios.ts';
+import { sampleImages } from '../shared/transfer-scenarios.ts';
 import { packedFiles, project, repoRoot, run } from './projects.ts';
 
 const deno = join(repoRoot, 'node_modules', '.bin', 'deno');
@@ -204,6 +208,58 @@ describe('Tandem installed from its tarball', () => {
     const { stdout } = await run(deno, ['run', '-A', '--node-modules-dir=manual', 'train-folder.ts'], dir);
     expect(stdout).toMatch(/samples: 40,/);
     expect(stdout).toMatch(/to-gpu/);
+  });
+
+  describe('training from a Hugging Face Hub dataset (examples/*/train-hub.*), HF_ENDPOINT at a mock Hub on 127.0.0.1', () => {
+    // tandem/shapes: the Hub's Parquet conversion of an image dataset, as the Hub writes it (an Image
+    // struct, a ClassLabel named cat, dog, bird): train in two files (40 rows in row groups of 16, 24
+    // in groups of 8), test in one (40 rows). tandem's hyparquet dependencies come with the tarball's install.
+    let hub: Awaited<ReturnType<typeof serveMockHub>>;
+    beforeAll(async () => {
+      const file = (count: number, offset: number, rowGroupSize: number) =>
+        hubImageFile(
+          {
+            bytes: sampleImages(offset + count, 48)
+              .slice(offset)
+              .map((x) => x.bytes),
+            labels: Array.from({ length: count }, (_, r) => (offset + r) % 3),
+          },
+          rowGroupSize,
+        );
+      const mock = new MockHub();
+      const conversion = {
+        'default/train/0000.parquet': file(40, 0, 16),
+        'default/train/0001.parquet': file(24, 40, 8),
+        'default/test/0000.parquet': file(40, 64, 16),
+      };
+      mock.repos.set('tandem/shapes', { revisions: { 'refs/convert/parquet': conversion } });
+      hub = await serveMockHub(serveOnNode, mock);
+    });
+    afterAll(async () => {
+      await hub?.close();
+    });
+    /** What the example printed; each file of the split was read from the mock Hub's storage host. */
+    const expectTrained = (stdout: string, rows: number, steps: number, files: string[]) => {
+      expect(stdout).toMatch(/^classes: cat, dog, bird$/m);
+      expect(stdout).toMatch(new RegExp(`^${steps} steps, ${rows} rows, ${rows} labelled; 0 failed; loss: \\d+\\.\\d+$`, 'm'));
+      expect(stdout).toMatch(/to-gpu/);
+      for (const f of files) expect(hub.hub.served.get(`tandem/shapes/refs/convert/parquet/${f}`)?.bytes, f).toBeGreaterThan(0);
+    };
+
+    it('Node 20, plain JavaScript: `node train-hub.mjs tandem/shapes train` trains the ViT on every row of the train split', async () => {
+      const dir = await project('node-train', 'node', { packages: ['webgpu'] }); // Node's WebGPU is the user's install
+      const { stdout } = await run('node', ['train-hub.mjs', 'tandem/shapes', 'train'], dir, { HF_ENDPOINT: hub.endpoint });
+      expect(stdout).toMatch(new RegExp(`^tandem/shapes \\(train\\) from ${hub.endpoint}$`, 'm'));
+      expectTrained(stdout, 64, 2, ['default/train/0000.parquet', 'default/train/0001.parquet']);
+    });
+
+    it('Deno: HF_DATASET=tandem/shapes HF_SPLIT=test deno run -A train-hub.ts trains on the test split', async () => {
+      const dir = await project('deno', 'deno');
+      const env = { HF_ENDPOINT: hub.endpoint, HF_DATASET: 'tandem/shapes', HF_SPLIT: 'test' };
+      const { stdout } = await run(deno, ['run', '-A', '--node-modules-dir=manual', 'train-hub.ts'], dir, env);
+      expect(stdout).toMatch(/^tandem\/shapes \(test\) from http:\/\/127\.0\.0\.1:\d+$/m);
+      expectTrained(stdout, 40, 2, ['default/test/0000.parquet']);
+    });
   });
 
   it('a Node 20 script resumes a sharded loader on 3 ranks from the positions 2 ranks saved (regroupShardStates)', async () => {

@@ -57,6 +57,26 @@ function importCycles(): string[] {
 }
 
 describe('structure of src/', () => {
+  it("tandem's doors load no package when imported: a page with an import map, or a CDN, needs none", () => {
+    // The static graph (type-only imports and import() left out) from each public door may name
+    // only other files of src/ (and node: builtins, which browsers never reach: they sit behind
+    // runtime checks); a package such as the Parquet reader is import()ed where it is used.
+    const staticImports = (file: string) =>
+      [...readFileSync(join(src, file), 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)[^'";]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
+    const doors = ['index.ts', ...files.filter((f) => /^[a-z-]+\/index\.ts$/.test(f))];
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const spec of staticImports(file)) {
+        if (spec.startsWith('.')) visit(normalize(join(dirname(file), spec)));
+        else if (!spec.startsWith('node:')) packages.add(`${spec} (from ${file})`);
+      }
+    };
+    for (const door of doors) visit(door);
+    expect([...packages]).toEqual([]);
+  });
   it('every room is in a layer', () => {
     const rooms = [...new Set(files.map(roomOf))];
     expect(rooms.filter((r) => layerOf(r) < 0)).toEqual([]);
