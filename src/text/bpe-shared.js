@@ -206,7 +206,7 @@ function mergeByHeap(parts, ranks) {
   /** @param {number} i */
   const entry = (i) => {
     const e = heap[i];
-    if (e === undefined) throw new Error(`BPE merge heap has no entry ${i} (of ${heap.length})`);
+    if (e === undefined) throw new RangeError(`BPE merge heap has no entry ${i} (of ${heap.length})`);
     return e;
   };
   /** @param {number} a @param {number} b */
@@ -224,7 +224,7 @@ function mergeByHeap(parts, ranks) {
   /** @param {number} i */
   const part = (i) => {
     const p = parts[i];
-    if (p === undefined) throw new Error(`BPE merge has no part ${i} (of ${parts.length})`);
+    if (p === undefined) throw new RangeError(`BPE merge has no part ${i} (of ${parts.length})`);
     return p;
   };
   /** @param {number} left */

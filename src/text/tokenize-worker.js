@@ -124,7 +124,7 @@ export function encodeMany(group) {
     const ext = exts[i];
     // The host sends one extension per end; a group without is the host's bug, not a document's.
     if (end === undefined || ext === undefined)
-      throw new Error(`encodeMany: document ${i} of ${ends.length} has no end or extension (${exts.length} extensions)`);
+      throw new RangeError(`encodeMany: document ${i} of ${ends.length} has no end or extension (${exts.length} extensions)`);
     try {
       results[i] = documentIds(bytes.subarray(start, end), ext, textField, maxDocumentTokens);
     } catch (e) {

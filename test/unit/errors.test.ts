@@ -165,6 +165,9 @@ const ALLOWED_BUILT_INS = new Set(['RangeError', 'TypeError', 'DOMException']);
 const INTERNAL_ONLY: Record<string, string> = {
   // src/sources/urls.ts: one attempt's failure, caught by the retry loop and wrapped in a FetchError.
   AttemptError: 'caught by the retry loop and wrapped in a FetchError',
+  // src/text/tokenize-worker.js: a document's coded failure inside a tokenizer worker, caught there
+  // and sent to the host as { code, message }, which raises it as a TextError.
+  WorkerTextError: 'caught in the tokenizer worker and raised on the host as a TextError',
 };
 
 /**
