@@ -27,7 +27,9 @@ export default defineConfig({
   preview: { headers: isolation },
   // The decode module uses top-level await, so its pthread workers must be ES modules.
   worker: { format: 'es' },
-  optimizeDeps: { exclude: ['webgpu'] },
+  // Packages Tandem import()s only when used (the Parquet reader) are pre-bundled at start: found on
+  // first use, Vite would reload the page mid-test.
+  optimizeDeps: { exclude: ['webgpu'], include: ['hyparquet', 'hyparquet-compressors', 'hyparquet-writer', '@huggingface/tokenizers'] },
   build: { target: 'es2022' },
   test: {
     projects: [

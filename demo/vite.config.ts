@@ -14,6 +14,10 @@ export function demoConfig(options: { isolated?: boolean } = {}): UserConfig {
     server: { headers, fs: { allow: [repoRoot] } },
     preview: { headers },
     worker: { format: 'es' },
+    // What Tandem imports only when a page uses it (the Parquet reader for the Hub field, tokenizers.js
+    // in the tokenizer workers) is pre-bundled at start: found on first use, Vite reloads the page
+    // mid-run ("optimized dependencies changed", seen in the text demo's e2e test).
+    optimizeDeps: { include: ['hyparquet', 'hyparquet-compressors', '@huggingface/tokenizers'] },
     // out/ is git-ignored and outside tsconfig's include (the build copies some .ts files as assets).
     build: {
       target: 'es2022',
