@@ -171,8 +171,13 @@ class ReadAhead {
     if (entry) {
       this.#pending.delete(group);
       if (signal) {
-        if (signal.aborted) entry.stop.abort();
-        else signal.addEventListener('abort', () => entry.stop.abort(), { once: true });
+        // The stream's stop ends the read ahead too; the listener goes once the read settles.
+        const stop = () => entry.stop.abort();
+        if (signal.aborted) stop();
+        else {
+          signal.addEventListener('abort', stop, { once: true });
+          void entry.data.finally(() => signal.removeEventListener('abort', stop)).catch(() => {});
+        }
       }
       return entry.data;
     }

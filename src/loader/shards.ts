@@ -194,8 +194,6 @@ export function shardOrder(
   const layout = parquet ? PARQUET_LAYOUT : undefined;
   return {
     ...order,
-    resume: order.resume,
-    state: order.state,
     async *items(_epoch, _offset, _epochs, yielded): AsyncGenerator<PassItem> {
       for await (const item of shardSamples(stream(), layout)) {
         yielded(item.key);

@@ -4,7 +4,7 @@
 // Parquet file (a suffix range whose Content-Range gives the file's size with its footer). Byte
 // ranges after that go through fetchBytes itself.
 import { FetchError, type FetchErrorCode, type FetchOptions } from '../sources/index.ts';
-import { sleep, transientStatus } from '../sources/internal.ts';
+import { readWithin, sleep, transientStatus } from '../sources/internal.ts';
 
 /** What `accept` returns: a value, or a failure that another attempt may or may not cure. */
 export type Attempt<T> = { value: T } | AttemptFailure;
@@ -93,32 +93,8 @@ export async function getWithRetries<T>(
   throw new FetchError(url, failure.status, attempts, `GET ${url} failed after ${attempts} attempt(s): ${failure.message}`, failure.code);
 }
 
-/** A body read whole, refusing more than `maxBytes` before reading (declared) or while reading. */
+/** A body read whole, or undefined when it declares or grows past `maxBytes` (then cancelled). */
 export async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array | undefined> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && !response.headers.has('content-encoding') && Number(declared) > maxBytes) {
-    void response.body?.cancel().catch(() => undefined);
-    return undefined;
-  }
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      void reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
+  const read = await readWithin(response, maxBytes);
+  return 'bytes' in read ? read.bytes : undefined;
 }

@@ -172,14 +172,17 @@ async function request(url: string, options: FetchOptions, signal: AbortSignal):
 }
 
 /** The whole body, refusing more than `maxBytes` before reading (declared) or while reading. */
-async function readBody(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = (what: string) => new AttemptError(`${what}, over maxBytes ${maxBytes}`, false, 'too-large', response.status);
+/**
+ * A body read whole, refusing more than `maxBytes` before reading (a declared Content-Length) or
+ * while reading: the bytes, or why not ('declared N' / 'grew past N'), the body cancelled.
+ */
+export async function readWithin(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array } | { over: string }> {
   const declared = response.headers.get('content-length');
   if (declared !== null && !response.headers.has('content-encoding') && Number(declared) > maxBytes) {
     void response.body?.cancel().catch(() => undefined);
-    throw tooLarge(`the body declares ${declared} bytes`);
+    return { over: `the body declares ${declared} bytes` };
   }
-  if (!response.body) return new Uint8Array(0);
+  if (!response.body) return { bytes: new Uint8Array(0) };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -189,18 +192,24 @@ async function readBody(response: Response, maxBytes: number): Promise<Uint8Arra
     total += value.length;
     if (total > maxBytes) {
       void reader.cancel().catch(() => undefined);
-      throw tooLarge(`the body grew past ${total - value.length} bytes`);
+      return { over: `the body grew past ${total - value.length} bytes` };
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0]!;
+  if (chunks.length === 1 && chunks[0]) return { bytes: chunks[0] };
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
     at += chunk.length;
   }
-  return bytes;
+  return { bytes };
+}
+
+async function readBody(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const read = await readWithin(response, maxBytes);
+  if ('over' in read) throw new AttemptError(`${read.over}, over maxBytes ${maxBytes}`, false, 'too-large', response.status);
+  return read.bytes;
 }
 
 /**

@@ -17,6 +17,7 @@ import { textLoader, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith, within } from './assert.ts';
 import { mutate } from './fuzz-scenarios.ts';
 import { serveMockHub } from './hub-server.ts';
+import { hyparquetImageFile } from './parquet-files.ts';
 import type { Serve } from './sources-scenarios.ts';
 import { charEncoder } from './text-loader-scenarios.ts';
 import { sampleImages } from './transfer-scenarios.ts';
@@ -25,9 +26,6 @@ import { sampleImages } from './transfer-scenarios.ts';
 export type PlaceFile = (name: string, bytes: Uint8Array) => Promise<string | Blob>;
 
 export const NAMES = ['cat', 'dog', 'bird'];
-const FEATURES = JSON.stringify({
-  info: { features: { image: { _type: 'Image' }, label: { _type: 'ClassLabel', names: NAMES } } },
-});
 
 interface ImageRows {
   bytes: (Uint8Array | null)[];
@@ -45,25 +43,10 @@ function imageRows(count: number, offset = 0): ImageRows {
   return { bytes, labels: images.map((_, r) => (r + offset) % 3) };
 }
 
-/** A Hub-shaped image file: `image` as the Image struct `{ bytes, path }`, `label` a ClassLabel. */
+/** A Hub-shaped image file: `image` as the Image struct `{ bytes, path }`, `label` a ClassLabel (cat, dog, bird). */
 export function hubImageFile(rows: ImageRows, rowGroupSize: number): Uint8Array {
-  return new Uint8Array(
-    parquetWriteBuffer({
-      columnData: [
-        { name: 'image', data: rows.bytes.map((bytes, r) => ({ bytes, path: `img${r}.jpg` })) },
-        { name: 'label', data: rows.labels.map(BigInt) },
-      ],
-      schema: [
-        { name: 'root', num_children: 2 },
-        { name: 'image', repetition_type: 'OPTIONAL', num_children: 2 },
-        { name: 'bytes', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
-        { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
-        { name: 'label', type: 'INT64', repetition_type: 'REQUIRED' },
-      ],
-      rowGroupSize,
-      kvMetadata: [{ key: 'huggingface', value: FEATURES }],
-    }),
-  );
+  const image = rows.bytes.map((bytes, r) => ({ bytes, path: `img${r}.jpg` }));
+  return hyparquetImageFile({ image, label: rows.labels }, rowGroupSize);
 }
 
 function textFile(texts: readonly string[], rowGroupSize: number): Uint8Array {
