@@ -1,8 +1,9 @@
 // Decodes one image, loads two batches and trains the tiny ViT for an epoch in the browser. The
 // images are served by the app (public/photo.jpg and public/images/0.jpg … 7.jpg). Then text:
 // documents tokenised by @huggingface/tokenizers in a worker (bundled by Vite with the app) and
-// packed into rows of 32 tokens.
-import { DecodePool, ImageBatcher, PipelineBuilder } from 'tandem';
+// packed into rows of 32 tokens. Last, a Parquet file of the Hub's layout (public/shapes.parquet)
+// read row group by row group through the loader.
+import { DecodePool, ImageBatcher, loader, PipelineBuilder } from 'tandem';
 import { corpusDocuments, corpusIds, corpusTokenizerJson, textLoader } from 'tandem/text';
 import { defaultTrainingOptions, runTraining, syntheticData } from 'tandem/train';
 
@@ -48,6 +49,17 @@ try {
   const sameIds = expected.length - tokens.length <= 1 && tokens.every((id, i) => id === expected[i]);
   const tokenised = { tokens: tokens.length > 0 ? 'some' : 'none', sameIds };
 
+  // The Parquet reader is imported on first use; tandem() has Vite pre-bundle it, so this does not
+  // make Vite re-optimise and reload the page half-way through.
+  const shapes = loader({ parquet: [new URL('shapes.parquet', location.href).href] }, { batchSize: 8, size: 32, threads: 2 });
+  let parquetRows = 0;
+  for await (const batch of shapes) {
+    parquetRows += batch.count;
+    batch.release();
+  }
+  const parquet = { rows: parquetRows, classes: await shapes.classes(), failed: shapes.failures().length };
+  await shapes.close();
+
   const result = {
     mode: pool.mode,
     format: info.format,
@@ -56,6 +68,7 @@ try {
     failed: pipeline.failures().length,
     trained,
     tokenised,
+    parquet,
   };
   out.textContent = JSON.stringify(result);
   out.dataset.done = 'true';

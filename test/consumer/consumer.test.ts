@@ -53,7 +53,8 @@ async function openPage(url: string): Promise<PageResult> {
 }
 
 /** Starts a long-running command and resolves with its URL once it prints one. */
-function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string; stop(): void }> {
+/** A dev or preview server; `output()` is everything it has printed so far. */
+function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string; stop(): void; output(): string }> {
   return new Promise((resolve, reject) => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     import('node:child_process').then(({ spawn }) => {
@@ -66,7 +67,7 @@ function serve(cmd: string, args: string[], cwd: string): Promise<{ url: string;
         const match = /http:\/\/(?:127\.0\.0\.1|localhost):\d+\/?/.exec(output.replace(/\x1b\[[0-9;]*m/g, ''));
         if (match) {
           clearTimeout(timer);
-          resolve({ url: match[0].replace('localhost', '127.0.0.1'), stop: () => child.kill() });
+          resolve({ url: match[0].replace('localhost', '127.0.0.1'), stop: () => child.kill(), output: () => output });
         }
       };
       child.stdout.on('data', onData);
@@ -340,9 +341,14 @@ describe('Tandem installed from its tarball', () => {
   });
 
   describe('a Vite app with tandem/vite', () => {
+    const PARQUET_READ = { rows: 12, classes: ['cat', 'dog', 'bird'], failed: 0 };
     let dir: string;
     beforeAll(async () => {
       dir = await project('vite-app', 'vite-app', { vite: true, packages: ['@huggingface/tokenizers'] });
+      // A Hub-shaped Parquet file (Image struct, ClassLabel cat, dog, bird): 12 rows in row groups of 5.
+      const images = sampleImages(12, 48);
+      const labels = images.map((_, r) => r % 3);
+      writeFileSync(join(dir, 'public', 'shapes.parquet'), hubImageFile({ bytes: images.map((x) => x.bytes), labels }, 5));
       // The same app without cross-origin isolation: the pool must fall back to workers.
       writeFileSync(
         join(dir, 'vite.open.config.js'),
@@ -380,7 +386,11 @@ describe('Tandem installed from its tarball', () => {
             failed: 0,
             trained: { steps: 3, lossFinite: true },
             tokenised: { tokens: 'some', sameIds: true },
+            parquet: PARQUET_READ,
           });
+          // tandem() pre-bundles the Parquet reader Tandem imports on use: found only then, Vite
+          // would re-optimise and reload the page mid-run.
+          expect(server.output()).not.toMatch(/new dependencies optimized|reloading/);
         } finally {
           server.stop();
         }
@@ -399,6 +409,7 @@ describe('Tandem installed from its tarball', () => {
             failed: 0,
             trained: { steps: 3, lossFinite: true },
             tokenised: { tokens: 'some', sameIds: true },
+            parquet: PARQUET_READ,
           });
         } finally {
           server.stop();
