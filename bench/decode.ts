@@ -9,10 +9,10 @@
 // bilinear ("resize"); and the same files decoded at full size to RGB ("decode only").
 //
 //   npx deno run -A bench/decode.ts [--images 256] [--reps 5] [--threads N] [--ffmpeg-images M] [--corpus DIR]
-//                                   [--ffmpeg-timeout-ms 10000] [--no-browser] [--out docs/bench-decode.md]
+//                                   [--ffmpeg-timeout-ms 10000] [--no-browser] [--out docs/bench/decode.md]
 //                                   [--smoke]
 //
-// Writes docs/bench-decode.md. Missing pieces (python3-pil, libav headers, Chromium) drop their
+// Writes docs/bench/decode.md. Missing pieces (python3-pil, libav headers, Chromium) drop their
 // columns and say how to get them. --smoke (bench/shared/args.ts): 8 images, 1 repetition, 1 and 2
 // threads, 2 images for @ffmpeg/ffmpeg, the report under test-results/bench-smoke/; there a missing
 // column or a failed pass fails the run (scripts/setup.sh installs every piece).
@@ -45,7 +45,7 @@ const args = benchArgs('decode', {
   'ffmpeg-timeout-ms': { type: 'number', default: 10_000 },
   'no-browser': { type: 'boolean' },
   corpus: { type: 'string', help: 'the first --images JPEGs of this folder (ImageNet-style or flat) instead of generated ones' },
-  out: { type: 'string', default: 'docs/bench-decode.md', smoke: smokeOut('bench-decode.md') },
+  out: { type: 'string', default: 'docs/bench/decode.md', smoke: smokeOut('bench-decode.md') },
 });
 const { smoke, argv } = args;
 const count = args.values.images;

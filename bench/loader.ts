@@ -5,7 +5,7 @@
 //                                   [--batch 32] [--no-node] [--ref-images 8] [--ref-seconds 4]
 //                                   [--wait-quiet 300] [--quiet-cores 0.15] [--max-other 0.2] [--retries 3]
 //                                   [--shape photos|imagenet|hard] [--transform cover|rrc]
-//                                   [--out docs/bench-loader[-imagenet|-hard][-rrc].md] [--smoke]
+//                                   [--out docs/bench/loader[-imagenet|-hard][-rrc].md] [--smoke]
 //
 // Each loader runs as a child process of its own, so its CPU time and memory are its own:
 //   - Tandem in Deno (bench/loader/tandem-child.ts) and in Node (the same file, transpiled, on the
@@ -73,7 +73,7 @@ const args = benchArgs('loader', {
     help: "the default corpus: 'photos' (the project's mix), 'imagenet' (ImageNet's sizes) or 'hard' (high-detail crops, quality 90–95, more 4:4:4)",
   },
   transform: { type: 'string', default: 'cover', help: "'cover' (Resize + CenterCrop) or 'rrc' (RandomResizedCrop + flip)" },
-  out: { type: 'string', help: 'the report (default docs/bench-loader[-imagenet|-hard][-rrc].md)' },
+  out: { type: 'string', help: 'the report (default docs/bench/loader[-imagenet|-hard][-rrc].md)' },
 });
 const { smoke, argv } = args;
 const reps = args.values.reps;
@@ -94,8 +94,8 @@ if (!isCorpusShape(shapeArg)) throw new Error(`--shape wants ${CORPUS_SHAPES.joi
 const shape = shapeArg;
 if (transform !== 'cover' && transform !== 'rrc') throw new Error(`--transform wants cover or rrc, got ${transform}`);
 const rrc = transform === 'rrc';
-const reportName = `bench-loader${shape === 'photos' ? '' : `-${shape}`}${rrc ? '-rrc' : ''}.md`;
-const outPath = args.values.out ?? (smoke ? smokeOut(reportName) : `docs/${reportName}`);
+const reportName = `loader${shape === 'photos' ? '' : `-${shape}`}${rrc ? '-rrc' : ''}.md`;
+const outPath = args.values.out ?? (smoke ? smokeOut(`bench-${reportName}`) : `docs/bench/${reportName}`);
 const command = ['npx deno run -A bench/loader.ts', ...argv].join(' ');
 const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
 const PYTHON = '/usr/bin/python3';

@@ -9,7 +9,7 @@
 // folder of JPEGs (ImageNet-style or flat), e.g. the photo corpus of bench/loader.ts.
 //
 //   npx deno run -A bench/onnx-feed.ts [--images 256] [--reps 5] [--size 32] [--batch 32] [--threads N]
-//                                      [--corpus DIR] [--out docs/bench-onnx-feed.md] [--smoke]
+//                                      [--corpus DIR] [--out docs/bench/onnx-feed.md] [--smoke]
 // --smoke (bench/shared/args.ts): 8 images in batches of 4, 1 repetition, 2 threads, the report
 // under test-results/bench-smoke/.
 import { writeFileSync } from 'node:fs';
@@ -33,7 +33,7 @@ const args = benchArgs('onnx-feed', {
   batch: { type: 'number', default: 32, smoke: 4 },
   threads: { type: 'number', default: hardwareConcurrency(), smoke: 2 },
   corpus: { type: 'string', help: 'a folder of JPEGs, measured after the generated images' },
-  out: { type: 'string', default: 'docs/bench-onnx-feed.md', smoke: smokeOut('bench-onnx-feed.md') },
+  out: { type: 'string', default: 'docs/bench/onnx-feed.md', smoke: smokeOut('bench-onnx-feed.md') },
 });
 const { smoke, argv } = args;
 const count = args.values.images;

@@ -2,7 +2,7 @@
 // loader + training overlapped (as `tandem train` runs), the loader alone (read → decode → batch →
 // upload → normalise, no training), and training alone (ViT steps from batches already in GPU
 // memory). Interleaved repetitions, medians. Goal: overlapped ≤ 1.05 × max(loader, training).
-//   npx deno run -A bench/overlap.ts [--images 1024] [--batch 32] [--threads 2] [--reps 5] [--out docs/bench-overlap.md] [--smoke]
+//   npx deno run -A bench/overlap.ts [--images 1024] [--batch 32] [--threads 2] [--reps 5] [--out docs/bench/overlap.md] [--smoke]
 // Prints the table; --out FILE writes it too. --smoke (bench/shared/args.ts): 40 images, batches
 // of 8, 1 repetition, the table also written under test-results/bench-smoke/.
 import { folderData, resolveDataFolder } from '../src/cli/files.ts';

@@ -4,7 +4,7 @@
 //
 //   npx deno run -A bench/parquet.ts [--reps 5] [--corpus DIR] [--images N] [--row-group 256] [--delay-ms 20]
 //                                    [--batch 32] [--threads 2] [--workers 2] [--no-node] [--stream-gb 2]
-//                                    [--text-bytes 2000000] [--wait-quiet 0] [--out docs/bench-parquet.md] [--smoke]
+//                                    [--text-bytes 2000000] [--wait-quiet 0] [--out docs/bench/parquet.md] [--smoke]
 //
 // 1. Images, the same photographs: bench/loader.ts's photo corpus (its generator and cache; any
 //    ImageNet-style folder with --corpus) written once into a Hub-shaped Parquet file (an `image`
@@ -66,12 +66,12 @@ const args = benchArgs('parquet', {
   'text-group': { type: 'number', default: 1024, smoke: 64, help: 'documents per row group of the text file' },
   'wait-quiet': { type: 'number', default: 0, help: 'seconds to wait for a quiet machine before each repetition' },
   'quiet-cores': { type: 'number', default: 0.15 },
-  out: { type: 'string', help: 'the report (default docs/bench-parquet.md)' },
+  out: { type: 'string', help: 'the report (default docs/bench/parquet.md)' },
 });
 const { smoke, argv } = args;
 const v = args.values;
 const reps = v.reps;
-const outPath = v.out ?? (smoke ? smokeOut('bench-parquet.md') : 'docs/bench-parquet.md');
+const outPath = v.out ?? (smoke ? smokeOut('bench-parquet.md') : 'docs/bench/parquet.md');
 const command = ['npx deno run -A bench/parquet.ts', ...argv].join(' ');
 const root = new URL('../', import.meta.url).pathname.replace(/\/$/, '');
 const cache = cacheDir();

@@ -1,10 +1,10 @@
 /**
  * Pipeline engine benchmark. Run under Deno (Node 20 cannot run .ts directly):
  *
- *   npx deno run -A bench/pipeline.ts [--reps 5] [--out docs/bench-pipeline.md] [--smoke]
+ *   npx deno run -A bench/pipeline.ts [--reps 5] [--out docs/bench/pipeline.md] [--smoke]
  *
  * Median of 5 interleaved repetitions (or $REPS, or --reps); prints a table and writes
- * docs/bench-pipeline.md. --smoke (bench/shared/args.ts): 5000 items (200 for the worker figures),
+ * docs/bench/pipeline.md. --smoke (bench/shared/args.ts): 5000 items (200 for the worker figures),
  * 1 repetition, the table written under test-results/bench-smoke/.
  */
 import process from 'node:process';
@@ -17,7 +17,7 @@ declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; 
 
 const args = benchArgs('pipeline', {
   reps: { type: 'number', default: Number(process.env.REPS ?? 5), smoke: 1 },
-  out: { type: 'string', default: new URL('../docs/bench-pipeline.md', import.meta.url).pathname, smoke: smokeOut('bench-pipeline.md') },
+  out: { type: 'string', default: new URL('../docs/bench/pipeline.md', import.meta.url).pathname, smoke: smokeOut('bench-pipeline.md') },
 });
 const REPS = args.values.reps;
 const loadAtStart = machineLoad();

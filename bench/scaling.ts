@@ -2,7 +2,7 @@
  * Why two decode threads give less than twice one: the machine's own two-thread scaling for
  * compute-bound code, beside Tandem's decode pool with one and two threads, in Node and Deno, and
  * where the pool's loss goes.
- *   npx deno run -A bench/scaling.ts [--corpus DIR ...] [--images 600] [--reps 5] [--out docs/bench-scaling.md] [--smoke]
+ *   npx deno run -A bench/scaling.ts [--corpus DIR ...] [--images 600] [--reps 5] [--out docs/bench/scaling.md] [--smoke]
  * Each runtime runs bench/scaling/child.mjs (plain JS on dist/) once per corpus, the runtimes
  * interleaved; each child interleaves its own repetitions (1 thread, 2 threads, order reversed
  * every other one). Per configuration it reports images/s; the pool threads' time per image
@@ -28,7 +28,7 @@ const args = benchArgs('scaling', {
   corpus: { type: 'string', help: 'a folder of JPEGs; comma-separated for several' },
   images: { type: 'number', default: 600, smoke: 24 },
   reps: { type: 'number', default: 5, smoke: 1 },
-  out: { type: 'string', default: 'docs/bench-scaling.md', smoke: smokeOut('bench-scaling.md') },
+  out: { type: 'string', default: 'docs/bench/scaling.md', smoke: smokeOut('bench-scaling.md') },
 });
 const { images, reps, out } = args.values;
 const root = new URL('../', import.meta.url).pathname;

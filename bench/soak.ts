@@ -1,7 +1,7 @@
 /**
  * Soak: a long run of the loader and of the pipeline engine, watching what must not grow.
  *
- *   npx deno run -A bench/soak.ts [--images 200000] [--items 1000000] [--out docs/soak.md] [--smoke]
+ *   npx deno run -A bench/soak.ts [--images 200000] [--items 1000000] [--out docs/bench/soak.md] [--smoke]
  *
  * Part 1 decodes `--images` JPEGs (16 generated images of 160×120 with varied content, four of
  * them broken, round and round) through the loader as users build it: source → decode on a
@@ -26,7 +26,7 @@ declare const Deno: { writeTextFile(path: string, text: string): Promise<void>; 
 const args = benchArgs('soak', {
   images: { type: 'number', default: 200_000, smoke: 2000 },
   items: { type: 'number', default: 1_000_000, smoke: 20_000 },
-  out: { type: 'string', default: 'docs/soak.md', smoke: smokeOut('soak.md') },
+  out: { type: 'string', default: 'docs/bench/soak.md', smoke: smokeOut('soak.md') },
 });
 const IMAGES = args.values.images;
 const ITEMS = args.values.items;

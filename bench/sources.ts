@@ -1,13 +1,13 @@
 /**
  * Sources benchmark. Run under Deno:
  *
- *   npx deno run -A bench/sources.ts [--reps 5] [--out docs/bench-sources.md] [--smoke]
+ *   npx deno run -A bench/sources.ts [--reps 5] [--out docs/bench/sources.md] [--smoke]
  *
  * The same samples read five ways: WebDataset shards over HTTP from a 127.0.0.1 server, the loose
  * files over HTTP, the loose local files, the shards from local disk, and the loose files over HTTP
  * through the directory cache (cold first epoch, then warm second epoch). Every sample's bytes are
  * read in full. Median of REPS interleaved repetitions ($REPS or --reps, 5 by default) over $N samples
- * (2000 by default); prints a table and writes docs/bench-sources.md. --smoke (bench/shared/args.ts):
+ * (2000 by default); prints a table and writes docs/bench/sources.md. --smoke (bench/shared/args.ts):
  * 200 samples in shards of 1 MiB, 1 repetition, the table written under test-results/bench-smoke/.
  */
 import process from 'node:process';
@@ -33,7 +33,7 @@ declare const Deno: {
 
 const args = benchArgs('sources', {
   reps: { type: 'number', default: Number(process.env.REPS ?? 5), smoke: 1 },
-  out: { type: 'string', default: new URL('../docs/bench-sources.md', import.meta.url).pathname, smoke: smokeOut('bench-sources.md') },
+  out: { type: 'string', default: new URL('../docs/bench/sources.md', import.meta.url).pathname, smoke: smokeOut('bench-sources.md') },
 });
 const REPS = args.values.reps;
 const loadAtStart = machineLoad();

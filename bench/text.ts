@@ -3,7 +3,7 @@
 // interleaved repetitions (the order reversed every other one), medians.
 //
 //   npx deno run -A bench/text.ts [--reps 5] [--bytes 2000000] [--merges 2000] [--seq 256] [--batch 8]
-//                                 [--workers 2] [--generated 20000] [--join 1] [--no-node] [--out docs/bench-text.md] [--smoke]
+//                                 [--workers 2] [--generated 20000] [--join 1] [--no-node] [--out docs/bench/text.md] [--smoke]
 //
 // Throughput (each side a child process of its own, bench/text/child.ts and torch_text.py, so its
 // CPU time is its own): documents of a held-out real text (this machine's license and copyright
@@ -47,7 +47,7 @@ const args = benchArgs('text', {
   generated: { type: 'number', default: 20000, smoke: 500, help: 'generated-corpus documents for the padding figures' },
   join: { type: 'number', default: 1, help: 'paragraphs per throughput document (1: each paragraph a document)' },
   'no-node': { type: 'boolean' },
-  out: { type: 'string', default: 'docs/bench-text.md', smoke: smokeOut('bench-text.md') },
+  out: { type: 'string', default: 'docs/bench/text.md', smoke: smokeOut('bench-text.md') },
 });
 const { smoke, argv } = args;
 const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);

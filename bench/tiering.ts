@@ -5,7 +5,7 @@
  * the first real one), and with eager optimisation asked for at run time
  * (node:v8 setFlagsFromString('--no-wasm-dynamic-tiering') before the module loads); Node beside.
  *   npx deno run -A bench/tiering.ts [--corpus DIR] [--processes 5] [--images 500] [--passes 6]
- *     [--out docs/bench-tiering.md] [--smoke]
+ *     [--out docs/bench/tiering.md] [--smoke]
  * The processes of all modes are interleaved. Per mode: each process's median over its passes
  * after the first, the spread of those over the processes, and the first pass (the tier-up).
  * --smoke (bench/shared/args.ts): 24 generated images, 1 process per mode, 2 passes.
@@ -25,7 +25,7 @@ const args = benchArgs('tiering', {
   processes: { type: 'number', default: 5, smoke: 1 },
   images: { type: 'number', default: 500, smoke: 24 },
   passes: { type: 'number', default: 6, smoke: 2 },
-  out: { type: 'string', default: 'docs/bench-tiering.md', smoke: smokeOut('bench-tiering.md') },
+  out: { type: 'string', default: 'docs/bench/tiering.md', smoke: smokeOut('bench-tiering.md') },
 });
 const { processes, images, passes, out } = args.values;
 const root = new URL('../', import.meta.url).pathname;

@@ -2,7 +2,7 @@
 // @huggingface/tokenizers run directly, on one thread, for each tokenizer.json shape a road covers.
 // Side by side in one run, interleaved repetitions (the order reversed every other one), medians.
 //
-//   npx deno run -A bench/tokenizers.ts [--reps 5] [--bytes 2000000] [--merges 2000] [--out docs/bench-tokenizers.md] [--smoke]
+//   npx deno run -A bench/tokenizers.ts [--reps 5] [--bytes 2000000] [--merges 2000] [--out docs/bench/tokenizers.md] [--smoke]
 //
 // Documents: a held-out real text (this machine's license and copyright files, split at blank
 // lines; bench/text/corpus.ts). Tokenizers, trained by test/shared/bpe-trainer.ts on every 4th
@@ -29,7 +29,7 @@ const args = benchArgs('tokenizers', {
   reps: { type: 'number', default: 5, smoke: 1, help: 'at least 3 (except with --smoke)' },
   bytes: { type: 'number', default: 2_000_000, smoke: 40_000, help: 'held-out real text read as documents' },
   merges: { type: 'number', default: 2000, smoke: 100, help: "each BPE's merges (trained on every 4th document)" },
-  out: { type: 'string', default: 'docs/bench-tokenizers.md', smoke: smokeOut('bench-tokenizers.md') },
+  out: { type: 'string', default: 'docs/bench/tokenizers.md', smoke: smokeOut('bench-tokenizers.md') },
 });
 const { smoke, argv } = args;
 const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);

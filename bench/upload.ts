@@ -1,5 +1,5 @@
 // Upload bandwidth and upload/compute overlap, side by side in one run.
-//   npx deno run -A bench/upload.ts [--batch-mb 9.6] [--reps 7] [--out docs/bench-upload.md] [--smoke]
+//   npx deno run -A bench/upload.ts [--batch-mb 9.6] [--reps 7] [--out docs/bench/upload.md] [--smoke]
 // Methods: raw writeBuffer from a plain ArrayBuffer (the ceiling), the uploader's write-buffer
 // path from shared wasm memory, and its mapped-staging ring. Interleaved repetitions, medians.
 // --smoke (bench/shared/args.ts): batches of 0.5 MB, 1 repetition, the report under
@@ -14,7 +14,7 @@ import { median } from './shared/stats.ts';
 const args = benchArgs('upload', {
   'batch-mb': { type: 'number', default: 9.6, smoke: 0.5 },
   reps: { type: 'number', default: 7, smoke: 1 },
-  out: { type: 'string', default: 'docs/bench-upload.md', smoke: smokeOut('bench-upload.md') },
+  out: { type: 'string', default: 'docs/bench/upload.md', smoke: smokeOut('bench-upload.md') },
 });
 const outPath = args.values.out;
 const loadAtStart = machineLoad();

@@ -10,7 +10,7 @@
 // 320×240, 10 s at 30 fps, a keyframe every 2 s (bench/video/corpus.ts, cached).
 //
 //   npx deno run -A bench/video.ts [--shapes 96] [--large 32] [--reps 5] [--threads 2] [--jobs N]
-//                                  [--no-browser] [--out docs/bench-video.md] [--smoke]
+//                                  [--no-browser] [--out docs/bench/video.md] [--smoke]
 //
 // --smoke (bench/shared/args.ts): 8 + 4 videos, 1 repetition, the report under test-results/bench-smoke/;
 // there a failed column, a wrong clip or a Tandem readback fails the run.
@@ -38,7 +38,7 @@ const args = benchArgs('video', {
   threads: { type: 'number', default: 2, help: "Tandem's wasm pool threads, and the peers' lanes" },
   jobs: { type: 'number', default: cores, help: 'ffmpeg CLI processes at once (default: the cores)' },
   'no-browser': { type: 'boolean' },
-  out: { type: 'string', default: 'docs/bench-video.md', smoke: smokeOut('bench-video.md') },
+  out: { type: 'string', default: 'docs/bench/video.md', smoke: smokeOut('bench-video.md') },
 });
 const { smoke, argv } = args;
 const reps = smoke ? args.values.reps : Math.max(3, args.values.reps);

@@ -3,7 +3,7 @@
  * 500×375 JPEGs, four classes), as held-out accuracy against training steps:
  *   npx deno run -A bench/vit-learn.ts [--images 4096] [--steps 3000] [--batch 32] [--lr 2e-3]
  *     [--warmup 100] [--init fan-in|0.02] [--augment] [--config '{"patchSize":4}']
- *     [--fit cover|stretch|contain] [--source 500x375] [--out docs/vit-learn.md] [--smoke]
+ *     [--fit cover|stretch|contain] [--source 500x375] [--out docs/bench/vit-learn.md] [--smoke]
  * The images are decoded once by the wasm pool to 32×32 and normalised on the CPU, so the figures
  * measure learning and the GPU step alone (the loader is measured by bench/overlap.ts). Every 5th
  * image is held out. Matrices start at N(0, 1/fan-in) (`--init fan-in`, the trainer's default) or
@@ -32,7 +32,7 @@ const args = benchArgs('vit-learn', {
   config: { type: 'string', default: '{}', help: 'JSON overrides of the tiny preset' },
   fit: { type: 'string', default: 'cover', help: 'cover, stretch or contain' },
   source: { type: 'string', default: '500x375', help: 'the generated JPEGs, WxH' },
-  out: { type: 'string', default: 'docs/vit-learn.md', smoke: smokeOut('vit-learn.md') },
+  out: { type: 'string', default: 'docs/bench/vit-learn.md', smoke: smokeOut('vit-learn.md') },
 });
 const { images, steps, batch, lr, warmup, init, augment, out: outPath } = args.values;
 const overrides = JSON.parse(args.values.config) as Partial<ViTConfig>;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a JPEG's decode time goes, per part (docs/decode-profile.md): links the pthreads module
+# Where a JPEG's decode time goes, per part (docs/bench/decode-profile.md): links the pthreads module
 # once more with --profiling-funcs (names kept; the same sources and flags as wasm/build.sh),
 # builds the library around it in a temporary clone, decodes a corpus on one pool thread under
 # `node --cpu-prof` and sums the pool thread's samples per part.

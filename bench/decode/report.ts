@@ -1,4 +1,4 @@
-// Figures per row, ratios and the markdown of docs/bench-decode.md (medians: bench/shared/stats.ts).
+// Figures per row, ratios and the markdown of docs/bench/decode.md (medians: bench/shared/stats.ts).
 import { fixed, median } from '../shared/stats.ts';
 import type { Sample, Transform } from './types.ts';
 

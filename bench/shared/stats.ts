@@ -1,5 +1,5 @@
 // The statistics and number formatting every benchmark uses, one definition each: a figure called
-// "median" in docs/bench-*.md means median() below, whichever benchmark wrote it.
+// "median" in docs/bench/*.md means median() below, whichever benchmark wrote it.
 
 /** Sorted copy, ascending. */
 const sorted = (xs: readonly number[]): number[] => [...xs].sort((a, b) => a - b);

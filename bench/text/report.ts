@@ -1,4 +1,4 @@
-// bench/text.ts's report: docs/bench-text.md (or its smoke copy), every figure and how it was made.
+// bench/text.ts's report: docs/bench/text.md (or its smoke copy), every figure and how it was made.
 import { table } from '../decode/report.ts';
 import { fixed, median, spread, times } from '../shared/stats.ts';
 import type { RealText, TrainedTokenizer } from './corpus.ts';

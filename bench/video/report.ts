@@ -1,4 +1,4 @@
-// The tables and fixed paragraphs of docs/bench-video.md (medians and ranges: bench/shared/stats.ts).
+// The tables and fixed paragraphs of docs/bench/video.md (medians and ranges: bench/shared/stats.ts).
 import { table } from '../decode/report.ts';
 import { fixed, spread, times } from '../shared/stats.ts';
 import type { Corpus } from './corpus.ts';

@@ -2,7 +2,7 @@
 // and code in src/, README's snippet is the example file the consumer tier runs, README stays short
 // and its quick start and links are true.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STATUS_CODES } from '../../src/decode/abi.ts';
 
@@ -59,5 +59,32 @@ describe('README.md', () => {
     const links = [...readme.matchAll(/\]\(([^)#]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/.test(l));
     expect(links.length).toBeGreaterThan(5);
     expect(links.filter((l) => !existsSync(join(root, l)))).toEqual([]);
+  });
+});
+
+describe('docs/', () => {
+  const docs = readdirSync(join(root, 'docs'), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
+  it('every relative link in every doc (and CONTRIBUTING.md) names a file that exists', () => {
+    const broken: string[] = [];
+    for (const doc of [...docs, 'CONTRIBUTING.md']) {
+      for (const m of read(doc).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        const target = m[1] ?? '';
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(join(root, dirname(doc), target))) broken.push(`${doc} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+  it('guides and benchmark reports stand apart: every report in docs/bench/, every guide in the index', () => {
+    const guides = docs.filter((d) => !d.startsWith('docs/bench/') && d !== 'docs/README.md');
+    // A report names the command that wrote it; a guide is written by hand.
+    expect(guides.filter((d) => /^Command: `|^```sh\n(npx )?deno run -A bench\//m.test(read(d).slice(0, 600)))).toEqual([]);
+    const index = read('docs/README.md');
+    expect(guides.filter((d) => !index.includes(`](${d.slice('docs/'.length)})`))).toEqual([]);
+    const reports = docs.filter((d) => d.startsWith('docs/bench/') && !d.startsWith('docs/bench/before-window/'));
+    expect(reports.filter((d) => !index.includes(`](${d.slice('docs/'.length)})`))).toEqual([]);
   });
 });
