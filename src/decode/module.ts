@@ -1,4 +1,5 @@
-import { crossOriginPthreadWorker, runtimeName } from '../runtime/index.ts';
+import { WorkerError } from '../errors/index.ts';
+import { crossOriginPthreadWorker, nodePthreadStarter, runtimeName } from '../runtime/index.ts';
 import { JOB_WORDS } from './abi.ts';
 import { DecodeError } from './errors.ts';
 import { importUrl } from './import-url.js';
@@ -47,21 +48,35 @@ export async function loadDecodeModule(threads: number, warn: (message: string) 
   // Emscripten's Node workers are unref'd: without a live handle, Node would exit while the
   // factory waits for them to load.
   const keepAlive = setInterval(() => {}, 1 << 30);
+  // Node: the pthread workers are started by Tandem (with flags a worker accepts), and one that
+  // cannot start fails the load with a WorkerError instead of ending the process.
+  let startFailed: ((error: WorkerError) => void) | undefined;
+  const failure = new Promise<never>((_, reject) => (startFailed = reject));
+  const node = runtimeName === 'node' ? await nodePthreadStarter((error) => startFailed?.(error)) : undefined;
   // Under Node (and Deno, which emscripten takes for Node) the factory replaces the global
   // `Worker` with worker_threads' Worker. It starts all its pthread workers before resolving, so
   // the runtime's own Worker is put back afterwards for everyone else (the pipeline's workers).
-  const exports = await createTandemDecode({
+  const created = createTandemDecode({
     tandemThreads: threads,
     // A page importing Tandem from another origin (a CDN) cannot start workers from there directly.
     ...(runtimeName === 'browser' ? { tandemWorker: crossOriginPthreadWorker } : {}),
+    // Emscripten's Node path drives worker_threads' Worker (`on`, `unref`), the type its .d.mts names for the web.
+    ...(node ? { tandemWorker: node.start as unknown as (moduleUrl: string) => Worker } : {}),
     printErr: warn,
-  }).finally(() => {
-    clearInterval(keepAlive);
-    // Browsers run emscripten's web path, which leaves Worker alone (and the page may have its own).
-    if (runtimeName === 'browser') return;
-    if (runtimeWorker) Object.defineProperty(globalThis, 'Worker', runtimeWorker);
-    else delete (globalThis as { Worker?: unknown }).Worker;
   });
+  const exports = await Promise.race([created, failure])
+    .finally(() => {
+      clearInterval(keepAlive);
+      // Browsers run emscripten's web path, which leaves Worker alone (and the page may have its own).
+      if (runtimeName === 'browser') return;
+      if (runtimeWorker) Object.defineProperty(globalThis, 'Worker', runtimeWorker);
+      else delete (globalThis as { Worker?: unknown }).Worker;
+    })
+    .catch(async (error: unknown) => {
+      // The module never resolves once a thread failed to start: end the threads that did.
+      await Promise.all((node?.started ?? []).map((w) => w.terminate()));
+      throw error;
+    });
   const words = exports._td_job_words();
   if (words !== JOB_WORDS)
     throw new DecodeError('module-unavailable', `tandem decode: job layout mismatch (wasm ${words} words, JS ${JOB_WORDS})`);

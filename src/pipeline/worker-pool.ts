@@ -224,7 +224,15 @@ export class WorkerPoolExecutor implements Executor {
     if (i >= 0) this.#slots.splice(i, 1);
     const idle = this.#idle.indexOf(slot);
     if (idle >= 0) this.#idle.splice(idle, 1);
-    if (slot.job === undefined && idle < 0) this.#starting--;
+    if (slot.job === undefined && idle < 0) {
+      // It died before it was ready: a worker that cannot start (a preload or flag that fails in
+      // workers, a missing module) would fail the same way each time, so the pool breaks, typed,
+      // instead of starting replacements for ever.
+      this.#starting--;
+      void slot.port?.terminate();
+      this.#breakPool(new WorkerError('worker-crashed', `a worker could not start: ${e.message}`, { cause: e }));
+      return;
+    }
     slot.job?.reject(e);
     slot.job = undefined;
     void slot.port?.terminate();

@@ -142,7 +142,7 @@ export function finishProcess(code: number): void {
   const proc = (globalThis as { process?: ProcessControl }).process;
   if (proc) proc.exitCode = code;
 }
-export { crossOriginPthreadWorker, startModuleWorker, workerScriptUrl, type WorkerPort } from './worker.ts';
+export { crossOriginPthreadWorker, nodePthreadStarter, startModuleWorker, workerScriptUrl, type WorkerPort } from './worker.ts';
 export { rerunWithFilteredStderr } from './quiet-stderr.ts';
 
 /**

@@ -116,7 +116,7 @@ async function startNodeWorker(url: URL): Promise<WorkerPort> {
   // A computed specifier keeps bundlers from pulling node:worker_threads into browser builds.
   const spec = 'node:worker_threads';
   const wt = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as { Worker: typeof NodeWorker };
-  const w = new wt.Worker(nodeShim(url.href), { eval: true });
+  const w = new wt.Worker(nodeShim(url.href), { eval: true, ...nodeWorkerFlags(wt) });
   let terminated = false;
   const messages = inbox<unknown>();
   const errors = inbox<Error>();
@@ -138,4 +138,99 @@ async function startNodeWorker(url: URL): Promise<WorkerPort> {
       await w.terminate();
     },
   };
+}
+
+type NodeWorkerThreads = { Worker: typeof NodeWorker };
+
+/**
+ * Flags that name the main program's own input (`node --input-type=module -e …`, a REPL, a test
+ * run): a worker inherits them and then fails to load its file, or treats the CommonJS shim as an
+ * ES module. They, and a value given as the next argument, are never passed on.
+ */
+const MAIN_ONLY =
+  /^(?:--input-type|--eval|--print|--check|--interactive|--test|--watch|--watch-path|--experimental-default-type|-[epci])(?:=|$)/;
+const TAKES_VALUE = new Set(['--input-type', '--eval', '--print', '-e', '-p', '--watch-path', '--experimental-default-type']);
+/** Flags a worker accepts when given explicitly: what loads modules (loaders, conditions) and what only reports. */
+const WORKER_SAFE =
+  /^(?:--import|--require|-r|--loader|--experimental-loader|--conditions|-C|--experimental-[\w-]+|--no-experimental-[\w-]+|--no-warnings|--no-deprecation|--enable-source-maps|--trace-[\w-]+|--preserve-symlinks(?:-main)?)(?:=|$)/;
+const SAFE_WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C']);
+
+/** `flags` without the main-only ones (and their values); the others kept in order. */
+function keep(flags: readonly string[], allowed: (flag: string) => boolean, withValue: (flag: string) => boolean): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i] ?? '';
+    const separateValue = !flag.includes('=') && withValue(flag) && i + 1 < flags.length;
+    if (allowed(flag)) kept.push(flag, ...(separateValue ? [flags[i + 1] ?? ''] : []));
+    if (separateValue) i++;
+  }
+  return kept;
+}
+
+/**
+ * The `execArgv` option for a Node worker: nothing (inherit, Node's default) unless the process
+ * was started with a main-only flag; then the rest of its flags, and if Node refuses one of those
+ * given explicitly (per-process V8 options, ERR_WORKER_INVALID_EXEC_ARGV), only the module-loading
+ * and reporting ones. Checked once per process.
+ */
+let flagsForWorkers: { execArgv?: string[] } | undefined;
+function nodeWorkerFlags(wt: NodeWorkerThreads): { execArgv?: string[] } {
+  if (flagsForWorkers) return flagsForWorkers;
+  const inherited = (globalThis as { process?: { execArgv?: string[] } }).process?.execArgv ?? [];
+  if (!inherited.some((flag) => MAIN_ONLY.test(flag))) return (flagsForWorkers = {});
+  const withoutMain = keep(
+    inherited,
+    (flag) => !MAIN_ONLY.test(flag),
+    (flag) => TAKES_VALUE.has(flag) || SAFE_WITH_VALUE.has(flag),
+  );
+  try {
+    // Node checks the flags before it starts the thread; the worker itself runs nothing.
+    void new wt.Worker('', { eval: true, execArgv: withoutMain }).terminate();
+    flagsForWorkers = { execArgv: withoutMain };
+  } catch {
+    flagsForWorkers = {
+      execArgv: keep(
+        withoutMain,
+        (flag) => WORKER_SAFE.test(flag),
+        (flag) => SAFE_WITH_VALUE.has(flag),
+      ),
+    };
+  }
+  return flagsForWorkers;
+}
+
+/**
+ * Node's emscripten pthread workers, started with the flags above (emscripten's own start would
+ * inherit a main-only flag and fail). Emscripten's error listener rethrows, which would end the
+ * caller's process: its listeners are wrapped, and a start failure goes to `failed` instead, where
+ * the module's loader turns it into a typed error.
+ */
+export async function nodePthreadStarter(failed: (error: WorkerError) => void): Promise<{
+  start: (moduleUrl: string) => NodeWorker;
+  started: NodeWorker[];
+}> {
+  const spec = 'node:worker_threads';
+  const wt = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)) as NodeWorkerThreads;
+  const started: NodeWorker[] = [];
+  const start = (moduleUrl: string): NodeWorker => {
+    const worker = new wt.Worker(new URL(moduleUrl), { workerData: 'em-pthread', name: 'em-pthread', ...nodeWorkerFlags(wt) });
+    started.push(worker);
+    const on = worker.on.bind(worker);
+    worker.on = ((event: string, listener: (...args: unknown[]) => void) =>
+      on(
+        event,
+        event !== 'error'
+          ? listener
+          : (...args: unknown[]) => {
+              try {
+                listener(...args);
+              } catch {
+                // Reported once, typed, through `failed` (below).
+              }
+            },
+      )) as NodeWorker['on'];
+    on('error', (e: Error) => failed(new WorkerError('worker-crashed', `a decode thread could not start: ${e.message}`, { cause: e })));
+    return worker;
+  };
+  return { start, started };
 }
