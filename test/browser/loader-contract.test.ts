@@ -1,30 +1,6 @@
 // Chromium tier: the loader contract (test/shared/loader-contract-scenarios.ts) against loader(),
-// videoLoader() and textLoader(), on one pthreads pool.
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
-import { contractScenarios, contractSubjects, type ContractSubject } from '../shared/loader-contract-scenarios.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
+// videoLoader() and textLoader(), on one pthreads pool (test/shared/contract-suite.ts).
+import { fetchFixture } from '../shared/browser-fixtures.ts';
+import { contractSuite } from '../shared/contract-suite.ts';
 
-const load: FixtureLoader = async (name) => new Uint8Array(await (await fetch(`/test/fixtures/generated/${name}`)).arrayBuffer());
-
-let pool: DecodePool;
-let subjects: ContractSubject[] = [];
-beforeAll(async () => {
-  pool = await DecodePool.create({ threads: 2 });
-  subjects = await contractSubjects(pool, load);
-});
-afterAll(async () => {
-  await pool?.close();
-});
-
-for (const name of ['loader', 'videoLoader', 'textLoader'] as const) {
-  describe(`loader contract: ${name}`, () => {
-    for (const [scenario, body] of Object.entries(contractScenarios)) {
-      it(scenario, () => {
-        const subject = subjects.find((s) => s.name === name);
-        if (!subject) throw new Error(`no subject ${name}`);
-        return body(subject);
-      });
-    }
-  });
-}
+contractSuite(fetchFixture);

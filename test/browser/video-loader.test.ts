@@ -2,12 +2,12 @@
 // WebCodecs road (VideoDecoder → WGSL frame pass) gives the wasm road's frames with no readback,
 // and broken videos fail their own items on either road.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
 import { onCpuAdapter } from '../../src/gpu/internal.ts';
 import { videoLoader } from '../../src/video/index.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { fetchFixture as load } from '../shared/browser-fixtures.ts';
 import { countReadbacks } from '../shared/readbacks.ts';
+import { usePool } from '../shared/use-pool.ts';
 import {
   brokenVideosFailTheirOwnItem,
   gpuClipsAreCpuClipsNormalised,
@@ -15,27 +15,23 @@ import {
   webcodecsRoadMatchesWasmRoad,
 } from '../shared/video-loader-scenarios.ts';
 
-const load: FixtureLoader = async (name) => new Uint8Array(await (await fetch(`/test/fixtures/generated/${name}`)).arrayBuffer());
-
 /** Mean absolute difference per clip between the roads, 0..1 scale (measured: about 1/255): they share the resize and the colour matrix, not the YUV→RGB code. */
 const ROAD_TOLERANCE = 2 / 255;
 
 describe('videoLoader (Chromium)', () => {
-  let pool: DecodePool;
+  const pool = usePool({ threads: 2 });
   let gpu: GpuContext;
   beforeAll(async () => {
-    pool = await DecodePool.create({ threads: 2 });
     gpu = await acquireGpu();
   });
-  afterAll(async () => {
-    await pool?.close();
+  afterAll(() => {
     gpu?.close();
   });
 
-  it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool, gpu, load));
+  it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool(), gpu, load));
   it('the WebCodecs road gives the wasm road its frames: same clips, times and labels, pixels within 2/255, no readback', async () => {
     const r = await webcodecsRoadMatchesWasmRoad(
-      pool,
+      pool(),
       gpu,
       load,
       async (fn) => {
@@ -52,14 +48,14 @@ describe('videoLoader (Chromium)', () => {
   it("'auto' on a CPU adapter (SwiftShader here) sends every clip down the wasm road", async () => {
     expect(onCpuAdapter(gpu.device)).toBe(true);
     const bytes = await load('testsrc.h264.mp4');
-    const data = videoLoader([{ bytes, label: 0, key: 'a' }], { clip: { frames: 2 }, size: 16, batchSize: 1, pool, to: gpu });
+    const data = videoLoader([{ bytes, label: 0, key: 'a' }], { clip: { frames: 2 }, size: 16, batchSize: 1, pool: pool(), to: gpu });
     for await (const batch of data) batch.release();
     await data.close();
     expect(data.roads()).toEqual({ webcodecs: 0, wasm: 1 });
   });
-  it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool, load, gpu));
+  it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool(), load, gpu));
   it('60 mutated videos on the WebCodecs road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
-    const r = await mutatedVideosFailTyped(pool, load, gpu, 'webcodecs', 60, 0x71de0);
+    const r = await mutatedVideosFailTyped(pool(), load, gpu, 'webcodecs', 60, 0x71de0);
     console.log(`mutants: ${r.delivered} delivered, ${r.failed} failed ${JSON.stringify(r.codes)}`);
   }, 120_000);
 });

@@ -1,8 +1,8 @@
 // Deno tier: audio and video decoding on the wasm pool, with the same scenario bodies as Node and Chromium.
 // Compressed fixtures come from scripts/make-fixtures.sh (run by scripts/test.sh).
 import './limits.ts';
-import { DecodePool } from '../../src/decode/index.ts';
-import { withPool } from '../shared/decode-scenarios.ts';
+import { inBothPoolModes, withPool } from '../shared/decode-scenarios.ts';
+import { denoFixture as load, SANITIZED as opts } from '../shared/deno-serve.ts';
 import { audioMatchesFfmpegCli, videoMatchesFfmpegCli } from '../shared/cli-reference-scenarios.ts';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import {
@@ -11,10 +11,7 @@ import {
   randomCropStatisticsMatchTorchvision,
 } from '../shared/random-crop-scenarios.ts';
 import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
-import { mediaScenarios, type FixtureLoader } from '../shared/media-scenarios.ts';
-
-const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
-const opts = { sanitizeOps: true, sanitizeResources: true };
+import { mediaScenarios } from '../shared/media-scenarios.ts';
 
 for (const [title, body] of Object.entries(mediaScenarios)) {
   Deno.test({ name: title, ...opts, fn: () => withPool(2, (p) => body(p, load)).then(() => {}) });
@@ -34,16 +31,11 @@ Deno.test({
   name: "progressive and CMYK JPEG, WebP (lossy, lossless, alpha), first GIF frame against PIL, torchvision's Resize + CenterCrop, in both pool modes",
   ...opts,
   fn: async () => {
-    for (const mode of ['pthreads', 'workers'] as const) {
-      const pool = await DecodePool.create({ threads: 1, mode });
-      try {
-        const checked = await imageFormatsMatchReferences(pool, load);
-        if (checked.length !== 8) throw new Error(`${mode}: checked ${checked.length} of 8 files`);
-        await coverMatchesTorchvision(pool, load);
-      } finally {
-        await pool.close();
-      }
-    }
+    await inBothPoolModes(1, async (pool, mode) => {
+      const checked = await imageFormatsMatchReferences(pool, load);
+      if (checked.length !== 8) throw new Error(`${mode}: checked ${checked.length} of 8 files`);
+      await coverMatchesTorchvision(pool, load);
+    });
   },
 });
 
@@ -51,16 +43,11 @@ Deno.test({
   name: "RandomResizedCrop + flip in decode: torchvision's boxes, pixels and draw statistics; reproducible; windowed JPEG decodes equal whole ones; in both pool modes",
   ...opts,
   fn: async () => {
-    for (const mode of ['pthreads', 'workers'] as const) {
-      const pool = await DecodePool.create({ threads: 2, mode });
-      try {
-        await randomCropMatchesTorchvision(pool, load);
-        await randomCropIsReproducible(pool, load);
-        await windowedDecodesEqualWholeDecodes(pool, load);
-        if (mode === 'pthreads') await randomCropStatisticsMatchTorchvision(pool, load);
-      } finally {
-        await pool.close();
-      }
-    }
+    await inBothPoolModes(2, async (pool, mode) => {
+      await randomCropMatchesTorchvision(pool, load);
+      await randomCropIsReproducible(pool, load);
+      await windowedDecodesEqualWholeDecodes(pool, load);
+      if (mode === 'pthreads') await randomCropStatisticsMatchTorchvision(pool, load);
+    });
   },
 });

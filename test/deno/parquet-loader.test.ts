@@ -4,12 +4,7 @@ import './limits.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { parquetLoaderScenarios, type PlaceFile } from '../shared/parquet-loader-scenarios.ts';
 import { writtenParquetReadsAsTheFolder } from '../shared/parquet-writer-scenarios.ts';
-import type { Serve } from '../shared/sources-scenarios.ts';
-
-const serve: Serve = async (handler) => {
-  const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: () => undefined }, handler);
-  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
-};
+import { serveOnDeno as serve } from '../shared/deno-serve.ts';
 
 let pool: DecodePool | undefined;
 const dir = await Deno.makeTempDir({ prefix: 'tandem-parquet-loader-' });

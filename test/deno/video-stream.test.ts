@@ -1,28 +1,17 @@
 // Deno tier: streamed video decoding from memory, a local file and HTTP ranges on 127.0.0.1.
 import './limits.ts';
-import { DecodePool, fileByteSource, memoryByteSource } from '../../src/decode/index.ts';
-import { httpByteSource } from '../../src/sources/index.ts';
+import { DecodePool } from '../../src/decode/index.ts';
+import { serveOnDeno } from '../shared/deno-serve.ts';
 import {
-  answerRange,
+  everySourceMatchesWhole,
   failingSourcesFailTheirItem,
   forgedBoxInStreamOfUnknownSize,
   LONG_VIDEOS,
-  streamedMatchesWhole,
+  rangeHandler,
 } from '../shared/stream-scenarios.ts';
 
 const path = (name: string) => new URL(`../fixtures/generated/${name}`, import.meta.url).pathname;
 const opts = { sanitizeOps: true, sanitizeResources: true };
-
-/** Serves the fixtures with HEAD and single byte ranges. */
-function rangeServer(): { addr: { port: number }; shutdown(): Promise<void> } {
-  return Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: () => {} }, async (req: Request) => {
-    const answer = answerRange(await Deno.readFile(path(new URL(req.url).pathname.slice(1))), req.method, req.headers.get('range'));
-    return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, {
-      status: answer.status,
-      headers: answer.headers,
-    });
-  });
-}
 
 for (const name of LONG_VIDEOS) {
   Deno.test({
@@ -30,21 +19,12 @@ for (const name of LONG_VIDEOS) {
     ...opts,
     fn: async () => {
       const pool = await DecodePool.create({ threads: 2 });
-      const server = rangeServer();
+      // The fixtures with HEAD and single byte ranges.
+      const server = await serveOnDeno(rangeHandler((file) => Deno.readFile(path(file))));
       try {
-        const whole = await Deno.readFile(path(name));
-        await streamedMatchesWhole(pool, name, whole, memoryByteSource(whole));
-        const file = await fileByteSource(path(name));
-        try {
-          await streamedMatchesWhole(pool, name, whole, file);
-        } finally {
-          await file.close();
-        }
-        const remote = await httpByteSource(`http://127.0.0.1:${server.addr.port}/${name}`);
-        const traffic = await streamedMatchesWhole(pool, name, whole, remote);
-        if (traffic.bytes >= whole.length) throw new Error(`read ${traffic.bytes} bytes of ${whole.length}: seeking should skip most`);
+        await everySourceMatchesWhole(pool, name, await Deno.readFile(path(name)), path(name), `${server.url}/${name}`);
       } finally {
-        await server.shutdown();
+        await server.close();
         await pool.close();
       }
     },

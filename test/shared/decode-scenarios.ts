@@ -72,6 +72,11 @@ export async function withPool<T>(threads: number, body: (pool: DecodePool) => P
   }
 }
 
+/** `body` on a pthreads pool, then on a workers pool, each of `threads` threads and closed after. */
+export async function inBothPoolModes(threads: number, body: (pool: DecodePool, mode: DecodeMode) => Promise<void>): Promise<void> {
+  for (const mode of ['pthreads', 'workers'] as const) await withPool(threads, (pool) => body(pool, mode), mode);
+}
+
 /**
  * A generated JPEG decoded by the wasm module on a pool pthread matches the expected pixels within
  * JPEG_TOLERANCE, both at full DCT scale and at reduced scale.

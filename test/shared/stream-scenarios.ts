@@ -1,7 +1,15 @@
 // Streamed video decoding: a long file read a window at a time must give exactly what decoding the
 // whole file gives, never read more than a window at once, and turn a failing or stalled source
 // into a typed error for that item while the pool goes on.
-import { DecodeError, type ByteSource, type DecodePool, type VideoDecodeOptions } from '../../src/decode/index.ts';
+import {
+  DecodeError,
+  fileByteSource,
+  memoryByteSource,
+  type ByteSource,
+  type DecodePool,
+  type VideoDecodeOptions,
+} from '../../src/decode/index.ts';
+import { httpByteSource } from '../../src/sources/index.ts';
 import { check, rejectsWith } from './assert.ts';
 
 export const LONG_VIDEOS = ['long.h264.mp4', 'long.vp9.webm'] as const;
@@ -28,6 +36,22 @@ export function answerRange(
     status: 206,
     headers: { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) },
     body: bytes.subarray(start, end + 1),
+  };
+}
+
+/**
+ * The fixture servers' handler (for a Serve of sources-scenarios.ts): the request's path names the
+ * fixture, `read` gives its bytes (404 when it cannot), answerRange answers.
+ */
+export function rangeHandler(read: (name: string) => Promise<Uint8Array>): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const bytes = await read(new URL(request.url).pathname.slice(1)).catch(() => undefined);
+    if (!bytes) return new Response(null, { status: 404 });
+    const answer = answerRange(bytes, request.method, request.headers.get('range'));
+    return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, {
+      status: answer.status,
+      headers: answer.headers,
+    });
   };
 }
 
@@ -139,4 +163,20 @@ export async function forgedBoxInStreamOfUnknownSize(pool: DecodePool, whole: Ui
     const info = await pool.decodeVideo(whole, ptr, OPTIONS);
     check(info.framesWritten === 4, 'the pool decodes normally after the forged stream');
   });
+}
+
+/**
+ * The file `name` (bytes `whole`) streamed from memory, from the local file at `path` and over HTTP
+ * ranges from `url`: each gives the whole file's frames, and over HTTP seeking skips most of the file.
+ */
+export async function everySourceMatchesWhole(pool: DecodePool, name: string, whole: Uint8Array, path: string, url: string): Promise<void> {
+  await streamedMatchesWhole(pool, name, whole, memoryByteSource(whole));
+  const file = await fileByteSource(path);
+  try {
+    await streamedMatchesWhole(pool, name, whole, file);
+  } finally {
+    await file.close();
+  }
+  const traffic = await streamedMatchesWhole(pool, name, whole, await httpByteSource(url));
+  check(traffic.bytes < whole.length, `read ${traffic.bytes} bytes of ${whole.length}: seeking should skip most`);
 }

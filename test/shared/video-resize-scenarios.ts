@@ -214,3 +214,12 @@ export function colourTagNames(): void {
     'BT.2020 CL, HLG',
   );
 }
+
+/** Every check above on one pool, in order: the Deno tier runs them as one test per pool mode. */
+export async function allVideoResizeChecks(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  await reducedVideoDecodesEqualResizeOfOwnSize(pool, load);
+  await otherFiltersKeepSwscale(pool, load);
+  await bt709ClipMatchesFfmpegCli(pool, load);
+  await demuxReportsColourTags(pool, load);
+  colourTagNames();
+}

@@ -1,19 +1,10 @@
 // Node tier: VideoClipBatcher on a pthreads pool (test/shared/clip-batcher-scenarios.ts).
-import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
+import { describe, it } from 'vitest';
 import { clipBatcherScenarios } from '../shared/clip-batcher-scenarios.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
-
-const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
+import { loadFixture as load } from '../shared/node-fixtures.ts';
+import { usePool } from '../shared/use-pool.ts';
 
 describe('VideoClipBatcher (Node)', () => {
-  let pool: DecodePool;
-  beforeAll(async () => {
-    pool = await DecodePool.create({ threads: 2 });
-  });
-  afterAll(async () => {
-    await pool.close();
-  });
-  for (const [title, body] of Object.entries(clipBatcherScenarios)) it(title, () => body(pool, load));
+  const pool = usePool({ threads: 2 });
+  for (const [title, body] of Object.entries(clipBatcherScenarios)) it(title, () => body(pool(), load));
 });

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DecodePool } from '../../src/decode/index.ts';
-import { poolScenarios } from '../shared/decode-scenarios.ts';
 import { encodeJpeg } from '../../src/synthetic/index.ts';
-import { modeScenarios } from '../shared/fallback-scenarios.ts';
+import { fallbackSuite } from '../shared/fallback-suite.ts';
 
 describe('fallback decode pool: single-threaded instances in workers (Node)', () => {
-  let workers: DecodePool;
-  let threads: DecodePool;
-  beforeAll(async () => {
-    workers = await DecodePool.create({ threads: 2, mode: 'workers' });
-    threads = await DecodePool.create({ threads: 2 });
-  });
-  afterAll(async () => {
-    await workers?.close();
-    await threads?.close();
-  });
-
   // The unshared memory's buffer is replaced when it grows: the handle and batch scenarios cover it.
-  for (const [title, body] of Object.entries(poolScenarios)) it(title, () => body(workers));
-  for (const [title, body] of Object.entries(modeScenarios)) it(title, () => body(threads, workers));
+  const pools = fallbackSuite();
   it("a Node Buffer handed to decode stays the caller's: not detached by the transfer to the worker", async () => {
+    const { workers, threads } = pools();
     const pixels = new Uint8Array(32 * 24 * 3).map((_, i) => (i * 7) % 251);
     const jpeg = encodeJpeg(pixels, 32, 24, { quality: 90 });
     // fs.readFile's shape: a Buffer over its own ArrayBuffer, whose slice() is a view, not a copy.
@@ -32,6 +20,7 @@ describe('fallback decode pool: single-threaded instances in workers (Node)', ()
     expect(Buffer.compare(a.pixels, b.pixels)).toBe(0);
   });
   it('says which mode it runs in', () => {
+    const { workers, threads } = pools();
     expect(workers.stats().mode).toBe('workers');
     expect(threads.stats().mode).toBe('pthreads');
   });

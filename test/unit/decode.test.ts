@@ -1,20 +1,15 @@
 // Node tier: every decode pool scenario (test/shared/decode-scenarios.ts) on a pthreads pool; the
 // workers fallback runs the same list in decode-fallback.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
+import { describe, expect, it } from 'vitest';
 import { patternJpeg, poolScenarios } from '../shared/decode-scenarios.ts';
+import { usePool } from '../shared/use-pool.ts';
 
 describe('wasm decode pool (Node)', () => {
-  let pool: DecodePool;
-  beforeAll(async () => {
-    pool = await DecodePool.create({ threads: 2, maxInFlight: 4 });
-  });
-  afterAll(async () => {
-    await pool.close();
-  });
+  const poolOf = usePool({ threads: 2, maxInFlight: 4 });
 
-  for (const [title, body] of Object.entries(poolScenarios)) it(title, () => body(pool));
+  for (const [title, body] of Object.entries(poolScenarios)) it(title, () => body(poolOf()));
   it('reports its mode and counts (one decode and one failure more, whatever ran before)', async () => {
+    const pool = poolOf();
     const before = pool.stats();
     const target = pool.malloc(32 * 32 * 3);
     try {

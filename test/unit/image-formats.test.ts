@@ -1,21 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
+import { describe, expect, it } from 'vitest';
 import { coverMatchesTorchvision, imageFormatsMatchReferences } from '../shared/image-format-scenarios.ts';
 import { fixturesMatchAcrossModes } from '../shared/fallback-scenarios.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { loadFixture as load } from '../shared/node-fixtures.ts';
+import { usePools } from '../shared/use-pool.ts';
 
-// Made by scripts/make-image-fixtures.py (Debian's PIL), run by scripts/test.sh.
-const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
+// Fixtures made by scripts/make-image-fixtures.py (Debian's PIL), run by scripts/test.sh.
 
 describe('image formats against PIL (Node)', () => {
-  const pools: DecodePool[] = [];
-  beforeAll(async () => {
-    pools.push(await DecodePool.create({ threads: 2 }), await DecodePool.create({ threads: 1, mode: 'workers' }));
-  });
-  afterAll(async () => {
-    for (const pool of pools) await pool.close();
-  });
+  const pools = usePools({ threads: 2 }, { threads: 1, mode: 'workers' });
 
   it('progressive and CMYK JPEG, lossy/lossless/alpha WebP, first GIF frame (pthreads)', async () => {
     expect(await imageFormatsMatchReferences(pools[0]!, load)).toHaveLength(8);

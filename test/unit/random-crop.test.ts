@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DecodeError, DecodePool } from '../../src/decode/index.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { loadFixture as load } from '../shared/node-fixtures.ts';
+import { usePools } from '../shared/use-pool.ts';
 import { windowedDecodesEqualWholeDecodes } from '../shared/window-scenarios.ts';
 import {
   randomCropIsReproducible,
@@ -9,17 +9,10 @@ import {
   randomCropStatisticsMatchTorchvision,
 } from '../shared/random-crop-scenarios.ts';
 
-// Made by scripts/make-crop-reference.py (Debian's torchvision and PIL), run by scripts/make-fixtures.sh.
-const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
+// Fixtures made by scripts/make-crop-reference.py (Debian's torchvision and PIL), run by scripts/make-fixtures.sh.
 
 describe('RandomResizedCrop + flip fused into decode (Node)', () => {
-  const pools: DecodePool[] = [];
-  beforeAll(async () => {
-    pools.push(await DecodePool.create({ threads: 2 }), await DecodePool.create({ threads: 1, mode: 'workers' }));
-  });
-  afterAll(async () => {
-    for (const pool of pools) await pool.close();
-  });
+  const pools = usePools({ threads: 2 }, { threads: 1, mode: 'workers' });
 
   it("draws torchvision's boxes and lands on its resized_crop + hflip pixels, in both pool modes", async () => {
     for (const pool of pools)

@@ -1,18 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { afterAll, describe, test } from 'vitest';
+import { describe, test } from 'vitest';
 import { serveOnNode as serve } from '../shared/node-serve.ts';
 import { httpSourceScenarios } from '../shared/sources-http-scenarios.ts';
+import { useTempDirs } from '../shared/node-temp-dirs.ts';
 
-const made: string[] = [];
-const tempDir = async () => {
-  const dir = await mkdtemp(`${tmpdir()}/tandem-sources-`);
-  made.push(dir);
-  return dir;
-};
-afterAll(async () => {
-  for (const dir of made) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('tandem-sources-');
 
 describe('sources over HTTP and disk (Node)', () => {
   for (const [name, body] of Object.entries(httpSourceScenarios(serve, tempDir))) test(name, body, 30_000);

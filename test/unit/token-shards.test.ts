@@ -1,19 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { afterAll, describe, test } from 'vitest';
+import { describe, test } from 'vitest';
 import { serveOnNode as serve } from '../shared/node-serve.ts';
 import { tokenShardScenarios } from '../shared/token-shard-scenarios.ts';
 import { tokenShardStreamScenarios } from '../shared/token-shard-stream-scenarios.ts';
+import { useTempDirs } from '../shared/node-temp-dirs.ts';
 
-const made: string[] = [];
-const tempDir = async () => {
-  const dir = await mkdtemp(`${tmpdir()}/tandem-token-shards-`);
-  made.push(dir);
-  return dir;
-};
-afterAll(async () => {
-  for (const dir of made) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('tandem-token-shards-');
 
 describe('token shards (Node)', () => {
   for (const [name, body] of Object.entries(tokenShardScenarios)) test(name, body, 20_000);

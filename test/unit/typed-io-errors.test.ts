@@ -1,13 +1,13 @@
 // Errors from the file system and from workers' error events, as a Node caller meets them: typed,
 // with the original as `cause` (test/shared/typed-io-scenarios.ts, also run by the Deno tier), and a
 // decode pool in 'workers' mode whose workers cannot start failing as module-unavailable.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { DecodeError, DecodePool } from '../../src/decode/index.ts';
 import { TandemError, WorkerError } from '../../src/errors/index.ts';
 import { typedIoScenarios } from '../shared/typed-io-scenarios.ts';
+import { useTempDirs } from '../shared/node-temp-dirs.ts';
 
 // The decode workers' script is fixed beside src/decode; to make one fail as it loads, this file's
 // tests may start another script in its place. Everything else is the real runtime.
@@ -17,15 +17,7 @@ vi.mock('../../src/runtime/index.ts', async (importOriginal) => {
   return { ...real, startModuleWorker: (url: URL) => real.startModuleWorker(redirect.url ?? url) };
 });
 
-const made: string[] = [];
-const tempDir = async () => {
-  const dir = await mkdtemp(`${tmpdir()}/tandem-typed-io-`);
-  made.push(dir);
-  return dir;
-};
-afterAll(async () => {
-  for (const dir of made) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('tandem-typed-io-');
 
 describe('file-system and worker errors reach callers typed (Node)', () => {
   for (const [name, body] of Object.entries(typedIoScenarios(tempDir))) test(name, body, 30_000);

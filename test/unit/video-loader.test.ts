@@ -1,8 +1,7 @@
 // Node tier: videoLoader() to CPU clips on a pthreads pool (test/shared/video-loader-scenarios.ts).
-import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { DecodePool } from '../../src/decode/index.ts';
-import type { FixtureLoader } from '../shared/media-scenarios.ts';
+import { describe, it } from 'vitest';
+import { loadFixture as load } from '../shared/node-fixtures.ts';
+import { usePool } from '../shared/use-pool.ts';
 import {
   brokenVideosFailTheirOwnItem,
   clipCropsAreSeeded,
@@ -11,24 +10,16 @@ import {
   vfrClipsFollowTime,
 } from '../shared/video-loader-scenarios.ts';
 
-const load: FixtureLoader = async (name) => new Uint8Array(await readFile(new URL(`../fixtures/generated/${name}`, import.meta.url)));
-
 describe('videoLoader (Node, CPU clips)', () => {
-  let pool: DecodePool;
-  beforeAll(async () => {
-    pool = await DecodePool.create({ threads: 2 });
-  });
-  afterAll(async () => {
-    await pool.close();
-  });
-  it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool, load));
-  it('random-crop: one crop box and flip per clip from (seed, epoch, key, clip)', () => clipCropsAreSeeded(pool, load));
-  it("random clips are the sampler's draws for (seed, epoch, key)", () => cpuClipsFollowTheSampler(pool, load, 'random'));
+  const pool = usePool({ threads: 2 });
+  it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool(), load));
+  it('random-crop: one crop box and flip per clip from (seed, epoch, key, clip)', () => clipCropsAreSeeded(pool(), load));
+  it("random clips are the sampler's draws for (seed, epoch, key)", () => cpuClipsFollowTheSampler(pool(), load, 'random'));
   it('a cut, random, audio-only or empty file fails its own item in the sample stage with a typed error; nothing is lost', () =>
-    brokenVideosFailTheirOwnItem(pool, load));
+    brokenVideosFailTheirOwnItem(pool(), load));
   it("a variable-frame-rate file: the timeline is ffprobe's, time-based clips hold the frame shown at each time", () =>
-    vfrClipsFollowTime(pool, load));
+    vfrClipsFollowTime(pool(), load));
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
-    await mutatedVideosFailTyped(pool, load, 'cpu', 'wasm', 60, 0x71de1);
+    await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
   });
 });
