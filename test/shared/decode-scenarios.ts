@@ -264,8 +264,10 @@ export async function threadTimeIsTheDecodeNotTheQueue(pool: DecodePool): Promis
     const { info } = await pool.decode(bytes, options);
     [alone, aloneWall] = [Math.min(alone, info.threadMs), Math.min(aloneWall, performance.now() - t0)];
   }
+  // The lower bound only says the thread time is the decode's and not a sliver of it: on a loaded
+  // 2-core machine the caller's best hand-over was seen at 5.6× the decode (3.26 ms against 18.14).
   check(
-    alone >= 0.3 * aloneWall && alone <= aloneWall + 1,
+    alone >= 0.05 * aloneWall && alone <= aloneWall + 1,
     `a decode run alone: ${alone.toFixed(2)} ms of thread time against ${aloneWall.toFixed(2)} ms by the caller's clock`,
   );
   const count = 12 * pool.threads;
