@@ -112,9 +112,7 @@ fi
 if due fuzz; then
 echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 40 s per target: wasm/fuzz/run.sh) ==="; start
 timeout --kill-after=30 "$(limit fuzz)" bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-40}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
-pass=$(grep -c 'no crash, leak or timeout' "$out/fuzz.log" || true)
-fail=$(grep -c 'FAILED (exit' "$out/fuzz.log" || true)
-grep 'FAILED (exit' "$out/fuzz.log" | sed 's/^/fuzz: /' >>"$out/failed-tests.txt"
+read -r pass fail < <(node scripts/tier-count.mjs fuzz "$out/fuzz.log" wasm/fuzz)
 record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 fi
 

@@ -4,6 +4,8 @@
 //   node scripts/tier-count.mjs deno <deno test log> <test folder>   ("running N tests from ./file")
 //   node scripts/tier-count.mjs bench <bench-smoke log> bench        (scripts/bench-smoke.sh: one
 //     test per benchmark, every bench/*.ts must have its PASS or FAIL line)
+//   node scripts/tier-count.mjs fuzz <fuzz log> wasm/fuzz            (wasm/fuzz/run.sh: one test per
+//     target, each target with a floor must report)
 // Then each file's count is held against its floor in test/tier-minimums.json (scripts/tier-minimums.mjs):
 // a file below it, or a listed file missing, fails the tier; a file without a floor is only noted.
 // Prints "passed failed"; every problem found is printed on stderr and counted as a failure. Each
@@ -15,7 +17,7 @@ import { relative, resolve } from 'node:path';
 import { checkMinimums, countsOf, MINIMUMS_FILE, readMinimums, stripColours } from './tier-minimums.mjs';
 
 const [kind, report, folder] = process.argv.slice(2);
-const files = readdirSync(folder, { recursive: kind !== 'bench' })
+const files = (kind === 'fuzz' ? [] : readdirSync(folder, { recursive: kind !== 'bench' }))
   .map(String)
   .filter((f) => (kind === 'bench' ? f.endsWith('.ts') : f.endsWith('.test.ts')))
   .map((f) => relative(process.cwd(), resolve(folder, f)));
@@ -101,8 +103,23 @@ if (kind === 'vitest') {
       failedTests.push(`${file}: FAIL (test-results/bench-smoke/${file.replace(/^bench\//, '').replace(/\.ts$/, '')}.log)`);
     } else problems.push(`${file}: never ran (no PASS or FAIL line)`);
   }
+} else if (kind === 'fuzz') {
+  // Which targets ran is held by their floors (every target listed in the minimums must report).
+  let log = '';
+  try {
+    log = readFileSync(report, 'utf8');
+  } catch {
+    problems.push(`no readable log at ${report}`);
+  }
+  counts = countsOf('fuzz', log);
+  for (const m of log.matchAll(/^\[fuzz\] (fuzz-[\w-]+)(: .*no crash, leak or timeout| FAILED.*)$/gm)) {
+    if (m[2]?.startsWith(' FAILED')) {
+      failed++;
+      failedTests.push(`${m[1]}:${m[2]}`);
+    } else passed++;
+  }
 } else {
-  console.error('usage: tier-count.mjs vitest|deno|bench <report> <test folder>');
+  console.error('usage: tier-count.mjs vitest|deno|bench|fuzz <report> <test folder>');
   process.exit(2);
 }
 

@@ -3,7 +3,9 @@
 // what a run registered only proves the run was self-consistent; these floors are what it must reach.
 //   node scripts/tier-minimums.mjs            compares the reports in test-results/ with the file
 //   node scripts/tier-minimums.mjs --update   rewrites the file from those reports (after npm test,
-//     or after one tier's run that wrote its report there; tiers without a report keep their floors)
+//     or after one tier's run that wrote its report there; tiers without a report keep their floors).
+//     It raises floors and adds new files; it refuses to lower a floor, or drop a file, unless each
+//     such file is named with --lower FILE (say why in the change's note)
 //   --reports DIR                             reads the reports from DIR instead of test-results/
 // scripts/tier-count.mjs imports the parsing and the check from here.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ const TIERS = [
   { folder: 'test/e2e', kind: 'vitest', report: 'e2e.json' },
   { folder: 'test/deno', kind: 'deno', report: 'deno.log' },
   { folder: 'bench', kind: 'bench', report: 'bench.log' },
+  { folder: 'wasm/fuzz', kind: 'fuzz', report: 'fuzz.log' },
 ];
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour escapes (ESC [ … m)
@@ -34,6 +37,8 @@ export function countsOf(kind, text) {
   }
   if (kind === 'deno')
     return new Map([...stripColours(text).matchAll(/^running (\d+) tests? from \.\/(\S+)$/gm)].map((m) => [m[2], Number(m[1])]));
+  // One test per fuzz target: its result line from wasm/fuzz/run.sh, clean or FAILED.
+  if (kind === 'fuzz') return new Map([...text.matchAll(/^\[fuzz\] (fuzz-[\w-]+)(?::| FAILED)/gm)].map((m) => [m[1], 1]));
   // One test per benchmark: its PASS or FAIL line from scripts/bench-smoke.sh.
   return new Map([...text.matchAll(/^\[bench-smoke\] (?:PASS|FAIL) (\S+\.ts)/gm)].map((m) => [m[1], 1]));
 }
@@ -66,6 +71,8 @@ export function checkMinimums(folder, counts, minimums) {
 
 function main(args) {
   const update = args.includes('--update');
+  const allowedLower = new Set(args.flatMap((a, i) => (args[i - 1] === '--lower' ? [a] : [])));
+  const refused = [];
   const at = args.indexOf('--reports');
   const reports = at >= 0 ? args[at + 1] : 'test-results';
   const minimums = existsSync(MINIMUMS_FILE) ? readMinimums() : {};
@@ -85,6 +92,13 @@ function main(args) {
         if (n === 0) console.log(`${file}: registered no tests in ${tier.report}; its floor stays ${floor ?? 'unset'}`);
         if (floor !== undefined) floors[file] = floor;
       }
+      for (const [file, old] of Object.entries(minimums[tier.folder] ?? {})) {
+        const now = floors[file];
+        if ((now === undefined || now < old) && !allowedLower.has(file)) {
+          refused.push(`${file}: floor ${old} -> ${now ?? 'dropped'}`);
+          floors[file] = old;
+        }
+      }
       minimums[tier.folder] = floors;
       console.log(`${tier.folder}: ${Object.keys(floors).length} files, ${Object.values(floors).reduce((a, b) => a + b, 0)} tests`);
     } else {
@@ -93,6 +107,12 @@ function main(args) {
       problems += p.length;
       if (p.length === 0) console.log(`${tier.folder}: every floor met`);
     }
+  }
+  if (update && refused.length > 0) {
+    for (const line of refused) console.log(`refused: ${line} (name it with --lower ${line.split(':')[0]} if that is meant)`);
+    console.log(`${MINIMUMS_FILE} not written: a floor only goes down when its file is named`);
+    process.exitCode = 1;
+    return;
   }
   if (update) writeFileSync(MINIMUMS_FILE, `${JSON.stringify(minimums, null, 2)}\n`);
   process.exitCode = problems > 0 ? 1 : 0;
