@@ -6,6 +6,7 @@
 //                                   [--wait-quiet 300] [--quiet-cores 0.15] [--max-other 0.2] [--retries 3]
 //                                   [--shape photos|imagenet|hard] [--transform cover|rrc]
 //                                   [--out docs/bench/loader[-imagenet|-hard][-rrc].md] [--smoke]
+//                                   [--baseline DIR]
 //
 // Each loader runs as a child process of its own, so its CPU time and memory are its own:
 //   - Tandem in Deno (bench/loader/tandem-child.ts) and in Node (the same file, transpiled, on the
@@ -23,6 +24,9 @@
 // quality 90–95, a quarter 4:4:4 (bench/corpus/make-photo-corpus.py says how each is made).
 // The parent samples each child's whole process tree from /proc every 50 ms (summed RSS and PSS,
 // CPU); the children report their own timed wall and CPU seconds and time to first batch.
+// --baseline DIR: a checkout of another commit (its own src/, with wasm/dist/ and node_modules/ in
+// place); its Deno children run beside this tree's in the same repetitions, and the report gives
+// this tree ÷ that one, so a change's cost or gain is measured on one machine in one run.
 // Native reference: tjbench (libjpeg-turbo-progs) decompressing --ref-images typical corpus images
 // on one core, against the same images decoded at full size by Tandem's wasm pool on 1 thread.
 // Machines are shared: before the warm-up and before each repetition it waits (up to --wait-quiet
@@ -61,6 +65,7 @@ const args = benchArgs('loader', {
   workers: { type: 'number', default: 2 },
   batch: { type: 'number', default: 32, smoke: 8 },
   'no-node': { type: 'boolean' },
+  baseline: { type: 'string', help: 'a checkout of another commit whose Deno children run beside this tree’s' },
   'ref-images': { type: 'number', default: 8, smoke: 2 },
   'ref-seconds': { type: 'number', default: 4, smoke: 0.5 },
   'wait-quiet': { type: 'number', default: 300, smoke: 0 },
@@ -264,14 +269,16 @@ function parseLast<T>(w: Watched, what: string): T {
 
 const childArgs = ['--corpus', corpus, '--images', String(imageLimit), '--batch', String(batch), '--transform', transform];
 /** The Tandem rows: each runtime through the hand-wired pipeline and through loader(). */
-const tandemRuns = (runtime: 'Deno' | 'Node', api: 'wired' | 'loader') => ({
-  name: `Tandem${api === 'loader' ? ' via loader()' : ''}, ${runtime} (${threads} wasm threads)`,
-  who: `Tandem${api === 'loader' ? ' via loader()' : ''} (${runtime})`,
+const baselineDir = args.values.baseline;
+const baselineHead = baselineDir ? sh('git', ['-C', baselineDir, 'rev-parse', '--short', 'HEAD']) : '';
+const tandemRuns = (runtime: 'Deno' | 'Node', api: 'wired' | 'loader', at?: string) => ({
+  name: `Tandem${at ? ` at ${baselineHead}` : ''}${api === 'loader' ? ' via loader()' : ''}, ${runtime} (${threads} wasm threads)`,
+  who: `Tandem${at ? ` at ${baselineHead}` : ''}${api === 'loader' ? ' via loader()' : ''} (${runtime})`,
   async run(): Promise<LoaderSample> {
     const tail = [...childArgs, '--threads', String(threads), '--api', api];
     const proc =
       runtime === 'Deno'
-        ? await runWatched(process.execPath, ['run', '-A', 'bench/loader/tandem-child.ts', ...tail], { cwd: root })
+        ? await runWatched(process.execPath, ['run', '-A', 'bench/loader/tandem-child.ts', ...tail], { cwd: at ?? root })
         : await runWatched('node', [nodeChild ?? '', '--lib', `${root}/dist`, ...tail], { cwd: root });
     return { proc, report: parseLast<LoaderReport>(proc, `tandem-child (${runtime}, ${api})`) };
   },
@@ -280,6 +287,7 @@ const loaders: { name: string; who?: string; run(): Promise<LoaderSample> }[] = 
   tandemRuns('Deno', 'wired'),
   tandemRuns('Deno', 'loader'),
   ...(nodeChild ? [tandemRuns('Node', 'wired'), tandemRuns('Node', 'loader')] : []),
+  ...(baselineDir ? [tandemRuns('Deno', 'wired', baselineDir), tandemRuns('Deno', 'loader', baselineDir)] : []),
   {
     name: `PyTorch DataLoader (${workers} workers)`,
     async run() {
@@ -551,6 +559,14 @@ for (const i of tandemIdx.filter((k) => loaders[k]!.name.includes('via loader()'
   const r = pairedRatio(i, i - 1, (a, b) => a.rate / b.rate);
   ratioRows.push(
     `| ${loaders[i]!.who} ÷ the hand-wired pipeline, images/s | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ≥ 0.97 | ${goal(r.median, 0.97, true)} |`,
+  );
+}
+// This tree against the baseline checkout: the same job, runtime and repetition.
+for (const i of tandemIdx.filter((k) => baselineDir && loaders[k]!.name.includes(`at ${baselineHead}`))) {
+  const here = loaders.findIndex((l) => l.name === loaders[i]!.name.replace(` at ${baselineHead}`, ''));
+  const r = pairedRatio(here, i, (a, b) => a.rate / b.rate);
+  ratioRows.push(
+    `| ${loaders[here]!.who} ÷ the same at ${baselineHead}, images/s | ${r.median.toFixed(2)} | ${r.min.toFixed(2)}–${r.max.toFixed(2)} | ≥ 0.97 | ${goal(r.median, 0.97, true)} |`,
   );
 }
 if (refRatios.length) {

@@ -17,7 +17,8 @@ import {
   corpusText,
   corpusTokenizerJson,
 } from '../src/synthetic/index.ts';
-import { trainText, type PackMode, type TextSource, type TextTrainingResult } from '../src/text/index.ts';
+import type { PackMode, TextSource } from '../src/text/index.ts';
+import { trainText, type TextTrainingResult } from '../src/train/index.ts';
 import { FrameMeter, LineChart } from './charts.ts';
 import { CHAR_BOS, CHAR_EOS, charTokenizer } from './text-tokenizer.ts';
 

@@ -4,7 +4,8 @@
 // to turn a prompt into ids and a completion back into text.
 import { listDir, readFile } from '../runtime/index.ts';
 import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusText } from '../synthetic/index.ts';
-import type { TextSource, TextTrainingLoaderOptions } from '../text/index.ts';
+import type { TextSource } from '../text/index.ts';
+import type { TextTrainingLoaderOptions } from '../train/index.ts';
 import { UsageError } from './args.ts';
 
 export interface TextData {

@@ -3,7 +3,8 @@
 // continuation of --prompt at the end.
 import { gptPresets } from '../gpt/index.ts';
 import { env, readFile, writeFileAtomic } from '../runtime/index.ts';
-import { decodeTextCheckpoint, trainText, type PackMode, type TextTrainingEvent, type TextTrainingReport } from '../text/index.ts';
+import type { PackMode } from '../text/index.ts';
+import { decodeTextCheckpoint, trainText, type TextTrainingEvent, type TextTrainingReport } from '../train/index.ts';
 import { numberFlag, UsageError } from './args.ts';
 import { bar, type Terminal } from './terminal.ts';
 import { generatedData, textFileData, tokenShardData, type TextData } from './text-data.ts';

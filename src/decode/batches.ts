@@ -131,8 +131,7 @@ export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
       get keys() {
         return guard(buffer.keys.slice(0, count));
       },
-      release: f.release,
-      [Symbol.dispose]: f.dispose,
+      ...f.ends,
     };
   }
 }

@@ -167,8 +167,7 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
       get frameTimes() {
         return guard(buffer.extra.subarray(0, count * frames));
       },
-      release: f.release,
-      [Symbol.dispose]: f.dispose,
+      ...f.ends,
     };
   }
 }

@@ -139,7 +139,7 @@ export class DecodePool {
    * (`concurrency: pool.maxInFlight`). Keeping several per thread queued matters when the threads
    * use every core: a thread that finishes takes its next job at once instead of waiting for the
    * event loop to be scheduled. On 2 cores, 2 requests per thread delivered about 15% fewer images/s
-   * in the photo loader than 4 (docs/bench-loader.md).
+   * in the photo loader than 4 (docs/bench/loader.md).
    */
   readonly maxInFlight: number;
   #backend: DecodeBackend;

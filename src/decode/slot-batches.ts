@@ -2,9 +2,8 @@
 // pool's memory, slots assigned in input order, a batch complete once every assigned slot has
 // settled, failed slots filled by moving later rows down so batches stay dense. What fills a slot
 // (an image, a clip) and what a finished batch looks like are the subclass's.
-import { BatchReleasedError } from '../errors/index.ts';
 import type { DecodePool } from './pool.ts';
-import { SlotPool } from '../sync/index.ts';
+import { batchLease, SlotPool, type BatchLease } from '../sync/index.ts';
 
 /** What the decode stage passes on: a settled slot, and whether it completed its batch. */
 export interface SlotToken {
@@ -92,14 +91,10 @@ export class WasmSlots implements SlotStorage {
   }
 }
 
-/** What a finished batch is made from: the buffer, its dense row count, release. */
-export interface FinishedBuffer {
+/** What a finished batch is made from: the buffer, its dense row count, and its lease (guard, release). */
+export interface FinishedBuffer extends BatchLease {
   readonly buffer: BatchBuffer;
   readonly count: number;
-  /** Throws BatchReleasedError once released; returns `value` otherwise. */
-  guard<T>(value: T): T;
-  release(): void;
-  dispose(): void;
 }
 
 interface Labelled {
@@ -274,24 +269,8 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
       return undefined;
     }
     buffer.use = 'handed';
-    let released = false;
-    const release = () => {
-      if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was already released`);
-      released = true;
-      this.#recycle(buffer);
-    };
-    return this.describe({
-      buffer,
-      count,
-      guard: (value) => {
-        if (released) throw new BatchReleasedError(`batch ${buffer.sequence} was used after release()`);
-        return value;
-      },
-      release,
-      dispose: () => {
-        if (!released) release();
-      },
-    });
+    const lease = batchLease(`batch ${buffer.sequence}`, () => this.#recycle(buffer));
+    return this.describe(Object.assign(lease, { buffer, count }));
   }
 
   /** Moves the last good rows into failed slots; returns the dense count. */

@@ -71,8 +71,8 @@ export function isFailure<T extends object>(item: T): item is Extract<T, Failed<
 }
 
 /**
- * A batch was used after `release()`, or released twice: the same class and code for CPU batches
- * (ImageBatch), GPU batches (GpuBatch, the loader's DeviceBatch) and the framework feeders.
+ * A batch was used after `release()`, or released twice: the same class and code for every batch
+ * kind (CPU, GPU, token, tf.js, jax-js, ONNX), all handed out on src/sync's one lease.
  */
 export class BatchReleasedError extends TandemError {
   override readonly name = 'BatchReleasedError';

@@ -2,9 +2,9 @@
 // and the GPU trainer so both index every tensor the same way. The blocks' tensors have the ViT's
 // names and order, so the ViT's kernels run on them unchanged.
 import { OptionChecker } from '../errors/index.ts';
-import { seededFloats } from '../random/index.ts';
 import { CORPUS_VOCAB_SIZE } from '../synthetic/index.ts';
 import type { ParamLayout, TensorSpec } from '../vit/index.ts';
+import { addBlockTensors, initTensors, layoutTensors } from '../vit/internal.ts';
 
 export interface GptConfig {
   /** Token ids are 0 … vocabSize − 1. */
@@ -43,42 +43,16 @@ export function gptDims(c: GptConfig, where = 'GptConfig'): GptDims {
   return { headDim: c.width / c.heads, hidden: Math.max(1, Math.round(c.width * c.mlpRatio)) };
 }
 
-const ALIGN = 64; // elements: every tensor starts at a 256-byte offset, as the ViT's
-
 export function gptParamLayout(c: GptConfig): ParamLayout {
   const d = gptDims(c);
   const D = c.width;
-  const specs: Omit<TensorSpec, 'offset' | 'size'>[] = [];
-  const add = (name: string, shape: number[], init: TensorSpec['init'], decay = false) => specs.push({ name, shape, init, decay });
-  add('wte', [c.vocabSize, D], 'normal', true);
-  add('wpe', [c.context, D], 'normal');
-  for (let l = 0; l < c.depth; l++) {
-    add(`b${l}.ln1.g`, [D], 'ones');
-    add(`b${l}.ln1.b`, [D], 'zeros');
-    add(`b${l}.qkv.w`, [D, 3 * D], 'normal', true);
-    add(`b${l}.qkv.b`, [3 * D], 'zeros');
-    add(`b${l}.proj.w`, [D, D], 'normal', true);
-    add(`b${l}.proj.b`, [D], 'zeros');
-    add(`b${l}.ln2.g`, [D], 'ones');
-    add(`b${l}.ln2.b`, [D], 'zeros');
-    add(`b${l}.fc1.w`, [D, d.hidden], 'normal', true);
-    add(`b${l}.fc1.b`, [d.hidden], 'zeros');
-    add(`b${l}.fc2.w`, [d.hidden, D], 'normal', true);
-    add(`b${l}.fc2.b`, [D], 'zeros');
-  }
-  add('lnf.g', [D], 'ones');
-  add('lnf.b', [D], 'zeros');
-  const ordered = [...specs.filter((s) => s.decay), ...specs.filter((s) => !s.decay)];
-  const tensors: TensorSpec[] = [];
-  let offset = 0;
-  let decayEnd = 0;
-  for (const s of ordered) {
-    const size = s.shape.reduce((a, b) => a * b, 1);
-    tensors.push({ ...s, size, offset });
-    offset += Math.ceil(size / ALIGN) * ALIGN;
-    if (s.decay) decayEnd = offset;
-  }
-  return { tensors, byName: new Map(tensors.map((t) => [t.name, t])), size: offset, decayEnd };
+  return layoutTensors((add) => {
+    add('wte', [c.vocabSize, D], 'normal', true);
+    add('wpe', [c.context, D], 'normal');
+    addBlockTensors(add, c.depth, D, d.hidden);
+    add('lnf.g', [D], 'ones');
+    add('lnf.b', [D], 'zeros');
+  });
 }
 
 /** N(0, 0.1²) for the tied embedding: its rows are also the output head, whose logits must start small. */
@@ -91,21 +65,7 @@ const POSITION_STD = 0.02;
  * normal tensor from N(0, std²) instead.
  */
 export function initGptParams(c: GptConfig, seed = 1, std?: number): Float32Array<ArrayBuffer> {
-  const layout = gptParamLayout(c);
-  const out = new Float32Array(layout.size);
-  const next = seededFloats(seed);
-  for (const t of layout.tensors) {
-    const scale = std ?? (t.name === 'wte' ? EMBEDDING_STD : t.name === 'wpe' ? POSITION_STD : 1 / Math.sqrt(t.shape[0] ?? 1));
-    for (let i = 0; i < t.size; i++) {
-      let v = 0;
-      if (t.init === 'ones') v = 1;
-      else if (t.init === 'normal') {
-        const u = Math.max(next(), 1e-12);
-        const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-        v = Math.max(-2, Math.min(2, z)) * scale;
-      }
-      out[t.offset + i] = v;
-    }
-  }
-  return out;
+  const scale = (t: TensorSpec) =>
+    std ?? (t.name === 'wte' ? EMBEDDING_STD : t.name === 'wpe' ? POSITION_STD : 1 / Math.sqrt(t.shape[0] ?? 1));
+  return initTensors(gptParamLayout(c), seed, scale);
 }

@@ -1,14 +1,14 @@
-// GptTrainer: a decoder-only transformer trained entirely in WGSL on packed token batches. `step`
+// GptTrainer: a decoder-only transformer trained entirely in WGSL (the ViT's kernels, as a decoder's:
+// causal attention within documents, the loss over labelled positions) on packed token batches. `step`
 // copies the batch into the graph's buffers and records forward, loss, backward and AdamW into the
 // caller's command encoder; the loss is summed on the GPU and read back only when asked.
 import { OptionChecker, OptionError } from '../errors/index.ts';
 import { readBuffer } from '../gpu/index.ts';
-import { defaultTrain, type ParamLayout, type TrainConfig, WeightsError } from '../vit/index.ts';
-import { type Dispatch, Kernels, optimValues, record, recordOne } from '../vit/internal.ts';
+import { defaultTrain, type ParamLayout, type TrainConfig } from '../vit/index.ts';
+import { type Dispatch, Kernels, loadTrainer, optimValues, record, recordOne, saveTrainer } from '../vit/internal.ts';
 import { type CompleteOptions, Generator } from './complete.ts';
 import { type GptConfig, gptDims, gptParamLayout, initGptParams } from './config.ts';
 import { buildGptGraph, type GptGraph } from './graph.ts';
-import { GptKernels } from './kernels.ts';
 
 /**
  * A packed token batch on the trainer's device, each buffer i32 × batchSize × context with
@@ -72,8 +72,7 @@ export class GptTrainer {
   readonly train: TrainConfig;
   readonly layout: ParamLayout;
   readonly #device: GPUDevice;
-  readonly #vk: Kernels;
-  readonly #gk: GptKernels;
+  readonly #kernels: Kernels;
   readonly #g: GptGraph;
   readonly #grads: GPUBuffer;
   /** AdamW moments and the optimizer's state (step, lr, corrections, clip scale, norm). */
@@ -88,10 +87,9 @@ export class GptTrainer {
   readonly #staging: GPUBuffer[] = [];
   #generator: Generator | undefined;
 
-  private constructor(device: GPUDevice, vk: Kernels, gk: GptKernels, o: GptTrainerOptions, initial: Float32Array<ArrayBuffer>) {
+  private constructor(device: GPUDevice, kernels: Kernels, o: GptTrainerOptions, initial: Float32Array<ArrayBuffer>) {
     this.#device = device;
-    this.#vk = vk;
-    this.#gk = gk;
+    this.#kernels = kernels;
     this.config = { ...o.config };
     this.batchSize = o.batchSize;
     this.train = { ...defaultTrain, ...o.train };
@@ -102,11 +100,11 @@ export class GptTrainer {
     [this.#grads, this.#m, this.#v, this.#state] = [grads, m, v, state];
     [this.#stats, this.#evalStats] = [make(4), make(4)];
     this.#owned = [params, grads, m, v, state, partial, this.#stats, this.#evalStats];
-    const optimizer = vk.optimizer(optimValues(n, this.layout.decayEnd, this.train), n, { grads, partial, state, w: params, m, v });
-    this.#g = buildGptGraph(device, vk, gk, this.config, o.batchSize, { params, training: { grads, optimizer } });
+    const optimizer = kernels.optimizer(optimValues(n, this.layout.decayEnd, this.train), n, { grads, partial, state, w: params, m, v });
+    this.#g = buildGptGraph(device, kernels, this.config, o.batchSize, { params, training: { grads, optimizer } });
     const { logits, labels, dlogits, rows } = this.#g;
-    this.#loss = gk.crossEntropy(logits, labels, dlogits, this.#stats, rows, this.config.vocabSize);
-    this.#evalLoss = gk.crossEntropy(logits, labels, dlogits, this.#evalStats, rows, this.config.vocabSize);
+    this.#loss = kernels.crossEntropy(logits, labels, dlogits, this.#stats, rows, this.config.vocabSize);
+    this.#evalLoss = kernels.crossEntropy(logits, labels, dlogits, this.#evalStats, rows, this.config.vocabSize);
     device.queue.writeBuffer(params, 0, initial);
   }
 
@@ -121,9 +119,8 @@ export class GptTrainer {
     if (options.params !== undefined && (!(options.params instanceof Float32Array) || options.params.length !== size))
       o.fail('params', `a Float32Array of ${size} parameters (the layout of this config)`);
     const initial = options.params ?? initGptParams(options.config, options.seed ?? 1);
-    const vk = await Kernels.create(device, { matmul: options.matmul ?? 'auto', gelu: 'tanh', layerNormEps: 1e-5 });
-    const gk = await GptKernels.create(device);
-    return new GptTrainer(device, vk, gk, options, initial);
+    const kernels = await Kernels.create(device, { matmul: options.matmul ?? 'auto', gelu: 'tanh', layerNormEps: 1e-5, decoder: true });
+    return new GptTrainer(device, kernels, options, initial);
   }
 
   /** Records one training step (batch copy, forward, loss, backward, AdamW) on `encoder`. */
@@ -179,55 +176,29 @@ export class GptTrainer {
    * temperature 0 (the default), else sampled from softmax(logits / temperature), seeded.
    */
   async complete(promptIds: readonly number[], count: number, options: CompleteOptions = {}): Promise<number[]> {
-    this.#generator ??= new Generator(
-      this.#device,
-      buildGptGraph(this.#device, this.#vk, this.#gk, this.config, 1, { params: this.#g.params }),
-    );
+    this.#generator ??= new Generator(this.#device, buildGptGraph(this.#device, this.#kernels, this.config, 1, { params: this.#g.params }));
     return this.#generator.complete(promptIds, count, options);
   }
 
   /** Weights, AdamW moments and the optimizer's step in one self-describing byte array. */
-  async checkpoint(): Promise<Uint8Array> {
-    const parts = await Promise.all([this.#g.params, this.#m, this.#v, this.#state].map((b) => readBuffer(this.#device, b)));
-    const header = new TextEncoder().encode(
-      JSON.stringify({ format: 'tandem-gpt', version: 1, config: this.config, train: this.train, size: this.layout.size }),
-    );
-    const headerBytes = Math.ceil(header.length / 4) * 4;
-    const out = new Uint8Array(8 + headerBytes + parts.reduce((n, p) => n + p.byteLength, 0));
-    new Uint32Array(out.buffer, 0, 2).set([MAGIC, header.length]);
-    out.set(header, 8);
-    let at = 8 + headerBytes;
-    for (const p of parts) {
-      out.set(new Uint8Array(p), at);
-      at += p.byteLength;
-    }
-    return out;
+  saveCheckpoint(): Promise<Uint8Array> {
+    const header = { format: 'tandem-gpt', version: 1, config: this.config, train: this.train, size: this.layout.size } as const;
+    return saveTrainer(this.#device, MAGIC, header, this.#checkpointed());
   }
 
   /** Restores a checkpoint of a trainer with the same config (WeightsError otherwise). */
+  loadCheckpoint(bytes: Uint8Array): void {
+    loadTrainer(this.#device, bytes, MAGIC, { format: 'tandem-gpt', config: this.config, size: this.layout.size }, this.#checkpointed());
+  }
+
+  /** @deprecated use saveCheckpoint() (the ViT's verb too) */
+  checkpoint(): Promise<Uint8Array> {
+    return this.saveCheckpoint();
+  }
+
+  /** @deprecated use loadCheckpoint() (the ViT's verb too) */
   restore(bytes: Uint8Array): void {
-    const copy = new Uint8Array(bytes); // at offset 0: a Node Buffer may be a view into a pool
-    if (copy.byteLength < 8) throw new WeightsError('truncated', 'gpt: truncated checkpoint');
-    const [magic, length] = new Uint32Array(copy.buffer, 0, 2) as unknown as [number, number];
-    if (magic !== MAGIC || 8 + length > copy.byteLength) throw new WeightsError('malformed', 'gpt: not a tandem GPT checkpoint');
-    let header: { config?: GptConfig; size?: number };
-    try {
-      header = JSON.parse(new TextDecoder().decode(copy.subarray(8, 8 + length)));
-    } catch {
-      throw new WeightsError('malformed', 'gpt: the checkpoint header is not JSON');
-    }
-    if (JSON.stringify(header.config) !== JSON.stringify(this.config) || header.size !== this.layout.size)
-      throw new WeightsError(
-        'shape',
-        `gpt: checkpoint shape ${JSON.stringify(header.config)} does not match ${JSON.stringify(this.config)}`,
-      );
-    let at = 8 + Math.ceil(length / 4) * 4;
-    const targets = [this.#g.params, this.#m, this.#v, this.#state];
-    if (at + targets.reduce((n, t) => n + t.size, 0) > copy.byteLength) throw new WeightsError('truncated', 'gpt: truncated checkpoint');
-    for (const target of targets) {
-      this.#device.queue.writeBuffer(target, 0, copy, at, target.size);
-      at += target.size;
-    }
+    this.loadCheckpoint(bytes);
   }
 
   /** Frees the trainer's GPU buffers and kernels' uniforms. */
@@ -235,12 +206,15 @@ export class GptTrainer {
     for (const b of [...this.#owned, ...this.#g.buffers, ...this.#staging]) b.destroy();
     this.#staging.length = 0;
     this.#generator?.close();
-    this.#vk.destroy();
-    this.#gk.destroy();
+    this.#kernels.destroy();
   }
 
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  #checkpointed(): GPUBuffer[] {
+    return [this.#g.params, this.#m, this.#v, this.#state];
   }
 
   #copyIn(encoder: GPUCommandEncoder, batch: GptBatch, where: string): void {

@@ -1,8 +1,8 @@
 import { FeedError } from './feed-error.ts';
-import { BatchReleasedError, OptionChecker } from '../errors/index.ts';
+import { OptionChecker } from '../errors/index.ts';
 import { writeBufferTakesSharedMemory } from '../runtime/index.ts';
 import { align4 } from './dispatch.ts';
-import { SlotPool } from '../sync/index.ts';
+import { leasedBatch, SlotPool } from '../sync/index.ts';
 
 /** What the uploader needs of a CPU batch (an ImageBatch from src/decode satisfies it). */
 export interface HostBatch {
@@ -128,7 +128,7 @@ export class BatchUploader {
         this.bytesUploaded += bytes;
         return this.#handle(slot, batch, labels, keys, bytes);
       } catch (error) {
-        this.#giveBack(slot);
+        this.#slots.release(slot);
         throw error;
       }
     } finally {
@@ -178,34 +178,9 @@ export class BatchUploader {
     }
   }
 
-  #giveBack(slot: Slot): void {
-    this.#slots.release(slot);
-  }
-
   #handle(slot: Slot, batch: HostBatch, labels: Int32Array, keys: readonly string[], bytes: number): GpuBatch {
-    let released = false;
-    const release = () => {
-      if (released) throw new BatchReleasedError(`GPU batch ${batch.sequence} was already released`);
-      released = true;
-      this.#giveBack(slot);
-    };
-    return {
-      sequence: batch.sequence,
-      count: batch.count,
-      shape: batch.shape,
-      dtype: 'uint8',
-      layout: 'NHWC',
-      byteLength: bytes,
-      get buffer() {
-        if (released) throw new BatchReleasedError(`GPU batch ${batch.sequence} was used after release()`);
-        return slot.device;
-      },
-      labels,
-      keys,
-      release,
-      [Symbol.dispose]: () => {
-        if (!released) release();
-      },
-    };
+    const { sequence, count, shape } = batch;
+    const plain = { sequence, count, shape, dtype: 'uint8', layout: 'NHWC', byteLength: bytes, labels, keys } as const;
+    return leasedBatch(`GPU batch ${sequence}`, () => this.#slots.release(slot), { buffer: slot.device }, plain);
   }
 }

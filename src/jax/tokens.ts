@@ -10,30 +10,28 @@ const DOOR = 'tandem/jax';
 const FIELDS = ['inputs', 'labels', 'docIds', 'positions'] as const;
 const DEVICES: readonly JaxDevice[] = ['cpu', 'wasm', 'webgpu', 'webgl'];
 
-/** What jaxTokens reads of a text batch in CPU memory (the text loader's TokenBatch). */
-export interface HostTokenBatch {
-  readonly inputs: Int32Array;
-  readonly labels: Int32Array;
-  readonly docIds: Int32Array;
-  readonly positions: Int32Array;
+/**
+ * A packed text batch whose four arrays are `T`s (Int32Array on the CPU, GPUBuffer on the GPU, a
+ * framework's tensor), each `batchSize × seqLen` i32, row-major: what jaxTokens reads, and what
+ * the text loader's batches are made of.
+ */
+export interface TokenArrays<T> {
+  readonly inputs: T;
+  readonly labels: T;
+  readonly docIds: T;
+  readonly positions: T;
   readonly count: number;
-  /** `[batchSize, seqLen]`: each array holds batchSize × seqLen values, row-major. */
+  /** `[batchSize, seqLen]`. */
   readonly shape: readonly [number, number];
   readonly keys: readonly string[];
   release(): void;
 }
 
+/** What jaxTokens reads of a text batch in CPU memory (the text loader's TokenBatch). */
+export type HostTokenBatch = TokenArrays<Int32Array>;
+
 /** What jaxTokens reads of a text batch in GPU buffers (the text loader's TokenDeviceBatch): i32, COPY_SRC. */
-export interface DeviceTokenBatch {
-  readonly inputs: GPUBuffer;
-  readonly labels: GPUBuffer;
-  readonly docIds: GPUBuffer;
-  readonly positions: GPUBuffer;
-  readonly count: number;
-  readonly shape: readonly [number, number];
-  readonly keys: readonly string[];
-  release(): void;
-}
+export type DeviceTokenBatch = TokenArrays<GPUBuffer>;
 
 export interface JaxTokensOptions {
   /**

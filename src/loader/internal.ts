@@ -3,7 +3,8 @@
 // This file is not in package.json's exports.
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
 export { listOrder, listStartOf, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
-export { gpuTarget } from './options.ts';
+export { gpuTarget, isJax, isTfjs, type JaxNamespace, type TfNamespaceLike } from './options.ts';
+export { tfjsInt32 } from './tfjs-target.ts';
 export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
 export { checkShardResume, PARQUET_LAYOUT, parquetStreamOptions, shardStreamOrder } from './shards.ts';
 export { LoaderShell, type Releasable } from './shell.ts';
@@ -11,4 +12,6 @@ export type { ParquetShards } from './parquet.ts';
 export { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';
 /** The Parquet reader, loaded only when a loader is given a Parquet or Hub source. */
 export const loadParquetShards = async () => (await import('./parquet.ts')).openParquetShards;
+/** The same reader, giving a Parquet source's rows as a list (the video loader's shape). */
+export const loadParquetRows = async () => (await import('./parquet.ts')).openParquetRows;
 export { CellPosition } from './cell-position.ts';

@@ -14,8 +14,8 @@
 import { DecodePool, ImageBatcher, type ImageBatch } from '../decode/index.ts';
 import { OptionError } from '../errors/index.ts';
 import { acquireGpu, BatchUploader, type GpuBatch, type GpuContext } from '../gpu/index.ts';
-import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
-import { NormalizedRing, type DeviceBatch } from './gpu-ring.ts';
+import { PipelineBuilder, type Pipeline, type StageContext } from '../pipeline/index.ts';
+import { openNormalizedRing, type DeviceBatch } from './gpu-ring.ts';
 import { checkLoaderOptions, type LoaderOptions, type LoaderSettings, type TfNamespaceLike } from './options.ts';
 import { CellPosition } from './cell-position.ts';
 import { resolveSource, type LoaderSource } from './sources.ts';
@@ -49,7 +49,7 @@ interface Opened {
   order: PassOrder;
   classes: readonly string[];
   /** The stage after decode, or undefined for CPU batches. */
-  convert: ((batch: ImageBatch, ctx: Parameters<NormalizedRing['convert']>[1]) => Promise<Releasable>) | undefined;
+  convert: ((batch: ImageBatch, ctx: StageContext) => Promise<Releasable>) | undefined;
   targetName: string;
   output: LoaderOutput;
   /** GPU buffers lent to batches not yet released. */
@@ -307,13 +307,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
     }
     const shape = { batchSize: o.batchSize, height: o.height, width: o.width, channels: o.channels };
     const normalize = { layout: o.layout ?? 'NCHW', ...(o.mean ? { mean: o.mean } : {}), ...(o.std ? { std: o.std } : {}) } as const;
-    const ring = await NormalizedRing.create(gpu, shape, normalize, 4);
-    return {
-      convert: (batch, ctx) => ring.convert(batch, ctx),
-      targetName: 'to-gpu',
-      output: 'gpu',
-      closeTarget: () => ring.close(),
-      heldOnGpu: () => ring.held,
-    };
+    const ring = await openNormalizedRing(gpu, shape, normalize, 4);
+    return { convert: ring.convert, targetName: 'to-gpu', output: 'gpu', closeTarget: ring.close, heldOnGpu: ring.held };
   }
 }

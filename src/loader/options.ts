@@ -11,10 +11,17 @@ import type { LoaderState } from './state.ts';
 /** How each image becomes `size`: torchvision's transforms, done inside the decode. */
 export type LoaderTransform = 'cover' | 'random-crop' | 'contain' | 'stretch';
 
-/** The parts of TensorFlow.js's namespace the loader looks for (the tf.js door checks the rest). */
+/** The parts of TensorFlow.js's namespace the loaders look for (the tf.js door checks the rest); never imported by Tandem. */
 export interface TfNamespaceLike {
   tensor: (...args: never[]) => unknown;
   getBackend: () => string;
+}
+
+/** jax-js's namespace (`import * as jax from '@jax-js/jax'`), as far as the loaders look for it; never imported by Tandem. */
+export interface JaxNamespace {
+  numpy: object;
+  defaultDevice(): string;
+  getWebGPUDevice(): GPUDevice;
 }
 
 /** Where batches go: CPU bytes in wasm memory, a WebGPU device, or TensorFlow.js tensors. */
@@ -139,13 +146,24 @@ export function gpuTarget(to: unknown): GPUDevice | GpuContext | undefined {
   return undefined;
 }
 
+/** Whether `to` is TensorFlow.js's namespace. */
+export function isTfjs(to: unknown): to is TfNamespaceLike {
+  const t = to as Partial<TfNamespaceLike> | undefined;
+  return typeof t?.tensor === 'function' && typeof t.getBackend === 'function';
+}
+
+/** Whether `to` is jax-js's namespace. */
+export function isJax(to: unknown): to is JaxNamespace {
+  const t = to as Partial<JaxNamespace> | undefined;
+  return typeof t?.numpy === 'object' && typeof t.defaultDevice === 'function';
+}
+
 function checkTarget(o: OptionChecker): LoaderTarget {
   const to = o.raw('to') ?? 'cpu';
   if (to === 'cpu') return to;
   const gpu = gpuTarget(to);
   if (gpu) return gpu;
-  const t = to as Partial<TfNamespaceLike>;
-  if (typeof t.tensor === 'function' && typeof t.getBackend === 'function') return to as TfNamespaceLike;
+  if (isTfjs(to)) return to;
   return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
 }
 

@@ -7,6 +7,8 @@ import type { ParquetInput } from '../parquet/index.ts';
 export interface ParquetColumns {
   /** The image column: the Hub's Image struct `{ bytes, path }` or a binary column. */
   image?: string;
+  /** The video column for videoLoader(): the Hub's Video struct `{ bytes, path }` or a binary column. */
+  video?: string;
   /** The label column: integers (a ClassLabel, its names from the file's metadata) or strings (ids in sorted order). */
   label?: string;
   /** The text column (a string column) for textLoader(). */

@@ -17,6 +17,7 @@ import {
 } from '../parquet/index.ts';
 import { env } from '../runtime/index.ts';
 import { isParquetSource, ROW_DATA, type HubSource, type ParquetSource } from './parquet-source.ts';
+import type { LabelledSource } from './labelled-source.ts';
 import { SourceError, type FetchOptions, type ShardSampleReader, type WebDatasetItem } from '../sources/index.ts';
 
 /** A Parquet dataset opened as shards: one per row group, with the reader the shard stream calls. */
@@ -47,6 +48,71 @@ const firstOf = (columns: ReadonlyMap<string, ColumnKind>, kinds: ColumnKind[], 
   names.find((n) => kinds.includes(columns.get(n) ?? 'other') && columns.has(n)) ??
   [...columns].find(([, kind]) => kinds.includes(kind))?.[0];
 
+/** What a row holds for each loader: an image, a video (both the Hub's `{ bytes, path }` struct, or bytes) or a text. */
+type Role = 'image' | 'video' | 'text';
+
+/** The columns a source's rows are read from, and the label ids of string labels. */
+interface PickedColumns {
+  data: string;
+  label: string | undefined;
+  classes: readonly string[];
+  labelIds: Map<string, number> | undefined;
+}
+
+/** Opens the files of a Parquet or Hub source (every footer, once); closes them again if `use` fails. */
+async function withDataset<T>(
+  source: ParquetSource | HubSource,
+  fetch: FetchOptions,
+  where: string,
+  use: (dataset: ParquetDataset) => Promise<T>,
+): Promise<T> {
+  const { inputs, headers } = await parquetInputs(source, fetch, where);
+  const dataset = await openParquetDataset(inputs, { fetch: { ...fetch, headers: { ...fetch.headers, ...headers } } });
+  try {
+    return await use(dataset);
+  } catch (error) {
+    await dataset.close();
+    throw error;
+  }
+}
+
+/**
+ * The data column for `role` (the one named, else the Hub feature of that type, else a column of a
+ * fitting type and name) and, for images and videos, the label column with its class names.
+ */
+async function pickColumns(dataset: ParquetDataset, source: ParquetSource | HubSource, role: Role, where: string): Promise<PickedColumns> {
+  const features = dataset.features;
+  const featureNames = (type: string) => (features ? Object.keys(features).filter((k) => features[k]?._type === type) : []);
+  const field = role === 'text' ? 'text' : role;
+  const named = role === 'text' ? source.text : role === 'image' ? source.image : source.video;
+  const data =
+    named ??
+    (role === 'text'
+      ? firstOf(dataset.columns, ['string'], ['text', 'content'])
+      : (firstOf(dataset.columns, ['image'], featureNames(role === 'image' ? 'Image' : 'Video')) ??
+        firstOf(dataset.columns, ['binary'], role === 'image' ? ['image', 'img', 'bytes'] : ['video', 'bytes'])));
+  if (data === undefined)
+    throw new OptionError(
+      where,
+      `source.${field}`,
+      undefined,
+      `the name of the ${role} column (none found among ${[...dataset.columns.keys()].join(', ')})`,
+    );
+  checkColumn(dataset, data, role === 'text' ? ['string', 'binary'] : ['image', 'binary'], where, field);
+  if (role === 'text') return { data, label: undefined, classes: [], labelIds: undefined };
+  const label =
+    source.label ?? firstOf(dataset.columns, ['integer', 'string'], [...featureNames('ClassLabel'), 'label', 'labels', 'class']);
+  if (label === undefined) return { data, label, classes: [], labelIds: undefined };
+  if (checkColumn(dataset, label, ['integer', 'string'], where, 'label') === 'integer')
+    return { data, label, classes: (features && classLabelNames(features, label)) ?? [], labelIds: undefined };
+  // String labels become ids in sorted order, as a folder's class names do: one pass over the label column.
+  const names = new Set<string>();
+  for (let g = 0; g < dataset.rowGroups.length; g++)
+    for (const v of (await dataset.readRowGroup(g, [label])).column(label)) if (typeof v === 'string') names.add(v);
+  const classes = [...names].sort();
+  return { data, label, classes, labelIds: new Map(classes.map((n, i) => [n, i])) };
+}
+
 /**
  * Opens the files of a Parquet or Hub source (every footer, once) and picks the columns: `role`
  * 'image' reads an image column and a label column, 'text' a text column.
@@ -60,43 +126,8 @@ export async function openParquetShards(
   const shuffleBuffer = source.shuffleBuffer;
   if (shuffleBuffer !== undefined && (!Number.isInteger(shuffleBuffer) || shuffleBuffer < 1))
     throw new OptionError(where, 'source.shuffleBuffer', shuffleBuffer, 'a positive integer');
-  const { inputs, headers } = await parquetInputs(source, fetch, where);
-  const dataset = await openParquetDataset(inputs, { fetch: { ...fetch, headers: { ...fetch.headers, ...headers } } });
-  try {
-    const features = dataset.features;
-    const imageNames = features ? Object.keys(features).filter((k) => features[k]?._type === 'Image') : [];
-    const data =
-      role === 'image'
-        ? (source.image ??
-          firstOf(dataset.columns, ['image'], imageNames) ??
-          firstOf(dataset.columns, ['binary'], ['image', 'img', 'bytes']))
-        : (source.text ?? firstOf(dataset.columns, ['string'], ['text', 'content']));
-    if (data === undefined)
-      throw new OptionError(
-        where,
-        `source.${role}`,
-        undefined,
-        `the name of the ${role} column (none found among ${[...dataset.columns.keys()].join(', ')})`,
-      );
-    checkColumn(dataset, data, role === 'image' ? ['image', 'binary'] : ['string', 'binary'], where, role);
-    let label: string | undefined;
-    let classes: readonly string[] = [];
-    let labelIds: Map<string, number> | undefined;
-    if (role === 'image') {
-      const classLabels = features ? Object.keys(features).filter((k) => features[k]?._type === 'ClassLabel') : [];
-      label = source.label ?? firstOf(dataset.columns, ['integer', 'string'], [...classLabels, 'label', 'labels', 'class']);
-      if (label !== undefined) {
-        const kind = checkColumn(dataset, label, ['integer', 'string'], where, 'label');
-        if (kind === 'string') {
-          // String labels become ids in sorted order, as a folder's class names do: one pass over the label column.
-          const names = new Set<string>();
-          for (let g = 0; g < dataset.rowGroups.length; g++)
-            for (const v of (await dataset.readRowGroup(g, [label])).column(label)) if (typeof v === 'string') names.add(v);
-          classes = [...names].sort();
-          labelIds = new Map(classes.map((n, i) => [n, i]));
-        } else classes = (features && classLabelNames(features, label)) ?? [];
-      }
-    }
+  return withDataset(source, fetch, where, async (dataset) => {
+    const { data, label, classes, labelIds } = await pickColumns(dataset, source, role, where);
     const columns = label === undefined ? [data] : [data, label];
     const shards = dataset.rowGroups.map((g) => `${dataset.files[g.file]}#rowgroup=${g.group}`);
     const index = new Map(shards.map((name, i) => [name, i]));
@@ -122,10 +153,71 @@ export async function openParquetShards(
       fingerprint: JSON.stringify({ files: dataset.files, columns, rowGroups: dataset.rowGroups.map((g) => g.rows) }),
       shuffleBuffer,
     };
-  } catch (error) {
-    await dataset.close();
-    throw error;
-  }
+  });
+}
+
+/** A Parquet source's rows as a list (videos: each row is one item, shuffled and shared by rank as files are). */
+export interface ParquetRows {
+  list: readonly LabelledSource[];
+  classes: readonly string[];
+  close(): Promise<void>;
+}
+
+/** Row groups whose data column is held for the rows still to be read from them. */
+const HELD_ROW_GROUPS = 2;
+
+/**
+ * The rows of a Parquet or Hub source as random-access items, for the video loader: labels are
+ * read up front (the label column only), and a row's bytes when the loader reads it, from its row
+ * group's data column. The last HELD_ROW_GROUPS row groups read are kept, so rows read in file
+ * order cost one read per row group; a shuffled order may read a row group once per row (keep
+ * video row groups small: `writeParquet`'s `rowsPerGroup`).
+ */
+export async function openParquetRows(source: ParquetSource | HubSource, fetch: FetchOptions, where: string): Promise<ParquetRows> {
+  return withDataset(source, fetch, where, async (dataset) => {
+    const { data, label, classes, labelIds } = await pickColumns(dataset, source, 'video', where);
+    const held = new Map<number, Promise<RowGroupData>>();
+    const groupData = (group: number): Promise<RowGroupData> => {
+      let read = held.get(group);
+      if (read) held.delete(group);
+      else read = dataset.readRowGroup(group, [data]);
+      held.set(group, read); // the most recent last
+      for (const oldest of held.keys()) if (held.size > HELD_ROW_GROUPS) held.delete(oldest);
+      read.catch(() => held.delete(group));
+      return read;
+    };
+    const list: LabelledSource[] = [];
+    for (let g = 0; g < dataset.rowGroups.length; g++) {
+      const ref = dataset.rowGroups[g];
+      if (!ref) continue;
+      const labels = label === undefined ? undefined : (await dataset.readRowGroup(g, [label])).column(label);
+      const file = dataset.files[ref.file] ?? `file ${ref.file}`;
+      for (let i = 0; i < ref.rows; i++) {
+        const key = `${file}#${ref.firstRow + i}`;
+        const raw = labels?.[i];
+        const id = typeof raw === 'string' ? labelIds?.get(raw) : raw;
+        // An unlabelled row (null, or not a class) is -1, as an unlabelled file is.
+        const labelOf = typeof id === 'number' && Number.isInteger(id) && id >= 0 ? id : -1;
+        list.push({
+          key,
+          label: labelOf,
+          read: async () => {
+            const value = (await groupData(g)).column(data)[i];
+            if (value instanceof Uint8Array) return value;
+            throw new SourceError('unsupported-type', key, `${key}: ${data} is ${value === null ? 'null' : typeof value}`);
+          },
+        });
+      }
+    }
+    return {
+      list,
+      classes,
+      close: async () => {
+        held.clear();
+        await dataset.close();
+      },
+    };
+  });
 }
 
 function checkColumn(dataset: ParquetDataset, name: string, kinds: ColumnKind[], where: string, role: string): ColumnKind {
@@ -140,7 +232,6 @@ function checkColumn(dataset: ParquetDataset, name: string, kinds: ColumnKind[],
   return kind;
 }
 
-/** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
 /**
  * One row group read ahead of the one being consumed, so that its reading (a remote file's round
  * trips) overlaps the rows before it. Memory: at most one more row group's columns. A hint that is
@@ -191,6 +282,7 @@ class ReadAhead {
   }
 }
 
+/** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
 async function* readRows(
   dataset: ParquetDataset,
   group: number | undefined,

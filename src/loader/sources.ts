@@ -16,12 +16,8 @@ import {
   type FetchOptions,
 } from '../sources/index.ts';
 
-/** One labelled item that reads its bytes on demand; `key` names it in failure reports. */
-export interface LabelledSource {
-  readonly key: string;
-  readonly label: number;
-  read(): Promise<Uint8Array>;
-}
+import type { LabelledSource } from './labelled-source.ts';
+export type { LabelledSource } from './labelled-source.ts';
 
 /** An item given by the caller: where its bytes are (one of path, url, file, bytes, read) and its label. */
 export interface SourceItem {
@@ -96,7 +92,7 @@ export async function resolveSource(source: LoaderSource, fetchOptions: FetchOpt
         WHERE,
         'source',
         source,
-        'a folder or a list of files, URLs or items (Parquet sources are read by loader() and textLoader())',
+        'a folder or a list of files, URLs or items (Parquet sources are read by loader(), videoLoader() and textLoader())',
       );
     // The Parquet reader is loaded only for a Parquet source.
     const { openParquetShards } = await import('./parquet.ts');

@@ -1,18 +1,19 @@
-// `to: tf`: batches become TensorFlow.js tensors through the tf.js door's feeder, loaded only when
-// a loader is given tf.js's namespace, so the core never pulls the door (or tf.js) in. On tf.js's
-// WebGPU backend the feeder adopts tf.js's device and no byte passes through the CPU.
+// `to: tf`, for every loader: image batches become TensorFlow.js tensors through the tf.js door's
+// feeder, loaded only when a loader is given tf.js's namespace, so the core never pulls the door
+// (or tf.js) in; on tf.js's WebGPU backend the feeder adopts tf.js's device and no byte passes
+// through the CPU. Token rows are small, so their int32 tensors are made from the CPU arrays on
+// any backend (tf.js uploads them when a kernel first reads them). Either way release() disposes
+// the batch's tensors.
 import type { ImageBatch } from '../decode/index.ts';
-import { BatchReleasedError } from '../errors/index.ts';
 import type { TensorLayout } from '../gpu/index.ts';
 import type { StageContext } from '../pipeline/index.ts';
+import { leasedBatch, type BatchEnds } from '../sync/index.ts';
 import type { Tf, TfjsBatch } from '../tfjs/index.ts';
 import type { TfNamespaceLike } from './options.ts';
 
 /** tf.js tensors of one batch: `xs` (float32 images) and `ys` (labels); release() disposes both. */
-export interface TensorBatch extends TfjsBatch {
+export interface TensorBatch extends TfjsBatch, BatchEnds {
   readonly count: number;
-  release(): void;
-  [Symbol.dispose](): void;
 }
 
 export interface TfjsTargetOptions {
@@ -27,6 +28,18 @@ export interface TfjsTargetOptions {
   classes: number;
 }
 
+/** `tensors`, each read through the batch's lease, and `plain`; release() disposes the tensors. */
+function tensorBatch<G extends Record<string, { dispose(): void }>, P extends object>(tensors: G, plain: P): Readonly<G> & P & BatchEnds {
+  return leasedBatch(
+    'a tf.js batch',
+    () => {
+      for (const t of Object.values(tensors)) t.dispose();
+    },
+    tensors,
+    plain,
+  );
+}
+
 export async function openTfjsTarget(
   to: TfNamespaceLike,
   o: TfjsTargetOptions,
@@ -35,9 +48,8 @@ export async function openTfjsTarget(
   close: () => Promise<void>;
   path: 'webgpu' | 'cpu';
 }> {
-  const tf = to as unknown as Tf;
   const { TfjsFeeder } = await import('../tfjs/index.ts');
-  const feeder = await TfjsFeeder.create(tf, {
+  const feeder = await TfjsFeeder.create(to as unknown as Tf, {
     batchSize: o.batchSize,
     height: o.height,
     width: o.width,
@@ -51,22 +63,25 @@ export async function openTfjsTarget(
   const convert = async (batch: ImageBatch): Promise<TensorBatch> => {
     const count = batch.count;
     const { xs, ys, keys } = await feeder.tensors(batch);
-    let released = false;
-    const release = () => {
-      if (released) throw new BatchReleasedError('a loader batch was released twice');
-      released = true;
-      tf.dispose([xs, ys]);
-    };
-    return {
-      xs,
-      ys,
-      keys,
-      count,
-      release,
-      [Symbol.dispose]: () => {
-        if (!released) release();
-      },
-    };
+    return tensorBatch({ xs, ys }, { keys, count });
   };
   return { convert, close: () => feeder.close(), path: feeder.path };
+}
+
+/** Each of `arrays` as an int32 tensor of `shape` (a copy: `host` is released at once, also when this fails). */
+export function tfjsInt32<K extends string, P extends object>(
+  to: TfNamespaceLike,
+  host: { release(): void },
+  arrays: Record<K, Int32Array>,
+  shape: readonly number[],
+  plain: P,
+): Readonly<Record<K, unknown>> & P & BatchEnds {
+  try {
+    const tf = to as unknown as Tf;
+    const tensor = (a: Int32Array): { dispose(): void } => tf.tensor(a.slice(), [...shape], 'int32');
+    const tensors = Object.fromEntries(Object.entries<Int32Array>(arrays).map(([k, a]) => [k, tensor(a)]));
+    return tensorBatch(tensors as Record<K, { dispose(): void }>, plain);
+  } finally {
+    host.release();
+  }
 }

@@ -10,7 +10,7 @@ import {
   resolveFeed,
   type FeedShape,
 } from '../gpu/internal.ts';
-import { SlotPool } from '../sync/index.ts';
+import { leasedBatch, SlotPool, type BatchEnds } from '../sync/index.ts';
 
 const DOOR = 'tandem/onnx';
 
@@ -33,13 +33,13 @@ export interface OnnxFeedOptions extends FeedOptions {
   slots?: number;
 }
 
-export interface OnnxBatch {
+export interface OnnxBatch extends BatchEnds {
   /** float32 [count, C, H, W] (or NHWC): on the GPU with a WebGPU device, else on the CPU. */
-  input: Tensor;
-  labels: Int32Array;
-  keys: readonly string[];
-  count: number;
-  /** Disposes `input`; on the GPU its buffer then takes the next batch. Call after session.run resolves. */
+  readonly input: Tensor;
+  readonly labels: Int32Array;
+  readonly keys: readonly string[];
+  readonly count: number;
+  /** The same as release(), the name ONNX Runtime's tensors use. */
   dispose(): void;
 }
 
@@ -93,8 +93,7 @@ export class OnnxFeeder {
       const keys = batch.keys ? batch.keys.slice(0, count) : [];
       const dims = feedDims(this.#shape, count);
       if (!this.#gpu) {
-        const input = new this.#ort.Tensor('float32', normalizeOnCpu(data, count, this.#shape, this.#normalize), dims);
-        return { input, labels, keys, count, dispose: () => input.dispose() };
+        return onnxBatch(new this.#ort.Tensor('float32', normalizeOnCpu(data, count, this.#shape, this.#normalize), dims), labels, keys);
       }
       const buffers = this.#buffers!;
       const buffer = buffers.tryAcquire() ?? (await buffers.acquire());
@@ -110,8 +109,7 @@ export class OnnxFeeder {
         if (lent) buffers.release(buffer);
         lent = false;
       };
-      const input = this.#ort.Tensor.fromGpuBuffer(buffer, { dataType: 'float32', dims, dispose: giveBack });
-      return { input, labels, keys, count, dispose: () => input.dispose() };
+      return onnxBatch(this.#ort.Tensor.fromGpuBuffer(buffer, { dataType: 'float32', dims, dispose: giveBack }), labels, keys);
     } finally {
       if (!handedToGpu) batch.release();
     }
@@ -134,4 +132,10 @@ export class OnnxFeeder {
     }
     await this.#gpu?.close();
   }
+}
+
+/** `input` on the batch's lease: release() (or dispose()) disposes it, on the GPU giving its buffer back. */
+function onnxBatch(input: Tensor, labels: Int32Array, keys: readonly string[]): OnnxBatch {
+  const batch = leasedBatch('an ONNX batch', () => input.dispose(), { input }, { labels, keys, count: labels.length });
+  return Object.assign(batch, { dispose: batch.release });
 }

@@ -1,8 +1,8 @@
 // Packed batches on the CPU: the packer fills the four arrays of one buffer set row by row; a full
 // batch (or the input's last, partial one) is handed out with the packer's snapshot as of its last
 // row. Buffer sets are reused once released, so packing allocates nothing per batch.
-import { BatchReleasedError } from '../errors/index.ts';
 import type { Aggregator } from '../pipeline/index.ts';
+import { leasedBatch } from '../sync/index.ts';
 import { Packer, type PackerOptions, type PackerSnapshot, type RowTarget } from './pack.ts';
 import type { TokenBatch } from './types.ts';
 
@@ -72,38 +72,8 @@ export class TokenBatchPool {
   }
 
   handle(set: BufferSet, count: number, padding: number, keys: string[], snapshot: PackerSnapshot): PackedBatch {
-    let released = false;
-    const guard = <T>(value: T): T => {
-      if (released) throw new BatchReleasedError('a text batch was used after release()');
-      return value;
-    };
-    return {
-      get inputs() {
-        return guard(set.inputs);
-      },
-      get labels() {
-        return guard(set.labels);
-      },
-      get docIds() {
-        return guard(set.docIds);
-      },
-      get positions() {
-        return guard(set.positions);
-      },
-      get whole() {
-        return guard(set.whole);
-      },
-      count,
-      shape: [this.batchSize, this.seqLen],
-      padding,
-      keys,
-      snapshot,
-      release: () => {
-        if (released) throw new BatchReleasedError('a text batch was released twice');
-        released = true;
-        this.give(set);
-      },
-    };
+    const plain = { count, shape: [this.batchSize, this.seqLen] as const, padding, keys, snapshot };
+    return leasedBatch('a text batch', () => this.give(set), set, plain);
   }
 }
 

@@ -70,16 +70,74 @@ function holdsAnyOf(needles) {
 export const isRecord = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
+ * The cut of a text at added tokens' texts that the Rust library and tokenizers.js both make
+ * before normalizing: at the leftmost position where one starts, the longest that starts there
+ * (aho-corasick's LeftmostLongest in the Rust library, a trie in tokenizers.js), in UTF-16 units.
+ * Gives the text between them as strings and each added token as its id.
+ * @param {readonly { content: string, id: number }[]} tokens
+ * @returns {(text: string) => (string | number)[]}
+ */
+function addedTokenSplitter(tokens) {
+  /** @typedef {{ next: Map<string, TrieNode>, id: number, length: number }} TrieNode */
+  /** @type {TrieNode} */
+  const root = { next: new Map(), id: -1, length: 0 };
+  for (const { content, id } of tokens) {
+    if (content.length === 0) continue;
+    let node = root;
+    for (const unit of content.split('')) {
+      let child = node.next.get(unit);
+      if (child === undefined) {
+        child = { next: new Map(), id: -1, length: 0 };
+        node.next.set(unit, child);
+      }
+      node = child;
+    }
+    node.id = id;
+    node.length = content.length;
+  }
+  return (text) => {
+    /** @type {(string | number)[]} */
+    const parts = [];
+    let from = 0;
+    for (let i = 0; i < text.length; ) {
+      let node = root.next.get(text.charAt(i));
+      let id = -1;
+      let length = 0;
+      for (let j = i + 1; node !== undefined; j++) {
+        if (node.id >= 0) [id, length] = [node.id, node.length];
+        node = j < text.length ? node.next.get(text.charAt(j)) : undefined;
+      }
+      if (id < 0) {
+        i++;
+        continue;
+      }
+      if (from < i) parts.push(text.slice(from, i));
+      parts.push(id);
+      i += length;
+      from = i;
+    }
+    if (from < text.length) parts.push(text.slice(from));
+    return parts;
+  };
+}
+
+/**
  * What both roads read alike from a tokenizer.json and tokenizer_config.json, or undefined where
  * either has what neither road covers (another model, dropout, subword affixes, a post-processor
  * that changes a text's tokens, a config that removes spaces or accents, a malformed merge or added
  * token): the model, the ids as tokenizers.js finds them (the vocabulary, with added tokens' ids
- * over it), the merge ranks, and the test for a text holding an added token's text (a normalized
- * added token's by its `normalize`d text as well, as tokenizers.js finds it in the normalized text).
+ * over it), the merge ranks, a test for a text holding any added token's text (a normalized added
+ * token's by its `normalize`d text as well), and the cut at added tokens (`splitAdded`).
+ *
+ * Added tokens that are matched in the text as written (`normalized: false`, no lstrip, rstrip or
+ * single_word: every added token of Llama 2, Llama 3, Gemma 3, GPT-4o and Qwen 3) are cut out
+ * before normalizing, as both libraries do, and the text between them is encoded section by
+ * section; `splitAdded` gives undefined for a text holding any other added token's text (matched
+ * after normalizing, or eating spaces beside it), which is left to tokenizers.js.
  * @param {Record<string, unknown>} json
  * @param {Record<string, unknown>} config
  * @param {(text: string) => string} normalize
- * @returns {{ model: Record<string, unknown> & { vocab: Record<string, unknown> }, ids: Map<string, number>, ranks: Map<string, number>, holdsAdded: (text: string) => boolean } | undefined}
+ * @returns {{ model: Record<string, unknown> & { vocab: Record<string, unknown> }, ids: Map<string, number>, ranks: Map<string, number>, holdsAdded: (text: string) => boolean, holdsNormalizedAdded: (text: string) => boolean, splitAdded: (text: string) => (string | number)[] | undefined } | undefined}
  */
 export function readBpe(json, config, normalize) {
   const model = json.model;
@@ -92,19 +150,71 @@ export function readBpe(json, config, normalize) {
   for (const [token, id] of Object.entries(model.vocab)) if (typeof id === 'number') ids.set(token, id);
   /** @type {string[]} */
   const addedTexts = [];
+  /** Added tokens' texts a text is cut at before normalizing. */
+  /** @type {{ content: string, id: number }[]} */
+  const cut = [];
+  /** Added tokens' texts (as written and normalized) that leave a text holding one to tokenizers.js. */
+  /** @type {string[]} */
+  const uncut = [];
+  /** @type {string[]} */
+  const normalizedTexts = [];
   for (const added of Array.isArray(json.added_tokens) ? json.added_tokens : []) {
     if (!isRecord(added) || typeof added.content !== 'string' || typeof added.id !== 'number') return undefined;
     ids.set(added.content, added.id);
     addedTexts.push(added.content);
-    if (added.normalized === true) addedTexts.push(normalize(added.content));
+    if (added.normalized === true) {
+      addedTexts.push(normalize(added.content));
+      normalizedTexts.push(normalize(added.content));
+    }
+    if (added.normalized === true || added.lstrip === true || added.rstrip === true || added.single_word === true)
+      uncut.push(added.content, ...(added.normalized === true ? [normalize(added.content)] : []));
+    else cut.push({ content: added.content, id: added.id });
   }
   const ranks = mergeRanks(model.merges);
   if (ranks === undefined) return undefined;
+  const split = addedTokenSplitter(cut);
+  const holdsUncut = holdsAnyOf(uncut);
   return {
     model: /** @type {Record<string, unknown> & { vocab: Record<string, unknown> }} */ (model),
     ids,
     ranks,
     holdsAdded: holdsAnyOf(addedTexts),
+    holdsNormalizedAdded: holdsAnyOf(normalizedTexts),
+    splitAdded: (text) => (holdsUncut(text) ? undefined : split(text)),
+  };
+}
+
+/**
+ * An encoder that cuts a text at added tokens (`splitAdded`) and encodes each section between
+ * them with `section`, as both libraries do; undefined when the text is left to tokenizers.js (a
+ * section refused, or an added token not cut out). A text holding no added token's text is one
+ * section, the common case, with no cut looked for.
+ * @param {{ holdsAdded: (text: string) => boolean, splitAdded: (text: string) => (string | number)[] | undefined }} read
+ * @param {(text: string) => Uint32Array | undefined} section
+ * @param {boolean} cuts false: a text holding an added token's text is left to tokenizers.js
+ * @returns {(text: string) => Uint32Array | undefined}
+ */
+export function encodeSections(read, section, cuts) {
+  return (text) => {
+    if (!read.holdsAdded(text)) return section(text);
+    const parts = cuts ? read.splitAdded(text) : undefined;
+    if (parts === undefined) return undefined;
+    /** @type {Uint32Array[]} */
+    const done = [];
+    let total = 0;
+    for (const part of parts) {
+      const got = typeof part === 'number' ? Uint32Array.of(part) : section(part);
+      if (got === undefined) return undefined;
+      done.push(got);
+      total += got.length;
+    }
+    const out = new Uint32Array(total);
+    let at = 0;
+    for (const got of done) {
+      out.set(got, at);
+      at += got.length;
+    }
+    return out;
   };
 }
 

@@ -7,21 +7,17 @@ export type { PackMode, PackerSnapshot } from './pack.ts';
 export type { PackingCounts } from './batches.ts';
 export type { InMemoryTexts, TextShardSource, TextSource, TokenShardSource } from './sources.ts';
 export type { TextLoaderState } from './state.ts';
-export type { TokenTensors } from './tfjs-target.ts';
 export { TextError, type TextErrorCode } from './errors.ts';
-export type { TokenBatch, TokenDeviceBatch, TokenDocument, TokenEncoder } from './types.ts';
-export { TokenizerPool, type IdsEncoder, type TextDocumentBytes, type TokenizerPoolOptions, type TokenizerSpec } from './tokenizer.ts';
+export type { TokenBatch, TokenDeviceBatch, TokenDocument, TokenEncoder, TokenTensors } from './types.ts';
 export {
-  decodeTextCheckpoint,
-  trainText,
-  type TextCheckpoint,
-  type TextCheckpointHeader,
-  type TextTrainingEvent,
-  type TextTrainingLoaderOptions,
-  type TextTrainingOptions,
-  type TextTrainingReport,
-  type TextTrainingResult,
-} from './session.ts';
+  TokenizerPool,
+  type IdsEncoder,
+  type TextDocumentBytes,
+  type TokenizerPoolOptions,
+  type TokenizerRoad,
+  type TokenizerRoads,
+  type TokenizerSpec,
+} from './tokenizer.ts';
 export { regroupTextStates } from './regroup.ts';
 // The generated text corpus and its tokenizer.json, for examples and demos that train on it.
 export {

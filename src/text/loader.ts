@@ -10,20 +10,19 @@
 //     → the consumer's `for await`: TokenBatch (CPU), TokenDeviceBatch (GPU) or int32 tensors
 import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
-import { LoaderShell } from '../loader/internal.ts';
+import { isJax, isTfjs, LoaderShell, tfjsInt32 } from '../loader/internal.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { PackingAggregator, TokenBatchPool, type NumberedDocument, type PackedBatch, type PackingCounts } from './batches.ts';
 import { TextError } from './errors.ts';
-import { TokenRing, type PackedDeviceBatch } from './gpu-ring.ts';
-import { checkTextLoaderOptions, isJax, isTfjs, type JaxNamespace, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
+import { openTokenRing, type PackedDeviceBatch, type TokenRing } from './gpu-ring.ts';
+import { checkTextLoaderOptions, type JaxNamespace, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
 import { Packer, type PackerSnapshot } from './pack.ts';
 import { resolveText, startOf, type RawDocument, type ResolvedText, type TextSource } from './sources.ts';
 import { checkState, type TextLoaderState } from './state.ts';
-import { tfjsTokens, type TokenTensors } from './tfjs-target.ts';
 import { TokenizerPool } from './tokenizer.ts';
-import type { TokenBatch, TokenDeviceBatch } from './types.ts';
-import { numbered, toJax, withSpecials, type JaxTokenBatch, type Numbered } from './stages.ts';
+import type { TokenBatch, TokenDeviceBatch, TokenTensors } from './types.ts';
+import { numbered, toJax, toTfjs, withSpecials, type JaxTokenBatch, type Numbered } from './stages.ts';
 
 /** What a `for await` gives, by `to`. */
 export type TextLoaderBatch<O extends TextLoaderOptions> = O extends { to: GPUDevice | GpuContext }
@@ -153,7 +152,7 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
 
   /** GPU buffer sets lent to batches not yet released. */
   held(): number {
-    return this.opened?.ring?.held ?? 0;
+    return this.opened?.ring?.held() ?? 0;
   }
 
   protected async closeOpened(r: Opened): Promise<void> {
@@ -206,7 +205,7 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
       if (device !== undefined) {
         const gpu: GpuContext = 'queue' in device ? await acquireGpu({ device: device as GPUDevice }) : (device as GpuContext);
         if (gpu !== device) gpuOwned = gpu;
-        ring = new TokenRing(gpu, o.batchSize, o.seqLen);
+        ring = openTokenRing(gpu, o.batchSize, o.seqLen);
       }
       return { resolved, tokenizer, ring, tf: isTfjs(to) ? to : undefined, jax, gpuOwned };
     } catch (error) {
@@ -278,7 +277,7 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
     const last = jax
       ? onDevice.pipe((b: PackedBatch | PackedDeviceBatch) => toJax(jax, b), { name: 'to-jax', concurrency: 1 })
       : tf && isTfjs(tf)
-        ? packed.pipe((b: PackedBatch) => tfjsTokens(tf, b), { name: 'to-tfjs', concurrency: 1 })
+        ? packed.pipe((b: PackedBatch) => toTfjs(tf, b), { name: 'to-tfjs', concurrency: 1 })
         : (onDevice as PipelineBuilder<Delivered>);
     return (last as PipelineBuilder<Delivered>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }

@@ -1,23 +1,24 @@
 // textLoader()'s options: every one checked when the loader is made, before anything is allocated.
 import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
-import { checkCommonOptions, COMMON_OPTIONS, gpuTarget, type CommonLoaderOptions, type CommonLoaderSettings } from '../loader/internal.ts';
+import {
+  checkCommonOptions,
+  COMMON_OPTIONS,
+  gpuTarget,
+  isJax,
+  isTfjs,
+  type CommonLoaderOptions,
+  type CommonLoaderSettings,
+  type JaxNamespace,
+  type TfNamespaceLike,
+} from '../loader/internal.ts';
 import type { PackMode } from './pack.ts';
 import type { TextLoaderState } from './state.ts';
 import type { TokenizerSpec } from './tokenizer.ts';
 
-/** jax-js's namespace, as far as the text loader uses it (never imported by Tandem): `import * as jax from '@jax-js/jax'`. */
-export interface JaxNamespace {
-  numpy: object;
-  defaultDevice(): string;
-  getWebGPUDevice(): GPUDevice;
-}
-
-/** TensorFlow.js's namespace, as far as the text loader uses it (never imported by Tandem). */
-export interface TfjsTokens {
-  tensor(values: unknown, shape?: number[], dtype?: 'int32'): unknown;
-  getBackend(): string;
-}
+export type { JaxNamespace };
+/** TensorFlow.js's namespace, as the loaders look for it (the image loader's TfNamespaceLike). */
+export type TfjsTokens = TfNamespaceLike;
 
 export interface TextLoaderOptions extends CommonLoaderOptions {
   /** Positions per row (default 256): a row holds seqLen + 1 tokens, inputs and labels shifted by one. */
@@ -134,24 +135,6 @@ function isTokenizerSpec(x: unknown): x is TokenizerSpec {
   if (typeof x !== 'object' || x === null) return false;
   const t = x as { encode?: unknown; json?: unknown; url?: unknown };
   return typeof t.encode === 'function' || t.json !== undefined || typeof t.url === 'string' || t.url instanceof URL;
-}
-
-/** Whether `to` is jax-js's namespace. */
-export function isJax(to: TextLoaderSettings['to']): to is JaxNamespace {
-  return (
-    typeof to === 'object' &&
-    typeof (to as Partial<JaxNamespace>).numpy === 'object' &&
-    typeof (to as Partial<JaxNamespace>).defaultDevice === 'function'
-  );
-}
-
-/** Whether `to` is TensorFlow.js's namespace. */
-export function isTfjs(to: TextLoaderSettings['to']): to is TfjsTokens {
-  return (
-    typeof to === 'object' &&
-    typeof (to as Partial<TfjsTokens>).tensor === 'function' &&
-    typeof (to as Partial<TfjsTokens>).getBackend === 'function'
-  );
 }
 
 function checkTarget(o: OptionChecker): TextLoaderSettings['to'] {

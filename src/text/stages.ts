@@ -1,12 +1,15 @@
 // The loader's small per-item steps, kept out of loader.ts: numbering the pass's documents (carried
-// pieces first), a token-shard document's BOS/EOS and vocabulary check, and the hand-over to jax-js.
+// pieces first), a token-shard document's BOS/EOS and vocabulary check, and the hand-over to jax-js
+// and tf.js.
 import type { Jax } from '../jax/index.ts';
+import { tfjsInt32, type JaxNamespace, type TfNamespaceLike } from '../loader/internal.ts';
+import { leasedBatch, type BatchEnds } from '../sync/index.ts';
 import type { PackedBatch } from './batches.ts';
 import { TextError } from './errors.ts';
 import type { PackedDeviceBatch } from './gpu-ring.ts';
-import type { JaxNamespace } from './options.ts';
 import type { PackerSnapshot } from './pack.ts';
 import type { ResolvedText, TextItem } from './sources.ts';
+import type { TokenTensors } from './types.ts';
 import type { JaxTokens } from '../jax/index.ts';
 
 export interface Numbered {
@@ -15,8 +18,8 @@ export interface Numbered {
   item: TextItem;
 }
 
-/** `to: jax`: the filled rows as jax-js int32 arrays `[count, seqLen]`, owned by the caller as jax-js arrays are; `release()` does nothing. */
-export type JaxTokenBatch = JaxTokens & { release(): void };
+/** `to: jax`: the filled rows as jax-js int32 arrays `[count, seqLen]`, owned by the caller as jax-js arrays are; `release()` ends the batch, the arrays stay yours. */
+export type JaxTokenBatch = JaxTokens & BatchEnds;
 
 /** The pass's documents by number: carried pieces first (−n … −1, read back by key), then the order's, from 0. */
 export async function* numbered(
@@ -36,8 +39,14 @@ export async function toJax(
 ): Promise<JaxTokenBatch & { snapshot: PackerSnapshot }> {
   const { jaxTokens } = await import('../jax/index.ts');
   const snapshot = batch.snapshot;
-  const arrays = await jaxTokens(jax as unknown as Jax, batch);
-  return { ...arrays, snapshot, release: () => {} };
+  const { inputs, labels, docIds, positions, ...plain } = await jaxTokens(jax as unknown as Jax, batch);
+  return leasedBatch('a jax-js batch', () => {}, { inputs, labels, docIds, positions }, { ...plain, snapshot });
+}
+
+/** `to: tf`: the four arrays as int32 tensors `[batchSize, seqLen]`, through the loaders' one tf.js target. */
+export function toTfjs(tf: TfNamespaceLike, batch: PackedBatch): TokenTensors & { snapshot: PackerSnapshot } {
+  const { inputs, labels, docIds, positions, count, shape, padding, keys, snapshot } = batch;
+  return tfjsInt32(tf, batch, { inputs, labels, docIds, positions }, shape, { count, shape, padding, keys, snapshot });
 }
 
 /** Token-shard documents: BOS/EOS added when asked, ids checked against the vocabulary. */

@@ -35,6 +35,26 @@ export interface DocumentGroup {
 /** One document's answer from `encodeMany`. */
 export type DocumentResult = Uint32Array | { readonly code: string; readonly message: string };
 
+/**
+ * Which road turns a document's text into ids: Tandem's own byte-level or SentencePiece-style BPE
+ * (src/text/byte-level-bpe.js, metaspace-bpe.js), tokenizers.js (a tokenizer.json shape neither
+ * covers, `fast: false`, or a document a road leaves to it), or the caller's encoder ('inline').
+ */
+export type TokenizerRoad = 'byte-level-bpe' | 'metaspace-bpe' | 'tokenizers.js' | 'inline';
+export const TOKENIZER_ROADS: readonly TokenizerRoad[] = ['byte-level-bpe', 'metaspace-bpe', 'tokenizers.js', 'inline'];
+
+/** A group's answer from `encodeMany`: the road its worker built, and per document its result and whether that road gave it. */
+export interface GroupAnswer {
+  readonly road: string;
+  readonly onRoad: Uint8Array;
+  readonly results: readonly DocumentResult[];
+}
+
+/** The road a worker names, checked (a worker that names another is the host's bug, counted as tokenizers.js). */
+export function roadOf(name: string): TokenizerRoad {
+  return name === 'byte-level-bpe' || name === 'metaspace-bpe' ? name : 'tokenizers.js';
+}
+
 interface Waiting {
   readonly doc: DocumentBytes;
   readonly signal: AbortSignal | undefined;
@@ -55,6 +75,9 @@ export class DocumentGroups {
   readonly #watched = new WeakSet<AbortSignal>();
   #turnQueued = false;
   #closed = false;
+  /** The road the workers built (from the first answer), and documents tokenized on each road. */
+  road: TokenizerRoad = 'tokenizers.js';
+  readonly documents: Record<TokenizerRoad, number> = { 'byte-level-bpe': 0, 'metaspace-bpe': 0, 'tokenizers.js': 0, inline: 0 };
 
   constructor(executor: WorkerPoolExecutor, workers: number, textField: string, maxDocumentTokens: number) {
     this.#executor = executor;
@@ -64,8 +87,10 @@ export class DocumentGroups {
   }
 
   /** One group of the given documents, posted now, for open()'s probe; rejects only as a whole. */
-  runGroup(docs: readonly DocumentBytes[], signal: AbortSignal | undefined): Promise<DocumentResult[]> {
-    return this.#executor.run(this.#group(docs), signal ?? this.#never) as Promise<DocumentResult[]>;
+  async runGroup(docs: readonly DocumentBytes[], signal: AbortSignal | undefined): Promise<readonly DocumentResult[]> {
+    const answer = (await this.#executor.run(this.#group(docs), signal ?? this.#never)) as GroupAnswer;
+    this.road = roadOf(answer.road);
+    return answer.results;
   }
 
   /** The document's ids (no BOS/EOS), or a TextError naming its key; abort rejects it alone. */
@@ -123,7 +148,7 @@ export class DocumentGroups {
   #postGroup(waiting: Waiting[]): void {
     this.#posted.add(waiting);
     this.#executor.run(this.#group(waiting.map((w) => w.doc)), this.#never).then(
-      (results) => this.#settle(waiting, results as DocumentResult[]),
+      (answer) => this.#settle(waiting, answer as GroupAnswer),
       (e: unknown) => this.#fail(waiting, e),
     );
   }
@@ -145,12 +170,16 @@ export class DocumentGroups {
     return { bytes, ends, exts, textField: this.#textField, maxDocumentTokens: this.#maxDocumentTokens };
   }
 
-  #settle(waiting: Waiting[], results: DocumentResult[]): void {
+  #settle(waiting: Waiting[], answer: GroupAnswer): void {
     this.#groupBack(waiting);
+    const { results, onRoad } = answer;
+    const road = roadOf(answer.road);
     for (const [i, w] of waiting.entries()) {
       const r = results[i];
-      if (r instanceof Uint32Array) w.resolve(r);
-      else if (r === undefined) w.reject(new TextError('tokenizer-failed', `${w.doc.key}: the worker gave no result`));
+      if (r instanceof Uint32Array) {
+        this.documents[onRoad[i] === 1 ? road : 'tokenizers.js']++;
+        w.resolve(r);
+      } else if (r === undefined) w.reject(new TextError('tokenizer-failed', `${w.doc.key}: the worker gave no result`));
       else w.reject(new TextError(TEXT_CODES.has(r.code) ? (r.code as TextErrorCode) : 'tokenizer-failed', `${w.doc.key}: ${r.message}`));
     }
   }

@@ -19,6 +19,9 @@ let tokenizer;
 /** The fast road for byte-level (byte-level-bpe.js) or SentencePiece-style (metaspace-bpe.js) BPE tokenizers; undefined for other shapes. */
 /** @type {ReturnType<typeof byteLevelBpe> | ReturnType<typeof metaspaceBpe>} */
 let fast;
+/** Which road `init` built, reported with every group so the host can say which road a tokenizer.json took. */
+/** @type {'byte-level-bpe' | 'metaspace-bpe' | 'tokenizers.js'} */
+let road = 'tokenizers.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NO_SPECIAL_TOKENS = { add_special_tokens: false };
 /** A JSON document's extension: a file's `.json`, a WebDataset member's `json` or `meta.json`. */
@@ -53,10 +56,10 @@ export function init(setup) {
   try {
     const json = typeof setup.tokenizerJson === 'string' ? JSON.parse(setup.tokenizerJson) : setup.tokenizerJson;
     tokenizer = new Tokenizer(json, setup.tokenizerConfig ?? {});
-    fast =
-      setup.fast === false
-        ? undefined
-        : (byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer)) ?? metaspaceBpe(json, setup.tokenizerConfig));
+    const byteLevel = setup.fast === false ? undefined : byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer));
+    const metaspace = setup.fast === false || byteLevel !== undefined ? undefined : metaspaceBpe(json, setup.tokenizerConfig);
+    fast = byteLevel ?? metaspace;
+    road = byteLevel !== undefined ? 'byte-level-bpe' : metaspace !== undefined ? 'metaspace-bpe' : 'tokenizers.js';
   } catch (e) {
     throw coded('tokenizer-failed', `the tokenizer JSON could not be built: ${reason(e)}`);
   }
@@ -88,7 +91,8 @@ function documentText(bytes, ext, textField) {
 }
 
 /**
- * One document's ids, without special tokens (the host adds BOS and EOS).
+ * One document's ids, without special tokens (the host adds BOS and EOS), and whether Tandem's
+ * road (not tokenizers.js) gave them.
  * @param {Uint8Array} bytes
  * @param {string} ext
  * @param {string} textField
@@ -98,27 +102,32 @@ function documentIds(bytes, ext, textField, maxDocumentTokens) {
   if (tokenizer === undefined) throw coded('tokenizer-failed', 'the worker was not given a tokenizer');
   const text = documentText(bytes, ext, textField);
   let ids;
+  /** @type {Uint32Array | undefined} */
+  let own;
   try {
     // The fast road gives tokenizers.js's ids, or undefined for a document it leaves to it.
-    ids = fast?.encode(text) ?? tokenizer.encode(text, NO_SPECIAL_TOKENS).ids;
+    own = fast?.encode(text);
+    ids = own ?? tokenizer.encode(text, NO_SPECIAL_TOKENS).ids;
   } catch (e) {
     throw coded('tokenizer-failed', `the tokenizer threw: ${reason(e)}`);
   }
   if (ids.length > maxDocumentTokens) throw coded('too-large', `${ids.length} tokens, more than maxDocumentTokens ${maxDocumentTokens}`);
-  return ids instanceof Uint32Array ? ids : Uint32Array.from(ids);
+  return { ids: ids instanceof Uint32Array ? ids : Uint32Array.from(ids), onRoad: own !== undefined };
 }
 
 /**
  * A group of documents in one message (the host batches them to spend one round trip on many):
  * their bytes end to end in `bytes`, document i at [ends[i-1], ends[i]). Each document's result
  * is its ids as a Uint32Array (whose buffer the executor transfers back) or `{ code, message }`
- * when it fails, so one bad document never fails the others of its group.
+ * when it fails, so one bad document never fails the others of its group. `road` is the road
+ * `init` built; `onRoad[i]` is 1 where that road (not tokenizers.js) gave document i's ids.
  * @param {{ bytes: Uint8Array, ends: Uint32Array, exts: string[], textField: string, maxDocumentTokens: number }} group
- * @returns {Array<Uint32Array | { code: string, message: string }>}
+ * @returns {{ road: string, onRoad: Uint8Array, results: Array<Uint32Array | { code: string, message: string }> }}
  */
 export function encodeMany(group) {
   const { bytes, ends, exts, textField, maxDocumentTokens } = group;
   const results = new Array(ends.length);
+  const onRoad = new Uint8Array(ends.length);
   for (let i = 0, start = 0; i < ends.length; i++) {
     const end = ends[i];
     const ext = exts[i];
@@ -126,12 +135,14 @@ export function encodeMany(group) {
     if (end === undefined || ext === undefined)
       throw new RangeError(`encodeMany: document ${i} of ${ends.length} has no end or extension (${exts.length} extensions)`);
     try {
-      results[i] = documentIds(bytes.subarray(start, end), ext, textField, maxDocumentTokens);
+      const done = documentIds(bytes.subarray(start, end), ext, textField, maxDocumentTokens);
+      results[i] = done.ids;
+      onRoad[i] = done.onRoad ? 1 : 0;
     } catch (e) {
       const code = e instanceof WorkerTextError ? e.code : 'tokenizer-failed';
       results[i] = { code, message: reason(e) };
     }
     start = end;
   }
-  return results;
+  return { road, onRoad, results };
 }

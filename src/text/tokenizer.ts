@@ -7,7 +7,7 @@ import { OptionChecker, OptionError, WorkerError } from '../errors/index.ts';
 import { WorkerPoolExecutor, workerTask } from '../pipeline/index.ts';
 import { availableCores, readText } from '../runtime/index.ts';
 import { TextError } from './errors.ts';
-import { DocumentGroups, GROUP_DOCS } from './tokenize-groups.ts';
+import { DocumentGroups, GROUP_DOCS, type TokenizerRoad } from './tokenize-groups.ts';
 import type { TokenDocument, TokenEncoder } from './types.ts';
 
 /** A tokenizer whose `encode` gives an encoding with `ids`, as a Hugging Face `Tokenizer` does. */
@@ -18,9 +18,10 @@ export interface IdsEncoder {
 /**
  * Which tokenizer: a Hugging Face tokenizer.json (its text or parsed object, or where to read it;
  * `config` is its tokenizer_config.json) run in workers, or an encoder object run inline. A
- * byte-level BPE tokenizer.json (GPT-2's or Llama 3's shape) runs on Tandem's own byte-level BPE,
- * which gives tokenizers.js's ids faster (docs/text.md); `fast: false` keeps every document on
- * tokenizers.js.
+ * byte-level BPE tokenizer.json (GPT-2's, Llama 3's, Qwen 3's or GPT-4o's shape) runs on Tandem's
+ * own byte-level BPE, a SentencePiece-style one (Llama 2's, Gemma 3's) on its metaspace BPE, which
+ * give tokenizers.js's ids faster (docs/text.md); `fast: false` keeps every document on
+ * tokenizers.js. `TokenizerPool.roads()` says which road was taken.
  */
 export type TokenizerSpec =
   | TokenEncoder
@@ -45,6 +46,24 @@ export interface TokenizerPoolOptions {
   vocabSize?: number;
   /** Aborts open(). */
   signal?: AbortSignal;
+}
+
+export type { TokenizerRoad } from './tokenize-groups.ts';
+
+/** Which road a pool's tokenizer took, and how many documents each road has tokenized so far. */
+export interface TokenizerRoads {
+  /**
+   * The road the tokenizer was built on: Tandem's own 'byte-level-bpe' or 'metaspace-bpe' for a
+   * tokenizer.json of a shape they cover, 'tokenizers.js' for any other (or with `fast: false`),
+   * 'inline' for the caller's encoder.
+   */
+  readonly road: TokenizerRoad;
+  /**
+   * Documents tokenized on each road; a document Tandem's road leaves to tokenizers.js (one
+   * holding an added token matched after normalizing, say) counts under 'tokenizers.js'. Documents
+   * that failed are not counted.
+   */
+  readonly documents: Readonly<Record<TokenizerRoad, number>>;
 }
 
 /** One document to tokenize: `ext` picks how its bytes are read (`json`/`.json`: a JSON object). */
@@ -89,6 +108,7 @@ export class TokenizerPool {
   readonly #road: Road;
   readonly #limits: Limits;
   #closed = false;
+  #inlineDocuments = 0;
 
   private constructor(road: Road, limits: Limits, workers: number) {
     this.#road = road;
@@ -157,7 +177,17 @@ export class TokenizerPool {
     if (doc.bytes.byteLength > limits.maxDocumentBytes)
       throw new TextError('too-large', `${doc.key}: ${doc.bytes.byteLength} bytes, more than maxDocumentBytes ${limits.maxDocumentBytes}`);
     const ids = this.#road.kind === 'workers' ? await this.#road.groups.encode(doc, signal) : inline(this.#road.encoder, doc, limits);
-    return { key: doc.key, tokens: withSpecialTokens(doc.key, ids, limits) };
+    const tokens = withSpecialTokens(doc.key, ids, limits);
+    if (this.#road.kind === 'inline') this.#inlineDocuments++;
+    return { key: doc.key, tokens };
+  }
+
+  /** Which road the tokenizer took and the documents each road has tokenized (see TokenizerRoads). */
+  roads(): TokenizerRoads {
+    if (this.#road.kind === 'inline')
+      return { road: 'inline', documents: { 'byte-level-bpe': 0, 'metaspace-bpe': 0, 'tokenizers.js': 0, inline: this.#inlineDocuments } };
+    const { road, documents } = this.#road.groups;
+    return { road, documents: { ...documents } };
   }
 
   /** Terminates every worker; documents in flight reject. */

@@ -1,5 +1,6 @@
 // The training room's door: a runtime-neutral training session (labelled byte sources → loader →
-// ViT in WGSL) with events for live views, the loader it runs, and the sources it reads.
+// ViT in WGSL) with events for live views, the loader it runs, and the sources it reads; and the
+// GPT's session (text sources → textLoader → GptTrainer) with its checkpoints.
 export { defaultTrainingOptions, trainingSettingDefaults, type TrainingOptions } from './options.ts';
 export { runTraining } from './session.ts';
 export {
@@ -37,3 +38,12 @@ export {
 export { parquetData, shardData, type ShardDataOptions } from './shards.ts';
 export { toRgba } from './preview.ts';
 export { TrainingError } from './errors.ts';
+export {
+  trainText,
+  type TextTrainingEvent,
+  type TextTrainingLoaderOptions,
+  type TextTrainingOptions,
+  type TextTrainingReport,
+  type TextTrainingResult,
+} from './text-session.ts';
+export { decodeTextCheckpoint, type TextCheckpoint, type TextCheckpointHeader } from './text-checkpoint.ts';

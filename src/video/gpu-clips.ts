@@ -228,8 +228,7 @@ export class GpuClipBatcher extends SlotBatcher<ClipJob, VideoDeviceBatch> {
       labels: buffer.labels.slice(0, count),
       keys: buffer.keys.slice(0, count),
       frameTimes: buffer.extra.slice(0, count * frames),
-      release: f.release,
-      [Symbol.dispose]: f.dispose,
+      ...f.ends,
     };
   }
 

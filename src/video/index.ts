@@ -1,5 +1,6 @@
 // tandem/video: clips from video files to batches, on the wasm threads or through WebCodecs into
-// WebGPU: videoLoader(source, options), the clip samplers behind it, and the WebCodecs decoder.
+// WebGPU: videoLoader(source, options) and the clip samplers behind it. The WebCodecs decoder is the
+// loader's own part (its road is chosen by `backend`), not a door of its own.
 export { videoLoader, VideoLoader, VIDEO_EXTENSIONS, type VideoLoaderBatch, type VideoRoads } from './loader.ts';
 export type { VideoBackend, VideoLoaderOptions } from './options.ts';
 export type { VideoLoaderState } from './state.ts';
@@ -14,12 +15,3 @@ export {
   type VideoTimeline,
 } from './samplers.ts';
 export { ClipSamplingError, type ClipSamplingErrorCode } from './errors.ts';
-export {
-  WebCodecsClipDecoder,
-  type ClipDecoderOptions,
-  type ClipFrameTarget,
-  type DecodedClip,
-  type EncodedClip,
-  type EncodedClipChunk,
-  type FrameRoute,
-} from './webcodecs.ts';

@@ -17,7 +17,10 @@ import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
 import {
   CellPosition,
+  isHubSource,
+  isParquetSource,
   listOrder,
+  loadParquetRows,
   listStartOf,
   LoaderShell,
   resolveSource,
@@ -62,6 +65,8 @@ interface Opened {
   classes: readonly string[];
   batcher: VideoClipBatcher | GpuClipBatcher;
   webcodecs: WebCodecsClipDecoder | undefined;
+  /** Closes what the source opened (a Parquet source's files). */
+  closeSource: () => Promise<void>;
 }
 
 /**
@@ -164,6 +169,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
 
   protected async closeOpened(r: Opened): Promise<void> {
     await r.webcodecs?.close();
+    await r.closeSource();
     r.batcher.close();
     if (r.ownPool) await r.pool.close();
   }
@@ -284,8 +290,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const starting = o.pool ? Promise.resolve(o.pool) : DecodePool.create({ threads: o.threads });
     const pool = await starting;
     let webcodecs: WebCodecsClipDecoder | undefined;
+    let closeSource = async () => {};
     try {
-      const resolved = await resolveSource(this.#source, o.fetch, VIDEO_EXTENSIONS);
+      const source = this.#source;
+      // A Parquet or Hub source's rows are the videos (the reader is loaded only for one).
+      const parquet =
+        isParquetSource(source) || isHubSource(source) ? await (await loadParquetRows())(source, o.fetch, 'videoLoader') : undefined;
+      if (parquet) closeSource = () => parquet.close();
+      const resolved = parquet ? { list: parquet.list, classes: parquet.classes } : await resolveSource(source, o.fetch, VIDEO_EXTENSIONS);
       if (!resolved.list)
         throw new OptionError(
           'videoLoader',
@@ -314,9 +326,10 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         const fit = o.transform === 'stretch' ? 'stretch' : 'cover';
         batcher = await GpuClipBatcher.create(gpu.device, pool, { ...o, fit }, webcodecs);
       }
-      return { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs };
+      return { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs, closeSource };
     } catch (error) {
       await webcodecs?.close();
+      await closeSource();
       if (ownPool) await pool.close();
       throw error;
     }

@@ -87,18 +87,12 @@ export interface ParamLayout {
   decayEnd: number;
 }
 
-const ALIGN = 64;
+/** Adds one tensor to a layout being built. */
+export type AddTensor = (name: string, shape: number[], init: TensorSpec['init'], decay?: boolean) => void;
 
-export function paramLayout(c: ViTConfig): ParamLayout {
-  const d = dims(c);
-  const D = c.width;
-  const specs: Omit<TensorSpec, 'offset' | 'size'>[] = [];
-  const add = (name: string, shape: number[], init: TensorSpec['init'], decay = false) => specs.push({ name, shape, init, decay });
-  add('patch.w', [d.patchDim, D], 'normal', true);
-  add('patch.b', [D], 'zeros');
-  add('cls', [D], 'normal');
-  add('pos', [d.tokens, D], 'normal');
-  for (let l = 0; l < c.depth; l++) {
+/** The pre-LN blocks' tensors, named and ordered as both models' kernels and references index them. */
+export function addBlockTensors(add: AddTensor, depth: number, D: number, hidden: number): void {
+  for (let l = 0; l < depth; l++) {
     add(`b${l}.ln1.g`, [D], 'ones');
     add(`b${l}.ln1.b`, [D], 'zeros');
     add(`b${l}.qkv.w`, [D, 3 * D], 'normal', true);
@@ -107,15 +101,19 @@ export function paramLayout(c: ViTConfig): ParamLayout {
     add(`b${l}.proj.b`, [D], 'zeros');
     add(`b${l}.ln2.g`, [D], 'ones');
     add(`b${l}.ln2.b`, [D], 'zeros');
-    add(`b${l}.fc1.w`, [D, d.hidden], 'normal', true);
-    add(`b${l}.fc1.b`, [d.hidden], 'zeros');
-    add(`b${l}.fc2.w`, [d.hidden, D], 'normal', true);
+    add(`b${l}.fc1.w`, [D, hidden], 'normal', true);
+    add(`b${l}.fc1.b`, [hidden], 'zeros');
+    add(`b${l}.fc2.w`, [hidden, D], 'normal', true);
     add(`b${l}.fc2.b`, [D], 'zeros');
   }
-  add('lnf.g', [D], 'ones');
-  add('lnf.b', [D], 'zeros');
-  add('head.w', [D, c.classes], 'normal', true);
-  add('head.b', [c.classes], 'zeros');
+}
+
+const ALIGN = 64;
+
+/** The tensors `build` adds in one flat buffer: the decayed ones first, each at a multiple of ALIGN. */
+export function layoutTensors(build: (add: AddTensor) => void): ParamLayout {
+  const specs: Omit<TensorSpec, 'offset' | 'size'>[] = [];
+  build((name, shape, init, decay = false) => specs.push({ name, shape, init, decay }));
   const ordered = [...specs.filter((s) => s.decay), ...specs.filter((s) => !s.decay)];
   const tensors: TensorSpec[] = [];
   let offset = 0;
@@ -129,6 +127,22 @@ export function paramLayout(c: ViTConfig): ParamLayout {
   return { tensors, byName: new Map(tensors.map((t) => [t.name, t])), size: offset, decayEnd };
 }
 
+export function paramLayout(c: ViTConfig): ParamLayout {
+  const d = dims(c);
+  const D = c.width;
+  return layoutTensors((add) => {
+    add('patch.w', [d.patchDim, D], 'normal', true);
+    add('patch.b', [D], 'zeros');
+    add('cls', [D], 'normal');
+    add('pos', [d.tokens, D], 'normal');
+    addBlockTensors(add, c.depth, D, d.hidden);
+    add('lnf.g', [D], 'ones');
+    add('lnf.b', [D], 'zeros');
+    add('head.w', [D, c.classes], 'normal', true);
+    add('head.b', [c.classes], 'zeros');
+  });
+}
+
 /** The project's seeded generator, so the same seed gives the same weights everywhere. */
 export const rng = seededFloats;
 
@@ -139,18 +153,22 @@ export const rng = seededFloats;
  * draws every normal tensor from N(0, std²). Draws are truncated at two standard deviations.
  */
 export function initParams(c: ViTConfig, seed = 1, std: number | 'fan-in' = 'fan-in'): Float32Array<ArrayBuffer> {
-  const layout = paramLayout(c);
+  return initTensors(paramLayout(c), seed, (t) => (std !== 'fan-in' ? std : t.decay ? 1 / Math.sqrt(t.shape[0] ?? 1) : 0.02));
+}
+
+/** Seeded values for a layout: ones, zeros, or N(0, scale(t)²) truncated at two standard deviations. */
+export function initTensors(layout: ParamLayout, seed: number, scale: (t: TensorSpec) => number): Float32Array<ArrayBuffer> {
   const out = new Float32Array(layout.size);
   const next = rng(seed);
   for (const t of layout.tensors) {
-    const scale = std !== 'fan-in' ? std : t.decay ? 1 / Math.sqrt(t.shape[0]!) : 0.02;
+    const std = scale(t);
     for (let i = 0; i < t.size; i++) {
       let v = 0;
       if (t.init === 'ones') v = 1;
       else if (t.init === 'normal') {
         const u = Math.max(next(), 1e-12);
         const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-        v = Math.max(-2, Math.min(2, z)) * scale;
+        v = Math.max(-2, Math.min(2, z)) * std;
       }
       out[t.offset + i] = v;
     }

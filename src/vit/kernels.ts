@@ -13,6 +13,7 @@ import {
   LossParams,
   MatmulParams,
   OptimHyper,
+  TokenEmbedParams,
   type OptimValues,
 } from './params.ts';
 
@@ -67,6 +68,15 @@ export interface LayerNormSpec {
   bOff: number;
 }
 
+/** Where the GPT's token embedding reads its two tables in the flat parameters. */
+export interface EmbedTables {
+  V: number;
+  context: number;
+  D: number;
+  wteOff: number;
+  wpeOff: number;
+}
+
 export interface AttentionShape {
   B: number;
   H: number;
@@ -114,7 +124,7 @@ const DIRECT_TILE = 32; // matmul-direct.wgsl: 8×8 threads × 4×4 outputs
  * kernel instead (32×32 tiles, four times the workgroups). Weight gradients have small outputs and a
  * long K (the rows of the batch): measured on an NVIDIA H200, the tiled kernel ran 64×128 over
  * K = 1088 on 2 workgroups at 1.9 GFLOP/s and the direct kernel at 14.2, and that product's
- * dispatches took 81% of the ViT step's GPU time (docs/vit-h200.md).
+ * dispatches took 81% of the ViT step's GPU time (docs/bench/vit-h200.md).
  */
 const SMALL_GRID = 64;
 
@@ -150,6 +160,8 @@ export class Kernels {
    * product ≤ 64 (benchmarks compare them); `gelu` and `layerNormEps` as in ViTConfig.
    * `smallGrid`: with the tiled kernel, products whose output has fewer tiles than this run on
    * the direct kernel (default SMALL_GRID when `matmul` is 'auto' and no tile is given, else 0).
+   * `decoder` (the GPT's): attention causal within documents, the loss averaged over the labelled
+   * rows, and the token embedding.
    */
   static async create(
     device: GPUDevice,
@@ -159,6 +171,7 @@ export class Kernels {
       gelu?: 'tanh' | 'erf';
       layerNormEps?: number;
       smallGrid?: number;
+      decoder?: boolean;
     } = {},
   ): Promise<Kernels> {
     const [wg, tb] = options.matmulTile ?? [8, 8];
@@ -179,12 +192,14 @@ export class Kernels {
       loss: 'loss.wgsl',
       optim: 'optim.wgsl',
       attention: 'attention.wgsl',
+      tokenEmbed: 'token-embed.wgsl',
     };
+    const decoder = options.decoder === true;
     type ModuleName = keyof typeof files;
     const modules = new Map<ModuleName, { module: GPUShaderModule; bindings: Map<string, number>; uniformBinding: number }>();
     await Promise.all(
       Object.entries(files).map(async ([name, file]) => {
-        if (name === 'matmulDirect' && smallGrid === 0) return;
+        if ((name === 'matmulDirect' && smallGrid === 0) || (name === 'tokenEmbed' && !decoder)) return;
         const code = (name === 'matmul' || name === 'matmulDirect' ? common : '') + (await source(file));
         modules.set(name as ModuleName, { module: device.createShaderModule({ code, label: `vit ${file}` }), ...bindingsOf(code) });
       }),
@@ -208,10 +223,10 @@ export class Kernels {
       ['patchify', 'embed', 'patchify'],
       ['tokens.fwd', 'embed', 'tokens_forward'],
       ['tokens.bwd', 'embed', 'tokens_backward'],
-      ['attn.fwd', 'attention', 'forward'],
-      ['attn.rows', 'attention', 'backward_rows'],
-      ['attn.cols', 'attention', 'backward_cols'],
-      ['ce', 'loss', 'main'],
+      ['attn.fwd', 'attention', 'forward', { CAUSAL: decoder ? 1 : 0 }],
+      ['attn.rows', 'attention', 'backward_rows', { CAUSAL: decoder ? 1 : 0 }],
+      ['attn.cols', 'attention', 'backward_cols', { CAUSAL: decoder ? 1 : 0 }],
+      ['ce', 'loss', 'main', { LABELLED_MEAN: decoder ? 1 : 0 }],
       ['sumsq', 'optim', 'sum_squares'],
       ['finalize', 'optim', 'finalize'],
       ['adamw', 'optim', 'adamw'],
@@ -223,6 +238,7 @@ export class Kernels {
         ['mm.nt', 0, 1],
       ] as const)
         specs.push([`${name}.small`, 'matmulDirect', 'main', { TRANS_A: ta, TRANS_B: tb }]);
+    if (decoder) specs.push(['embed.fwd', 'tokenEmbed', 'forward'], ['embed.bwd', 'tokenEmbed', 'backward']);
     const made = await Promise.all(
       specs.map(async ([name, moduleName, entryPoint, constants]): Promise<[string, Kernel]> => {
         const { module, bindings, uniformBinding } = modules.get(moduleName)!;
@@ -296,9 +312,12 @@ export class Kernels {
     return this.#make('ln.params', { x, dy, st: stats, grads }, this.#lnParams(s, false), [Math.ceil(s.D / 64), 1, 1]);
   }
 
-  /** Fused attention forward: probabilities kept in `probs` [B,H,T,T], output heads into o [B·T, D]. */
-  attention(s: AttentionShape, qkv: GPUBuffer, probs: GPUBuffer, o: GPUBuffer): Dispatch {
-    return this.#make('attn.fwd', { qkv, probs, o }, this.#attnParams(s), this.#attnGroups(s));
+  /**
+   * Fused attention forward: probabilities kept in `probs` [B,H,T,T], output heads into o [B·T, D].
+   * A decoder's reads `docIds` [B·T] (each query sees the keys of its document up to itself).
+   */
+  attention(s: AttentionShape, qkv: GPUBuffer, probs: GPUBuffer, o: GPUBuffer, docIds = this.#dummy): Dispatch {
+    return this.#make('attn.fwd', { qkv, probs, o, docIds }, this.#attnParams(s), this.#attnGroups(s));
   }
 
   /** Attention backward: dS (scratch [B,H,T,T]) and dq, dk, dv into dqkv; two dispatches. */
@@ -361,6 +380,22 @@ export class Kernels {
   ): Dispatch {
     const u = EmbedParams.pack({ B, T, D, clsOff, posOff });
     return this.#make('tokens.bwd', { src: dx, dst: dpe, grads }, u, [Math.ceil((T * D) / 256), 1, 1]);
+  }
+
+  /** x [rows, D] = wte[inputs] + wpe[positions] (a decoder's). */
+  tokenEmbedding(t: EmbedTables, rows: number, inputs: GPUBuffer, positions: GPUBuffer, params: GPUBuffer, x: GPUBuffer): Dispatch {
+    const total = rows * t.D;
+    const f = fold(total, 256);
+    const u = TokenEmbedParams.pack({ rows, ...t, stride: f.stride, total });
+    return this.#make('embed.fwd', { inputs, positions, w: params, x }, u, f.groups);
+  }
+
+  /** Adds the embedding's gradient to wte's (after the tied head's) and writes wpe's. */
+  tokenEmbeddingBackward(t: EmbedTables, rows: number, inputs: GPUBuffer, positions: GPUBuffer, dx: GPUBuffer, grads: GPUBuffer): Dispatch {
+    const total = (t.V + t.context) * t.D;
+    const f = fold(total, 256);
+    const u = TokenEmbedParams.pack({ rows, ...t, stride: f.stride, total });
+    return this.#make('embed.bwd', { inputs, positions, dx, grads }, u, f.groups);
   }
 
   crossEntropy(logits: GPUBuffer, labels: GPUBuffer, dlogits: GPUBuffer, stats: GPUBuffer, B: number, K: number): Dispatch {

@@ -3,7 +3,7 @@
 // and read back only when asked, through a staging buffer, so the queue never drains for it.
 import { OptionChecker } from '../errors/index.ts';
 import { readBuffer } from '../gpu/index.ts';
-import { WeightsError } from './safetensors.ts';
+import { loadTrainer, saveTrainer } from './checkpoint.ts';
 import { defaultTrain, dims, initParams, layerNormEps, paramLayout, type ParamLayout, type TrainConfig, type ViTConfig } from './config.ts';
 import { buildGraph, type StepGraph } from './graph.ts';
 import { optimValues } from './params.ts';
@@ -184,42 +184,14 @@ export class ViTTrainer {
   }
 
   /** Weights, AdamW moments and step/schedule state in one self-describing byte array. */
-  async saveCheckpoint(): Promise<Uint8Array> {
-    const parts = await Promise.all([this.#g.params, this.#g.m, this.#g.v, this.#g.state].map((b) => readBuffer(this.#device, b)));
-    const header = new TextEncoder().encode(
-      JSON.stringify({ format: 'tandem-vit', version: 1, config: this.config, train: this.train, size: this.layout.size }),
-    );
-    const headerBytes = Math.ceil(header.length / 4) * 4;
-    const body = parts.reduce((n, p) => n + p.byteLength, 0);
-    const out = new Uint8Array(8 + headerBytes + body);
-    new Uint32Array(out.buffer, 0, 2).set([MAGIC, header.length]);
-    out.set(header, 8);
-    let at = 8 + headerBytes;
-    for (const p of parts) {
-      out.set(new Uint8Array(p), at);
-      at += p.byteLength;
-    }
-    return out;
+  saveCheckpoint(): Promise<Uint8Array> {
+    const header = { format: 'tandem-vit', version: 1, config: this.config, train: this.train, size: this.layout.size } as const;
+    return saveTrainer(this.#device, MAGIC, header, this.#checkpointed());
   }
 
-  /** Restores a checkpoint from saveCheckpoint; the model shape must match this trainer's. */
+  /** Restores a checkpoint from saveCheckpoint; the model shape must match this trainer's (WeightsError otherwise). */
   loadCheckpoint(bytes: Uint8Array): void {
-    const copy = new Uint8Array(bytes); // a copy at offset 0 (a Node Buffer's slice() is a view into a shared pool)
-    const [magic, length] = new Uint32Array(copy.buffer, 0, 2);
-    if (magic !== MAGIC || length === undefined) throw new WeightsError('malformed', 'vit: not a tandem ViT checkpoint');
-    const header = JSON.parse(new TextDecoder().decode(copy.subarray(8, 8 + length))) as { config: ViTConfig; size: number };
-    if (JSON.stringify(header.config) !== JSON.stringify(this.config) || header.size !== this.layout.size) {
-      throw new WeightsError(
-        'shape',
-        `vit: checkpoint shape ${JSON.stringify(header.config)} does not match ${JSON.stringify(this.config)}`,
-      );
-    }
-    let at = 8 + Math.ceil(length / 4) * 4;
-    for (const target of [this.#g.params, this.#g.m, this.#g.v, this.#g.state]) {
-      if (at + target.size > copy.byteLength) throw new WeightsError('truncated', 'vit: truncated checkpoint');
-      this.#device.queue.writeBuffer(target, 0, copy, at, target.size);
-      at += target.size;
-    }
+    loadTrainer(this.#device, bytes, MAGIC, { format: 'tandem-vit', config: this.config, size: this.layout.size }, this.#checkpointed());
   }
 
   /** Frees the trainer's GPU buffers (parameters, activations, optimizer state). */
@@ -235,6 +207,10 @@ export class ViTTrainer {
   destroy(): void {
     for (const b of [...this.#g.buffers, this.#stats, this.#evalStats, ...this.#staging]) b.destroy();
     this.#kernels.destroy();
+  }
+
+  #checkpointed(): GPUBuffer[] {
+    return [this.#g.params, this.#g.m, this.#g.v, this.#g.state];
   }
 
   #patchDispatch(images: GPUBuffer): Dispatch {

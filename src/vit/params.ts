@@ -43,6 +43,18 @@ export const EmbedParams = new UniformStruct('Params', [
   ['pad', 'u32'],
 ] as const);
 
+/** token-embed.wgsl: the GPT's token + position embedding and its backward. */
+export const TokenEmbedParams = new UniformStruct('Params', [
+  ['rows', 'u32'],
+  ['D', 'u32'],
+  ['V', 'u32'],
+  ['context', 'u32'],
+  ['wteOff', 'u32'],
+  ['wpeOff', 'u32'],
+  ['stride', 'u32'],
+  ['total', 'u32'],
+] as const);
+
 /** layernorm.wgsl. */
 export const LayerNormParams = new UniformStruct('Params', [
   ['rows', 'u32'],
@@ -55,7 +67,7 @@ export const LayerNormParams = new UniformStruct('Params', [
   ['eps', 'f32'],
 ] as const);
 
-/** attention.wgsl. */
+/** attention.wgsl (full, or causal within documents). */
 export const AttentionParams = new UniformStruct('Params', [
   ['B', 'u32'],
   ['H', 'u32'],
@@ -75,7 +87,7 @@ export const ElementwiseParams = new UniformStruct('Params', [
   ['stride', 'u32'],
 ] as const);
 
-/** loss.wgsl: cross-entropy over B rows of K logits. */
+/** loss.wgsl: cross-entropy over B rows of K logits (mean over the rows, or over the labelled ones). */
 export const LossParams = new UniformStruct('Params', [
   ['B', 'u32'],
   ['K', 'u32'],

@@ -167,28 +167,45 @@ export function softmaxBackward(p: ArrayLike<number>, dp: F64, rows: number, n: 
 }
 
 export interface CrossEntropy {
-  /** Mean loss over the batch (rows with a negative label count as zero loss). */
+  /** Mean loss (0 when no row is labelled). */
   loss: number;
   correct: number;
+  /** Labelled rows: label in [0, K). */
+  count: number;
   /** dLoss/dlogits. */
   dlogits: F64;
 }
 
-export function crossEntropy(logits: ArrayLike<number>, labels: ArrayLike<number>, B: number, K: number): CrossEntropy {
+/**
+ * Softmax cross-entropy of B rows of K logits, its mean over the B rows (the ViT's: a padded batch
+ * keeps its scale) or over the labelled ones (the GPT's); a row whose label is outside [0, K) has
+ * no loss and no gradient.
+ */
+export function crossEntropy(
+  logits: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  B: number,
+  K: number,
+  mean: 'rows' | 'labelled' = 'rows',
+): CrossEntropy {
   const dlogits = new Float64Array(B * K);
+  const labelled = (y: number) => y >= 0 && y < K;
+  let count = 0;
+  for (let b = 0; b < B; b++) if (labelled(labels[b] as number)) count++;
+  const n = mean === 'rows' ? B : count;
   let loss = 0;
   let correct = 0;
   for (let b = 0; b < B; b++) {
-    const y = labels[b]!;
-    if (y < 0) continue;
+    const y = labels[b] as number;
+    if (!labelled(y)) continue;
     let max = -Infinity;
     let arg = 0;
-    for (let k = 0; k < K; k++) if (logits[b * K + k]! > max) [max, arg] = [logits[b * K + k]!, k];
+    for (let k = 0; k < K; k++) if ((logits[b * K + k] as number) > max) [max, arg] = [logits[b * K + k] as number, k];
     let s = 0;
-    for (let k = 0; k < K; k++) s += Math.exp(logits[b * K + k]! - max);
-    loss += Math.log(s) + max - logits[b * K + y]!;
+    for (let k = 0; k < K; k++) s += Math.exp((logits[b * K + k] as number) - max);
+    loss += Math.log(s) + max - (logits[b * K + y] as number);
     if (arg === y) correct++;
-    for (let k = 0; k < K; k++) dlogits[b * K + k] = (Math.exp(logits[b * K + k]! - max) / s - (k === y ? 1 : 0)) / B;
+    for (let k = 0; k < K; k++) dlogits[b * K + k] = (Math.exp((logits[b * K + k] as number) - max) / s - (k === y ? 1 : 0)) / n;
   }
-  return { loss: loss / B, correct, dlogits };
+  return { loss: n ? loss / n : 0, correct, count, dlogits };
 }

@@ -7,6 +7,7 @@ import {
   brokenVideosFailTheirOwnItem,
   cpuClipsFollowTheSampler,
   mutatedVideosFailTyped,
+  parquetVideosAreTheListsClips,
   vfrClipsFollowTime,
 } from '../shared/video-loader-scenarios.ts';
 
@@ -19,3 +20,5 @@ Deno.test('videoLoader: 60 mutated videos, each delivered or failed typed; the l
   withPool(2, (p) => mutatedVideosFailTyped(p, load, 'cpu', 'wasm', 60, 0x71de2)).then(() => {}));
 Deno.test('videoLoader: a variable-frame-rate file, time-based clips hold the frame shown at each time', () =>
   withPool(2, (p) => vfrClipsFollowTime(p, load)).then(() => {}));
+Deno.test('videoLoader: a Parquet file of videos gives the clips of the same videos as a list; ranks share its rows', () =>
+  withPool(2, (p) => parquetVideosAreTheListsClips(p, load)).then(() => {}));

@@ -49,7 +49,7 @@ it('the text demo trains the tiny GPT on the generated corpus: the loss falls, t
     expect(s.heldOut.map((h) => h.step)).toEqual([0, 5, 10, 12]);
     expect(s.heldOut[0]!.loss).toBeGreaterThan(2.9);
     expect(s.heldOut.at(-1)!.loss).toBeLessThan(0.9 * s.heldOut[0]!.loss);
-    // best-fit fills rows of 33 nearly full (docs/bench-text.md: under 1% on this corpus); the share is a number in [0, 0.1).
+    // best-fit fills rows of 33 nearly full (docs/bench/text.md: under 1% on this corpus); the share is a number in [0, 0.1).
     expect(s.paddingShare).toBeGreaterThanOrEqual(0);
     expect(s.paddingShare).toBeLessThan(0.1);
     expect(s.failures).toBe(0);

@@ -16,6 +16,7 @@ import { cacheDir, makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { writeTar } from './tar-helpers.ts';
 import { sampleImages } from './transfer-scenarios.ts';
+import { checkBatchEnds } from './batch-ends.ts';
 
 const SIZE = 24;
 
@@ -250,14 +251,7 @@ export const frontDoorGpuScenarios: Record<string, () => Promise<void>> = {
         );
         check(batch.layout === layout && batch.shape[0] === batch.count, `shape ${batch.shape} in ${batch.layout}`);
         rows += batch.count;
-        batch.release();
-        let error: unknown;
-        try {
-          void batch.images;
-        } catch (e) {
-          error = e;
-        }
-        check(error instanceof BatchReleasedError, 'images after release is a BatchReleasedError');
+        checkBatchEnds('DeviceBatch', batch, (b) => b.images);
       }
       check(rows === list.length, `${rows} rows`);
       check(data.output === 'gpu', `output ${data.output}`);
@@ -277,7 +271,7 @@ export const frontDoorGpuScenarios: Record<string, () => Promise<void>> = {
         got.every((v, i) => v === want.pixels[i]),
         'the uploaded bytes are the decoded pixels',
       );
-      batch.release();
+      checkBatchEnds('GpuBatch', batch, (b) => b.buffer);
       break; // the other batches are in flight: close() must end them
     }
     check(data.output === 'gpu-u8', `output ${data.output}`);

@@ -278,7 +278,7 @@ export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> 
       device.queue.submit([encoder.finish()]);
     };
     steps(a, 2);
-    b.restore(await a.checkpoint());
+    b.loadCheckpoint(await a.saveCheckpoint());
     steps(a, 2);
     steps(b, 2);
     const [pa, pb] = [await a.params(), await b.params()];
@@ -290,7 +290,7 @@ export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> 
     check(ra.step === 4 && (await b.lossReport()).step === 4, `the optimizer step is restored (${ra.step})`);
     let refused = false;
     try {
-      b.restore(new Uint8Array(12));
+      b.loadCheckpoint(new Uint8Array(12));
     } catch (error) {
       refused = (error as { code?: string }).code === 'malformed';
     }

@@ -9,6 +9,7 @@ import { OptionError } from '../../src/errors/index.ts';
 import type { TokenBatch, TokenDeviceBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
+import { checkBatchEnds } from './batch-ends.ts';
 
 type Jax = typeof jaxjs;
 // The text loader's batches are what tandem/jax declares by structure: a compile-time check.
@@ -326,7 +327,7 @@ export async function textLoaderIntoJax(jax: Jax, device: jaxjs.Device, onDevice
     for await (const batch of data) {
       check(batch.path === (jax.defaultDevice() === 'webgpu' ? 'gpu' : 'cpu'), `batch ${i}: the ${batch.path} path`);
       await compare(batch, i++);
-      batch.release();
+      checkBatchEnds('JaxTokenBatch', batch, (x) => x.inputs);
     }
     check(i === want.length, `${i} batches from to: jax, ${want.length} from the CPU loader`);
   } finally {

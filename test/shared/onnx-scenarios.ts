@@ -8,6 +8,7 @@ import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
 import { embeddingModel } from './onnx-model.ts';
 import { hostBatch } from './tfjs-scenarios.ts';
+import { checkBatchEnds } from './batch-ends.ts';
 
 const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
 const MEAN = [0.45, 0.45, 0.4];
@@ -39,7 +40,7 @@ export async function wasmSessionMatchesHandBuiltTensors(): Promise<void> {
     check(batch.releases === 1, 'released');
     check(fed.input.dims.join() === `${count},3,6,5`, `dims ${fed.input.dims}`);
     const got = await outputs(session, fed.input);
-    fed.dispose();
+    checkBatchEnds('OnnxBatch', fed, (b) => b.input);
     check(got.embedding.length === count * 8 && got.logits.length === count * 4, 'output sizes');
     check(maxAbsDiff(got.embedding, want.embedding) === 0 && maxAbsDiff(got.logits, want.logits) === 0, 'outputs equal the hand-built run');
     check(new Set(got.logits).size > 1, 'the model computes something');

@@ -7,6 +7,7 @@ import { encodeTokenShard } from '../../src/sources/index.ts';
 import { makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { textLoader, TextError, type TextLoaderOptions, type TextSource, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check } from './assert.ts';
+import { checkBatchEnds } from './batch-ends.ts';
 
 /** A tokenizer a test can reason about: one id per UTF-16 unit, offset past the specials. */
 export const charEncoder = { encode: (text: string) => Array.from(text, (c) => c.charCodeAt(0) + 2) };
@@ -285,7 +286,7 @@ export async function deviceBatchesEqualCpu(): Promise<void> {
         assertEqual(got, want[field], `batch ${i} ${field}`);
       }
       check(b.count === want.count && b.keys.join() === want.keys.join(), `batch ${i}: count and keys`);
-      b.release();
+      checkBatchEnds('TokenDeviceBatch', b, (x) => x.inputs);
       i++;
     }
     check(i === cpu.length, `${i} device batches, ${cpu.length} on the CPU`);
@@ -390,7 +391,7 @@ export async function tensorsEqualCpu(): Promise<void> {
         check(t.dtype === 'int32' && t.shape.join() === '2,8', `batch ${i} ${field}: int32 [2, 8] (got ${t.dtype} [${t.shape}])`);
         assertEqual([...(await t.data())], want[field], `batch ${i} ${field}`);
       }
-      b.release();
+      checkBatchEnds('TokenTensors', b, (x) => x.inputs);
       i++;
     }
   } finally {

@@ -38,7 +38,7 @@ async function main(dir: string, every: number, data: string): Promise<void> {
   log(saved ? `resume ${saved.steps}` : 'run');
   using gpu = await acquireGpu();
   const gpt = await GptTrainer.create(gpu.device, { config: { ...gptPresets.tiny, context: SEQ }, batchSize: ROWS, seed: 3 });
-  if (saved) gpt.restore(Uint8Array.from(saved.gpt));
+  if (saved) gpt.loadCheckpoint(Uint8Array.from(saved.gpt));
   const loader = textLoader(
     { tokens: shards, shuffleBuffer: 16 },
     {
@@ -63,7 +63,7 @@ async function main(dir: string, every: number, data: string): Promise<void> {
     steps++;
     log(`${steps} ${hashWords(inputs, labels, docIds)}`);
     if (steps % every === 0) {
-      const state = { steps, loader: loader.state(), gpt: Array.from(await gpt.checkpoint()) };
+      const state = { steps, loader: loader.state(), gpt: Array.from(await gpt.saveCheckpoint()) };
       Deno.writeTextFileSync(`${checkpoint}.tmp`, JSON.stringify(state));
       Deno.renameSync(`${checkpoint}.tmp`, checkpoint);
     }

@@ -16,7 +16,7 @@ import {
   corpusIds,
   corpusTokenizerJson,
 } from '../../src/synthetic/index.ts';
-import { decodeTextCheckpoint, trainText, type TextTrainingReport } from '../../src/text/index.ts';
+import { decodeTextCheckpoint, trainText, type TextTrainingReport } from '../../src/train/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 
 /** A fresh model predicts about ln 24 = 3.18 nats a character; the corpus' unigram baseline is 2.76. */

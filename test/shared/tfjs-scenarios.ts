@@ -12,6 +12,7 @@ import { sampleImages } from './transfer-scenarios.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
+import { checkBatchEnds } from './batch-ends.ts';
 
 const SHAPE = { batchSize: 4, height: 6, width: 5, channels: 3 } as const;
 
@@ -241,7 +242,7 @@ export async function loaderGivesTensors(): Promise<void> {
       const hot = await batch.ys.data();
       for (const [row, key] of batch.keys.entries()) check(hot[row * 4 + files.find((f) => f.key === key)!.label!] === 1, `one-hot ${key}`);
       rows += batch.count;
-      batch.release();
+      checkBatchEnds('TensorBatch', batch, (b) => b.xs);
     }
     check(rows === files.length, `${path}: ${rows} rows`);
     check(data.output === `tfjs-${path}`, `${path}: loader output ${data.output}`);

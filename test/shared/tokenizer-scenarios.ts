@@ -247,12 +247,12 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
   const { json } = byteLevelBpe();
   const base = json as { pre_tokenizer: object; model: { merges: [string, string][]; vocab: Record<string, number> } };
   const pre = base.pre_tokenizer;
-  const split = (regex: string, behavior = 'Isolated') => ({
+  const split = (regex: string, behavior = 'Isolated', invert = false) => ({
     ...json,
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        { type: 'Split', pattern: { Regex: regex }, behavior, invert: false },
+        { type: 'Split', pattern: { Regex: regex }, behavior, invert },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
       ],
     },
@@ -270,6 +270,8 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     ['ignore_merges', { ...json, model: { ...base.model, ignore_merges: true } }],
     ["a Split (Llama 3's regex, in the Rust dialect) then ByteLevel", llama3],
     ['a Split isolating digit runs (text between matches kept) then ByteLevel', split('\\p{N}+')],
+    // GPT-4o's shape: the pattern names the pieces to keep, and the text between them is dropped.
+    ['an inverted Split removing what it does not match (digit runs kept, the rest dropped)', split('\\p{N}+', 'Removed', true)],
   ];
   const texts = [...corpusDocuments(7, 30), ...NON_ASCII, ...UNSEEN, ...TRICKY, ...randomTexts(300, 17)];
   for (const [name, variant] of variants) {
@@ -283,7 +285,10 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     }
   }
   const fast = fastByteLevelBpe(json)!;
-  check(fast.encode('before <|endoftext|> after') === undefined, 'a text holding an added token is handed back');
+  const direct = new Tokenizer(json, {});
+  // Added tokens written in a text (normalized: false) are cut out as tokenizers.js does, the text between encoded alone.
+  for (const text of ['before <|endoftext|> after', '<|endoftext|>', '<|endoftext|><|endoftext|>x', ' <|endoftext|> ', 'a <|endoftext|'])
+    assertEqual([...(fast.encode(text) ?? [-1])], directIds(direct, text), `a text holding an added token: ${JSON.stringify(text)}`);
   const vocab = { ...base.model.vocab };
   delete vocab[String.fromCharCode(289)]; // the symbol of byte 0x7f (DEL), which the training text never held
   const lacking = fastByteLevelBpe({ ...json, model: { ...base.model, vocab } });
@@ -317,6 +322,15 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
       b!.map((d) => [...d.tokens]),
       a!.map((d) => [...d.tokens]),
       `${name}: through the workers, the default road gives the ids of fast: false`,
+    );
+    const [onLibrary, onRoad] = [library.roads(), road.roads()];
+    check(
+      onLibrary.road === 'tokenizers.js' && onLibrary.documents['tokenizers.js'] === docs.length,
+      `${name}: fast: false reports tokenizers.js for every document (${JSON.stringify(onLibrary)})`,
+    );
+    check(
+      onRoad.road === 'byte-level-bpe' && onRoad.documents['byte-level-bpe'] === docs.length,
+      `${name}: the default reports the byte-level road for every document (${JSON.stringify(onRoad)})`,
     );
   }
 }

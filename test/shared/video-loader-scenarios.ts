@@ -2,13 +2,14 @@
 // same times, same labels), broken videos fail their own item with a typed error and nothing is
 // lost, the GPU clips are the CPU clips normalised, and in browsers the WebCodecs road gives the
 // wasm road's frames. Fixtures from scripts/make-fixtures.sh, loaded through each runtime's loader.
-import { DecodeError, type DecodePool } from '../../src/decode/index.ts';
+import { DecodeError, type DecodePool, type VideoClipBatch } from '../../src/decode/index.ts';
 import { type GpuContext, readBuffer } from '../../src/gpu/index.ts';
 import { normalizeReference } from '../../src/gpu/internal.ts';
 import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOptions } from '../../src/video/index.ts';
 import { TandemError } from '../../src/errors/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { check } from './assert.ts';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { mutate } from './fuzz-scenarios.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
 
@@ -352,4 +353,87 @@ export async function clipCropsAreSeeded(pool: DecodePool, load: FixtureLoader):
   check(same(first, await run('random-crop', 0)), 'the same epoch gave other crops');
   check(!same(first, await run('random-crop', 1)), 'another epoch gave the same crops');
   check(!same(first, await run('cover', 0)), 'random-crop gave the plain cover clips');
+}
+
+/** Class names of the Parquet video file's ClassLabel. */
+const VIDEO_CLASSES = ['pan', 'zoom', 'still', 'shake'];
+
+/**
+ * A Hub-shaped Parquet file of videos: `video` as the Hub's Video struct `{ bytes, path }`, `label`
+ * a ClassLabel; row groups of two rows, and a last row whose video has no bytes.
+ */
+function videoParquetFile(videos: { bytes: Uint8Array; label: number }[]): Uint8Array<ArrayBuffer> {
+  const video = [...videos.map((v, r) => ({ bytes: v.bytes, path: `clip${r}.mp4` })), { bytes: null, path: 'lost.mp4' }];
+  const features = { video: { _type: 'Video' }, label: { names: VIDEO_CLASSES, _type: 'ClassLabel' } };
+  return new Uint8Array(
+    parquetWriteBuffer({
+      columnData: [
+        { name: 'video', data: video },
+        { name: 'label', data: [...videos.map((v) => BigInt(v.label)), 0n] },
+      ],
+      schema: [
+        { name: 'root', num_children: 2 },
+        { name: 'video', repetition_type: 'OPTIONAL', num_children: 2 },
+        { name: 'bytes', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
+        { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+        { name: 'label', type: 'INT64', repetition_type: 'REQUIRED' },
+      ],
+      rowGroupSize: 2,
+      kvMetadata: [{ key: 'huggingface', value: JSON.stringify({ info: { features } }) }],
+    }),
+  );
+}
+
+/** Every batch as text: keys, labels, frame times and a digest of the pixels. */
+async function batchesOf(data: AsyncIterable<VideoClipBatch>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const b of data) {
+    let digest = 0;
+    for (const byte of b.data) digest = (digest * 31 + byte) >>> 0;
+    out.push(`${b.keys.join()}|${b.labels.join()}|${b.frameTimes.join()}|${digest}`);
+    b.release();
+  }
+  return out;
+}
+
+/**
+ * `{ parquet: [...] }` for videoLoader(): each row is a video, labelled by its ClassLabel (names
+ * from the file's metadata), read from its row group when the loader reads it. The batches are
+ * those of the same videos given as a list under the same keys (keys, labels, frame times,
+ * pixels); the row without bytes fails alone, typed, in the read stage; two ranks share the rows.
+ */
+export async function parquetVideosAreTheListsClips(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const videos = await items(load);
+  const file = new File([videoParquetFile(videos)], 'videos.parquet');
+  const options = { ...BASE, seed: 5, pool } as const;
+  await using fromParquet = videoLoader({ parquet: [file] }, options);
+  const got = await batchesOf(fromParquet);
+  check(JSON.stringify(await fromParquet.classes()) === JSON.stringify(VIDEO_CLASSES), `classes ${await fromParquet.classes()}`);
+  const failures = fromParquet.failures();
+  check(
+    failures.length === 1 &&
+      failures[0]?.key === 'videos.parquet#4' &&
+      failures[0].stage === 'read' &&
+      failures[0].error instanceof TandemError,
+    `the row without bytes fails alone, typed: ${failures.map((f) => `${f.key} ${f.stage} ${f.error}`)}`,
+  );
+  const asList = videos.map((v, r) => ({ bytes: v.bytes, label: v.label, key: `videos.parquet#${r}` }));
+  await using fromList = videoLoader(asList, options);
+  const want = await batchesOf(fromList);
+  check(
+    got.length === want.length && got.every((b, i) => b === want[i]),
+    `Parquet batches differ from the list's:\n${got.join('\n')}\n--\n${want.join('\n')}`,
+  );
+  check(fromParquet.held() === 0, `${fromParquet.held()} batch buffers still held`);
+  const ranks: string[][] = [];
+  for (const rank of [0, 1]) {
+    await using share = videoLoader({ parquet: [file] }, { ...options, shuffle: true, rank, worldSize: 2 });
+    ranks.push((await batchesOf(share)).flatMap((b) => (b.split('|')[0] ?? '').split(',')).map((k) => k.replace(/#\d+$/, '')));
+  }
+  const [a = [], b = []] = ranks;
+  check(
+    a.every((k) => !b.includes(k)),
+    `a video on both ranks: ${a.filter((k) => b.includes(k))}`,
+  );
+  check(new Set([...a, ...b]).size === videos.length, `every readable video on one rank: ${[...new Set([...a, ...b])]}`);
 }

@@ -1,7 +1,7 @@
 // The tiny ViT learning the project's generated dataset, runtime-neutral: every image decoded
 // once by the wasm pool (u8 HWC), normalised on the CPU per batch, trained on the GPU with a
 // seeded order, held-out accuracy (every 5th image) measured along the way. Used by
-// bench/vit-learn.ts (the curve and the accuracy figure, written to docs/vit-learn.md).
+// bench/vit-learn.ts (the curve and the accuracy figure, written to docs/bench/vit-learn.md).
 import { DecodePool } from '../../src/decode/index.ts';
 import { cacheDir, readFile } from '../../src/runtime/index.ts';
 import { ensureSyntheticFolder, listImageFolder } from '../../src/sources/index.ts';

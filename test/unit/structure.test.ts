@@ -14,7 +14,8 @@ const LAYERS: string[][] = [
   ['pipeline', 'decode', 'gpu', 'sources'],
   ['vit', 'tfjs', 'onnx', 'jax', 'parquet'],
   ['loader', 'gpt'],
-  ['train', 'video', 'text'],
+  ['text'],
+  ['train', 'video'],
   ['cli', 'vite', 'index'],
 ];
 const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(room));
@@ -76,6 +77,17 @@ describe('structure of src/', () => {
     };
     for (const door of doors) visit(door);
     expect([...packages]).toEqual([]);
+  });
+  it('every runtime dependency is pre-bundled by tandem/vite (loaded only on use, Vite would find it mid-run and may reload the page)', async () => {
+    // The test above holds that no door imports a package statically: each dependency is reached
+    // through an import() only when its feature is used.
+    const { dependencies } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const { tandem } = await import('../../src/vite/index.ts');
+    const config = (tandem().config as () => { optimizeDeps: { include: string[]; exclude: string[] } })();
+    expect(config.optimizeDeps.exclude).toEqual(['tandem']);
+    expect(new Set(config.optimizeDeps.include)).toEqual(new Set(Object.keys(dependencies).map((name) => `tandem > ${name}`)));
   });
   it('every room is in a layer', () => {
     const rooms = [...new Set(files.map(roomOf))];

@@ -15,9 +15,9 @@ import {
   LossParams,
   MatmulParams,
   OptimHyper,
+  TokenEmbedParams,
 } from '../../src/vit/params.ts';
 import { FramePassParams } from '../../src/video/frame-pass.ts';
-import { GptAttentionParams, GptEmbedParams, GptLossParams } from '../../src/gpt/params.ts';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -33,9 +33,7 @@ const DECLARED: Record<string, UniformStruct<string>> = {
   'vit/matmul-common.wgsl': MatmulParams,
   'vit/optim.wgsl': OptimHyper,
   'video/frame-pass.wgsl': FramePassParams,
-  'gpt/attention.wgsl': GptAttentionParams,
-  'gpt/embed.wgsl': GptEmbedParams,
-  'gpt/loss.wgsl': GptLossParams,
+  'vit/token-embed.wgsl': TokenEmbedParams,
 };
 
 /** The struct a file binds as `var<uniform>`, as [name, [field, type][]], from the WGSL source. */

@@ -7,6 +7,7 @@ import {
   clipCropsAreSeeded,
   cpuClipsFollowTheSampler,
   mutatedVideosFailTyped,
+  parquetVideosAreTheListsClips,
   vfrClipsFollowTime,
 } from '../shared/video-loader-scenarios.ts';
 
@@ -19,6 +20,8 @@ describe('videoLoader (Node, CPU clips)', () => {
     brokenVideosFailTheirOwnItem(pool(), load));
   it("a variable-frame-rate file: the timeline is ffprobe's, time-based clips hold the frame shown at each time", () =>
     vfrClipsFollowTime(pool(), load));
+  it('a Parquet file of videos (the Hub Video struct, a ClassLabel): the clips of the same videos as a list; a row without bytes fails alone; ranks share the rows', () =>
+    parquetVideosAreTheListsClips(pool(), load));
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
   });

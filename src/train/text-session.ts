@@ -6,13 +6,9 @@ import { OptionChecker } from '../errors/index.ts';
 import { GptTrainer, gptPresets, type GptConfig } from '../gpt/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import type { TrainConfig } from '../vit/index.ts';
-import { textLoader } from './loader.ts';
-import type { TextLoaderOptions } from './options.ts';
-import { decodeTextCheckpoint, encodeTextCheckpoint } from './session-checkpoint.ts';
-import { HeldOutSet } from './session-held-out.ts';
-import type { TextSource } from './sources.ts';
-
-export { decodeTextCheckpoint, type TextCheckpoint, type TextCheckpointHeader } from './session-checkpoint.ts';
+import { textLoader, type TextLoaderOptions, type TextSource } from '../text/index.ts';
+import { decodeTextCheckpoint, encodeTextCheckpoint } from './text-checkpoint.ts';
+import { HeldOutSet } from './text-held-out.ts';
 
 /** The loader's options the session passes through (it sets seqLen, batchSize, epochs, to and resumeFrom itself). */
 export type TextTrainingLoaderOptions = Omit<TextLoaderOptions, 'seqLen' | 'batchSize' | 'epochs' | 'to' | 'resumeFrom' | 'signal'>;
@@ -139,7 +135,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
   try {
     const train = { totalSteps: steps ?? 1000, ...options.train };
     trainer = await GptTrainer.create(device, { config, batchSize, train, seed });
-    if (resumed) trainer.restore(resumed.model);
+    if (resumed) trainer.loadCheckpoint(resumed.model);
     const loaderOptions = { ...options.loader, seqLen: config.context, batchSize, seed: options.loader?.seed ?? seed };
     const heldOut = options.heldOut
       ? await HeldOutSet.read(device, textLoader(options.heldOut, { ...loaderOptions, shuffle: false, epochs: 1 }), evalBatches)
@@ -165,7 +161,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
     };
     const checkpoint = async () => {
       if (!options.onCheckpoint || !trainer || stopped()) return;
-      const bytes = encodeTextCheckpoint(step, (resumed?.header.tokens ?? 0) + tokens, loader.state(), await trainer.checkpoint());
+      const bytes = encodeTextCheckpoint(step, (resumed?.header.tokens ?? 0) + tokens, loader.state(), await trainer.saveCheckpoint());
       await options.onCheckpoint(bytes, step);
       emit({ type: 'checkpoint', step });
     };

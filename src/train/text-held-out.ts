@@ -1,8 +1,7 @@
 // The training session's held-out set: the first batches of a held-out loader, read once on the CPU
 // and kept in GPU buffers, so every evaluation measures the same tokens and reads no data.
 import type { GptEvalReport, GptTrainer } from '../gpt/index.ts';
-import type { TextLoader } from './loader.ts';
-import type { TokenBatch } from './types.ts';
+import type { TextLoader, TokenBatch } from '../text/index.ts';
 
 const USAGE = 0x80 | 0x4 | 0x8; // STORAGE | COPY_SRC | COPY_DST
 

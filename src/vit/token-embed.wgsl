@@ -1,4 +1,4 @@
-// Token + position embedding of a packed batch and its backward. Ids and positions are i32 per
+// The GPT's token + position embedding of a packed batch and its backward. Ids and positions are i32 per
 // row position; one outside its table (a bad id, a position past the context) embeds as zeros and
 // gets no gradient, so bad input never reads or writes outside the parameters. The backward
 // gathers instead of scattering (one thread per table element sums the rows that used it), so it
