@@ -47,7 +47,8 @@ console.log(JSON.stringify(outcome));
 
 function node(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Killed before the test's own limit: a child that hangs must not outlive the test.
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], timeout: 45_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
