@@ -10,7 +10,6 @@ export type { TextLoaderState } from './state.ts';
 export { TextError, type TextErrorCode } from './errors.ts';
 export type { TokenBatch, TokenDeviceBatch, TokenDocument, TokenEncoder, TokenTensors } from './types.ts';
 export {
-  TokenizerPool,
   type IdsEncoder,
   type TextDocumentBytes,
   type TokenizerPoolOptions,

@@ -20,7 +20,7 @@ import { checkTextLoaderOptions, type JaxNamespace, type TextLoaderOptions, type
 import { Packer, type PackerSnapshot } from './pack.ts';
 import { resolveText, startOf, type RawDocument, type ResolvedText, type TextSource } from './sources.ts';
 import { checkState, type TextLoaderState } from './state.ts';
-import { TokenizerPool } from './tokenizer.ts';
+import { TokenizerPool, type TokenizerRoads } from './tokenizer.ts';
 import type { TokenBatch, TokenDeviceBatch, TokenTensors } from './types.ts';
 import { numbered, toJax, toTfjs, withSpecials, type JaxTokenBatch, type Numbered } from './stages.ts';
 
@@ -148,6 +148,15 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
   protected override summaryExtra(): string {
     const p = this.packing();
     return `packing (${this.#o.pack}): ${p.rows} rows of ${this.#o.seqLen}, ${p.documents} documents, padding ${(100 * p.paddingShare).toFixed(1)}% of positions`;
+  }
+
+  /**
+   * Which road the tokenizer took (Tandem's byte-level or metaspace BPE for the tokenizer.json
+   * shapes they cover, tokenizers.js for the rest, 'inline' for the caller's encoder) and how many
+   * documents each road has tokenized; undefined before the first `for await`, or for token shards.
+   */
+  tokenizerRoads(): TokenizerRoads | undefined {
+    return this.opened?.tokenizer?.roads();
   }
 
   /** GPU buffer sets lent to batches not yet released. */

@@ -1,5 +1,6 @@
-// The ViT room's door: the GPU trainer, its configuration and presets, timm weights, and the CPU
-// reference used to check it (the kernels one by one are in internal.ts, for tests).
+// The ViT room's door: the GPU trainer, its configuration and presets, and timm weights. The CPU
+// reference it is checked against and the kernels one by one are Tandem's own (tests import them
+// from their files).
 export {
   defaultTrain,
   dims,
@@ -15,7 +16,6 @@ export {
   type ViTConfig,
 } from './config.ts';
 export { ViTTrainer, type Batch, type LossReport, type TrainerOptions } from './model.ts';
-export { ReferenceViT, adamwStep, clipScale, patchify, type AdamState, type ForwardResult } from './reference.ts';
 export {
   readSafetensors,
   writeSafetensors,

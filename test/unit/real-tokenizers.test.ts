@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { textLoader } from '../../src/text/index.ts';
 import { type TextDocumentBytes, TokenizerPool, type TokenizerRoad } from '../../src/text/tokenizer.ts';
 import { NON_ASCII, TRICKY } from '../shared/tokenizer-texts.ts';
 
@@ -145,4 +146,21 @@ describe('real tokenizer.json files: Tandem against the Rust tokenizers', () => 
       });
     }, 120_000);
   }
+
+  test("textLoader's statistics say the road: Llama 3's documents all on Tandem's byte-level BPE", async () => {
+    const json = readFileSync(join(modelDir('llama3'), 'tokenizer.json'), 'utf8');
+    await using data = textLoader({ texts: LITERAL }, { tokenizer: { json }, tokenizerWorkers: 1, seqLen: 64, batchSize: 4 });
+    expect(data.tokenizerRoads()).toBeUndefined(); // nothing opened yet
+    let rows = 0;
+    for await (const batch of data) {
+      rows += batch.count;
+      batch.release();
+    }
+    expect(rows).toBeGreaterThan(0);
+    expect(data.failures()).toEqual([]);
+    expect(data.tokenizerRoads()).toEqual({
+      road: 'byte-level-bpe',
+      documents: { 'byte-level-bpe': LITERAL.length, 'metaspace-bpe': 0, 'tokenizers.js': 0, inline: 0 },
+    });
+  }, 60_000);
 });
