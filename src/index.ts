@@ -116,6 +116,8 @@ export { loader, Loader, LoaderError, type LoaderErrorCode } from './loader/inde
 export type {
   DeviceBatch,
   HubSource,
+  JaxImageBatch,
+  JaxNamespace,
   LoaderBatch,
   LoaderOptions,
   LoaderOutput,
@@ -128,6 +130,7 @@ export type {
   ShardSource,
   SourceItem,
   TensorBatch,
+  TfNamespaceLike,
 } from './loader/index.ts';
 
 // Datasets where they live: Parquet files and Hugging Face Hub datasets, read by row group.

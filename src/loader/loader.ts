@@ -7,6 +7,7 @@
 //     → decode      ImageBatcher: wasm threads decode straight into batch buffers (concurrency: the pool's job slots)
 //     → to-gpu      upload ring → WGSL normalise → ring of float buffers      (to: a GPU device)
 //       to-tfjs     TfjsFeeder → tf.js tensors                                (to: tf)
+//       to-jax      the GPU road on jax-js's device → jax-js arrays            (to: jax)
 //     → the consumer's `for await`
 //
 // A `for await` runs `epochs` epochs and ends; the next one continues where it stopped (the next
@@ -16,7 +17,8 @@ import { OptionError } from '../errors/index.ts';
 import { acquireGpu, BatchUploader, type GpuBatch, type GpuContext } from '../gpu/index.ts';
 import { PipelineBuilder, type Pipeline, type StageContext } from '../pipeline/index.ts';
 import { openNormalizedRing, type DeviceBatch } from './gpu-ring.ts';
-import { checkLoaderOptions, type LoaderOptions, type LoaderSettings, type TfNamespaceLike } from './options.ts';
+import { jaxGpu, jaxImagesStage, type JaxImageBatch } from './jax-target.ts';
+import { checkLoaderOptions, isJax, type JaxNamespace, type LoaderOptions, type LoaderSettings, type TfNamespaceLike } from './options.ts';
 import { CellPosition } from './cell-position.ts';
 import { resolveSource, type LoaderSource } from './sources.ts';
 import { listOrder, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
@@ -31,7 +33,7 @@ export { LoaderError, type LoaderErrorCode } from './shell.ts';
  * floats in GPU buffers ('gpu'), u8 as uploaded ('gpu-u8'), or tf.js tensors made on tf.js's WebGPU
  * device without a CPU pass ('tfjs-webgpu') or on the CPU for other backends ('tfjs-cpu').
  */
-export type LoaderOutput = 'cpu' | 'gpu' | 'gpu-u8' | 'tfjs-webgpu' | 'tfjs-cpu';
+export type LoaderOutput = 'cpu' | 'gpu' | 'gpu-u8' | 'tfjs-webgpu' | 'tfjs-cpu' | 'jax-webgpu';
 
 /** What a `for await` over the loader gives, by where `to` sends batches. */
 export type LoaderBatch<O extends LoaderOptions | undefined> = O extends { to: GPUDevice | GpuContext }
@@ -40,7 +42,9 @@ export type LoaderBatch<O extends LoaderOptions | undefined> = O extends { to: G
     : DeviceBatch
   : O extends { to: TfNamespaceLike }
     ? TensorBatch
-    : ImageBatch;
+    : O extends { to: JaxNamespace }
+      ? JaxImageBatch
+      : ImageBatch;
 
 interface Opened {
   pool: DecodePool;
@@ -293,9 +297,11 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
         heldOnGpu: () => 0,
       };
     }
-    // A device given as it is is adopted, never destroyed: the caller made it and keeps it.
-    const gpu: GpuContext = 'queue' in to ? await acquireGpu({ device: to }) : to;
+    const jax = isJax(to) ? to : undefined;
+    // A device given as it is is adopted, never destroyed: the caller (or jax-js) made it and keeps it.
+    const gpu: GpuContext = jax ? await jaxGpu(jax) : 'queue' in to ? await acquireGpu({ device: to }) : (to as GpuContext);
     if (!o.normalize) {
+      if (jax) throw new OptionError('loader options', 'normalize', false, 'true with `to: jax` (jax-js takes the normalised floats)');
       const uploader = new BatchUploader(gpu.device, { maxBatchBytes: batcher.batchBytes, slots: 4 });
       return {
         convert: (batch, ctx) => uploader.upload(batch, ctx.signal, ctx),
@@ -308,6 +314,14 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
     const shape = { batchSize: o.batchSize, height: o.height, width: o.width, channels: o.channels };
     const normalize = { layout: o.layout ?? 'NCHW', ...(o.mean ? { mean: o.mean } : {}), ...(o.std ? { std: o.std } : {}) } as const;
     const ring = await openNormalizedRing(gpu, shape, normalize, 4);
+    if (jax)
+      return {
+        convert: jaxImagesStage(jax, ring.convert),
+        targetName: 'to-jax',
+        output: 'jax-webgpu',
+        closeTarget: ring.close,
+        heldOnGpu: ring.held,
+      };
     return { convert: ring.convert, targetName: 'to-gpu', output: 'gpu', closeTarget: ring.close, heldOnGpu: ring.held };
   }
 }

@@ -24,8 +24,8 @@ export interface JaxNamespace {
   getWebGPUDevice(): GPUDevice;
 }
 
-/** Where batches go: CPU bytes in wasm memory, a WebGPU device, or TensorFlow.js tensors. */
-export type LoaderTarget = 'cpu' | GPUDevice | GpuContext | TfNamespaceLike;
+/** Where batches go: CPU bytes in wasm memory, a WebGPU device, TensorFlow.js tensors or jax-js arrays. */
+export type LoaderTarget = 'cpu' | GPUDevice | GpuContext | TfNamespaceLike | JaxNamespace;
 
 export interface LoaderOptions extends CommonLoaderOptions {
   /** Output size: a number for square images, or [height, width] (default 224). */
@@ -163,8 +163,8 @@ function checkTarget(o: OptionChecker): LoaderTarget {
   if (to === 'cpu') return to;
   const gpu = gpuTarget(to);
   if (gpu) return gpu;
-  if (isTfjs(to)) return to;
-  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
+  if (isTfjs(to) || isJax(to)) return to;
+  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()), TensorFlow.js's namespace or jax-js's");
 }
 
 function checkDecode(o: OptionChecker): LoaderSettings['decode'] {

@@ -8,6 +8,7 @@ import {
   deviceImagesIntoJax,
   emptyBatchGivesEmptyArrays,
   hostBatchIntoJax,
+  imageLoaderIntoJax,
   otherDeviceIsRefused,
   textLoaderIntoJax,
 } from '../shared/jax-scenarios.ts';
@@ -24,3 +25,4 @@ it("a GPU text batch on jax-js's device is copied GPU to GPU, equal to the batch
 it("a GPU batch of another device is refused (GpuError 'device-mismatch')", () => otherDeviceIsRefused(jax));
 it("an image batch on jax-js's device becomes float32 images and int32 labels", () => deviceImagesIntoJax(jax));
 it("textLoader()'s CPU and GPU batches go into jax-js's WebGPU backend, equal to its rows", () => textLoaderIntoJax(jax, 'webgpu', true));
+it("loader()'s to: jax gives its batches as jax-js arrays, equal to its GPU batches", () => imageLoaderIntoJax(jax));

@@ -334,3 +334,52 @@ export async function textLoaderIntoJax(jax: Jax, device: jaxjs.Device, onDevice
     await data.close();
   }
 }
+
+/**
+ * loader()'s `to: jax`: each batch as jax-js arrays (float32 images in the loader's layout, int32
+ * labels), equal to what the same loader gives `to:` jax-js's GPU device, read back; the batch ends
+ * as every batch does; `normalize: false` is refused by name.
+ */
+export async function imageLoaderIntoJax(jax: Jax): Promise<void> {
+  const { loader } = await import('../../src/loader/index.ts');
+  const { readBuffer } = await import('../../src/gpu/index.ts');
+  const { sampleImages } = await import('./transfer-scenarios.ts');
+  const items = sampleImages(7, 48);
+  const options = { batchSize: 3, size: 16, threads: 2 } as const;
+  const gpu = await acquireGpu({ device: jax.getWebGPUDevice() });
+  const want: { images: number[]; labels: number[]; keys: string[] }[] = [];
+  try {
+    await using onGpu = loader(items, { ...options, to: gpu });
+    for await (const b of onGpu) {
+      const floats = new Float32Array(await readBuffer(gpu.device, b.images));
+      want.push({ images: Array.from(floats.subarray(0, b.count * 3 * 16 * 16)), labels: Array.from(b.labels), keys: [...b.keys] });
+      b.release();
+    }
+  } finally {
+    await gpu.close();
+  }
+  check(want.length === 3, `${want.length} GPU batches`);
+  await using data = loader(items, { ...options, to: jax as unknown as import('../../src/loader/index.ts').JaxNamespace });
+  let i = 0;
+  for await (const b of data) {
+    const w = want[i++];
+    check(w !== undefined, `batch ${i}: more batches than the GPU loader gave`);
+    assertEqual(b.images.shape, [b.count, 3, 16, 16], `batch ${i} images shape`);
+    check(b.images.dtype === jax.numpy.float32 && b.labels.dtype === jax.numpy.int32, `batch ${i} dtypes`);
+    assertEqual(Array.from(await b.images.data()), w.images, `batch ${i} images`);
+    assertEqual(Array.from(await b.labels.data()), w.labels, `batch ${i} labels`);
+    assertEqual([...b.keys], w.keys, `batch ${i} keys`);
+    checkBatchEnds('JaxImageBatch', b, (x) => x.images);
+  }
+  check(i === want.length, `${i} jax-js batches, ${want.length} GPU batches`);
+  const held = data.held();
+  check(held.batchBuffers === 0 && held.gpuSlots === 0, `still lent: ${JSON.stringify(held)}`);
+  await using raw = loader(items, { ...options, to: jax as unknown as import('../../src/loader/index.ts').JaxNamespace, normalize: false });
+  await rejectsWith(
+    (async () => {
+      for await (const b of raw) b.release();
+    })(),
+    (e) => e instanceof OptionError && e.field === 'normalize',
+    'normalize: false with to: jax',
+  );
+}
