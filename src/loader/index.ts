@@ -9,3 +9,4 @@ export type { LoaderState } from './state.ts';
 export type { DeviceBatch } from './gpu-ring.ts';
 export type { TensorBatch } from './tfjs-target.ts';
 export type { JaxImageBatch } from './jax-target.ts';
+export type { ClipTensorBatch } from './tfjs-target.ts';

@@ -4,7 +4,7 @@
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
 export { listOrder, listStartOf, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 export { gpuTarget, isJax, isTfjs, type JaxNamespace, type TfNamespaceLike } from './options.ts';
-export { tfjsInt32 } from './tfjs-target.ts';
+export { openTfjsClipTarget, tfjsInt32, type ClipTensorBatch } from './tfjs-target.ts';
 export { checkCommonOptions, COMMON_OPTIONS, type CommonLoaderOptions, type CommonLoaderSettings } from './common-options.ts';
 export { checkShardResume, PARQUET_LAYOUT, parquetStreamOptions, shardStreamOrder } from './shards.ts';
 export { LoaderShell, type Releasable } from './shell.ts';

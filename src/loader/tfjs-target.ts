@@ -4,8 +4,8 @@
 // through the CPU. Token rows are small, so their int32 tensors are made from the CPU arrays on
 // any backend (tf.js uploads them when a kernel first reads them). Either way release() disposes
 // the batch's tensors.
-import type { ImageBatch } from '../decode/index.ts';
-import type { TensorLayout } from '../gpu/index.ts';
+import type { ImageBatch, VideoClipBatch } from '../decode/index.ts';
+import type { HostBatch, TensorLayout } from '../gpu/index.ts';
 import type { StageContext } from '../pipeline/index.ts';
 import { leasedBatch, type BatchEnds } from '../sync/index.ts';
 import type { Tf, TfjsBatch } from '../tfjs/index.ts';
@@ -84,4 +84,62 @@ export function tfjsInt32<K extends string, P extends object>(
   } finally {
     host.release();
   }
+}
+
+/** tf.js tensors of one clip batch: `xs` float32 [count, frames, H, W, 3], `ys` int32 [count]; release() disposes both. */
+export interface ClipTensorBatch extends BatchEnds {
+  readonly xs: Tensor;
+  readonly ys: Tensor;
+  readonly count: number;
+  readonly keys: readonly string[];
+  /** Each slot's frame time (s), count × frames, as the CPU clip batch had them. */
+  readonly frameTimes: Float64Array;
+}
+
+type Tensor = TfjsBatch['ys'];
+
+/**
+ * `to: tf` for the video loader: a clip batch is `count × frames` images of one size, so the image
+ * feeder normalises them as one batch (in WGSL on tf.js's WebGPU device, else on the CPU) and the
+ * result is reshaped to [count, frames, H, W, 3]; the labels are the clips'.
+ */
+export async function openTfjsClipTarget(
+  to: TfNamespaceLike,
+  o: { batchSize: number; frames: number; height: number; width: number; mean: readonly number[]; std: readonly number[] },
+): Promise<{ convert: (clips: VideoClipBatch) => Promise<ClipTensorBatch>; close: () => Promise<void>; path: 'webgpu' | 'cpu' }> {
+  const { TfjsFeeder } = await import('../tfjs/index.ts');
+  const tf = to as unknown as Tf;
+  const { frames, height, width } = o;
+  const feeder = await TfjsFeeder.create(tf, {
+    batchSize: o.batchSize * frames,
+    height,
+    width,
+    channels: 3,
+    layout: 'NHWC',
+    mean: o.mean,
+    std: o.std,
+  });
+  const convert = async (clips: VideoClipBatch): Promise<ClipTensorBatch> => {
+    const { count, sequence } = clips;
+    const rows = count * frames;
+    const keys = [...clips.keys];
+    const frameTimes = clips.frameTimes.slice();
+    const labels = clips.labels.slice();
+    // The clips' bytes as `rows` images; the feeder releases the clip batch once they are read.
+    const asImages: HostBatch = {
+      sequence,
+      count: rows,
+      shape: [rows, height, width, 3],
+      data: clips.data,
+      labels: new Int32Array(rows),
+      keys: [],
+      release: () => clips.release(),
+    };
+    const images = await feeder.tensors(asImages);
+    images.ys.dispose();
+    const xs = tf.reshape(images.xs, [count, frames, height, width, 3]) as Tensor;
+    images.xs.dispose();
+    return tensorBatch({ xs, ys: tf.tensor1d(labels, 'int32') as Tensor }, { keys, count, frameTimes });
+  };
+  return { convert, close: () => feeder.close(), path: feeder.path };
 }

@@ -5,6 +5,7 @@ export { videoLoader, VideoLoader, VIDEO_EXTENSIONS, type VideoLoaderBatch, type
 export type { VideoBackend, VideoLoaderOptions } from './options.ts';
 export type { VideoLoaderState } from './state.ts';
 export type { VideoDeviceBatch } from './gpu-clips.ts';
+export type { ClipTensorBatch } from '../loader/index.ts';
 export {
   sampleClips,
   type ClipDraw,

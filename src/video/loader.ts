@@ -19,6 +19,10 @@ import {
   CellPosition,
   isHubSource,
   isParquetSource,
+  isTfjs,
+  openTfjsClipTarget,
+  type ClipTensorBatch,
+  type TfNamespaceLike,
   listOrder,
   loadParquetRows,
   listStartOf,
@@ -43,7 +47,11 @@ import { WebCodecsClipDecoder } from './webcodecs.ts';
 export const VIDEO_EXTENSIONS = /\.(mp4|m4v|mov|webm|mkv)$/i;
 
 /** What a `for await` over the video loader gives: f32 clips on the GPU with `to` a device, else u8 clips in wasm memory. */
-export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPUDevice | GpuContext } ? VideoDeviceBatch : VideoClipBatch;
+export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPUDevice | GpuContext }
+  ? VideoDeviceBatch
+  : O extends { to: TfNamespaceLike }
+    ? ClipTensorBatch
+    : VideoClipBatch;
 
 /** Clips sent down each road so far (counted when sampled; a clip that then fails to decode is in failures() too). */
 export interface VideoRoads {
@@ -67,6 +75,8 @@ interface Opened {
   webcodecs: WebCodecsClipDecoder | undefined;
   /** Closes what the source opened (a Parquet source's files). */
   closeSource: () => Promise<void>;
+  /** `to: tf`: CPU clip batches into tf.js tensors. */
+  tfjs: Awaited<ReturnType<typeof openTfjsClipTarget>> | undefined;
 }
 
 /**
@@ -170,6 +180,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   protected async closeOpened(r: Opened): Promise<void> {
     await r.webcodecs?.close();
     await r.closeSource();
+    await r.tfjs?.close();
     r.batcher.close();
     if (r.ownPool) await r.pool.close();
   }
@@ -237,10 +248,15 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       .pipe(read, { name: 'read', concurrency: o.readConcurrency })
       .pipe(sample, { name: 'sample', concurrency: r.pool.maxInFlight })
       .disaggregate({ name: 'clips' });
+    const tfjs = r.tfjs;
     const batched =
       batcher instanceof GpuClipBatcher
         ? decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' })
-        : decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
+        : tfjs
+          ? decoded
+              .batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' })
+              .pipe((b) => tfjs.convert(b), { name: 'to-tfjs', concurrency: 1 })
+          : decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
     return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }
 
@@ -291,6 +307,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const pool = await starting;
     let webcodecs: WebCodecsClipDecoder | undefined;
     let closeSource = async () => {};
+    let tfjs: Opened['tfjs'];
     try {
       const source = this.#source;
       // A Parquet or Hub source's rows are the videos (the reader is loaded only for one).
@@ -307,7 +324,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         );
       const order = listOrder(resolved.list, o);
       let batcher: VideoClipBatcher | GpuClipBatcher;
-      if (o.to === 'cpu') {
+      if (o.to === 'cpu' || isTfjs(o.to)) {
         batcher = new VideoClipBatcher(pool, {
           batchSize: o.batchSize,
           frames: o.frames,
@@ -316,6 +333,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
           fit: o.transform === 'stretch' ? 'stretch' : 'cover',
           decode: o.decode,
         });
+        if (isTfjs(o.to)) tfjs = await openTfjsClipTarget(o.to, { ...o, frames: o.frames });
       } else {
         const gpu: GpuContext = 'queue' in o.to ? await acquireGpu({ device: o.to }) : o.to;
         // On a CPU adapter (SwiftShader, lavapipe) the GPU's work is the CPU's too and frames reach it
@@ -326,9 +344,10 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         const fit = o.transform === 'stretch' ? 'stretch' : 'cover';
         batcher = await GpuClipBatcher.create(gpu.device, pool, { ...o, fit }, webcodecs);
       }
-      return { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs, closeSource };
+      return { pool, ownPool, order, classes: resolved.classes, batcher, webcodecs, closeSource, tfjs };
     } catch (error) {
       await webcodecs?.close();
+      await tfjs?.close();
       await closeSource();
       if (ownPool) await pool.close();
       throw error;

@@ -2,7 +2,15 @@
 import type { DecodePool } from '../decode/index.ts';
 import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext } from '../gpu/index.ts';
-import { checkCommonOptions, COMMON_OPTIONS, gpuTarget, type CommonLoaderOptions, type CommonLoaderSettings } from '../loader/internal.ts';
+import {
+  checkCommonOptions,
+  COMMON_OPTIONS,
+  gpuTarget,
+  isTfjs,
+  type CommonLoaderOptions,
+  type CommonLoaderSettings,
+  type TfNamespaceLike,
+} from '../loader/internal.ts';
 import { hardwareConcurrency } from '../runtime/index.ts';
 import type { ClipSampler, PastEndPolicy } from './samplers.ts';
 import { stateMismatch, type VideoLoaderState } from './state.ts';
@@ -32,8 +40,8 @@ export interface VideoLoaderOptions extends CommonLoaderOptions {
    */
   backend?: VideoBackend;
   /** 'cpu' (default): u8 clips in wasm memory; a GPUDevice or GpuContext: normalised f32 clips on it. */
-  to?: 'cpu' | GPUDevice | GpuContext;
-  /** GPU: per-channel mean and std on the 0..1 scale (default ImageNet's). */
+  to?: 'cpu' | GPUDevice | GpuContext | TfNamespaceLike;
+  /** GPU and tf.js: per-channel mean and std on the 0..1 scale (default ImageNet's). */
   mean?: readonly number[];
   std?: readonly number[];
   /** WebCodecs: decoders at once (default 2) and chunks queued in each (default 8). */
@@ -58,7 +66,7 @@ export interface VideoLoaderSettings extends CommonLoaderSettings {
   transform: 'cover' | 'random-crop' | 'stretch';
   cropScale: readonly [number, number];
   backend: VideoBackend;
-  to: 'cpu' | GPUDevice | GpuContext;
+  to: 'cpu' | GPUDevice | GpuContext | TfNamespaceLike;
   mean: readonly number[];
   std: readonly number[];
   decoders: number;
@@ -106,7 +114,8 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
   const common = checkCommonOptions(o, { batchSize: 8, readConcurrency: 8 });
   const to = checkTarget(o);
   const backend = o.oneOf<VideoBackend>('backend', 'auto', ['auto', 'wasm', 'webcodecs']);
-  if (backend === 'webcodecs' && to === 'cpu') o.fail('backend', "'wasm' or 'auto' when `to` is 'cpu' (WebCodecs frames go to a GPU)");
+  if (backend === 'webcodecs' && (to === 'cpu' || isTfjs(to)))
+    o.fail('backend', "'wasm' or 'auto' when `to` is 'cpu' or tf.js (WebCodecs frames go to a GPU)");
   const cropScale = o.numbers('cropScale', 2, 0) ?? [0.25, 1];
   if (!((cropScale[0] ?? 0) <= (cropScale[1] ?? 0) && (cropScale[1] ?? 0) <= 1)) o.fail('cropScale', '[lo, hi] with 0 < lo ≤ hi ≤ 1');
   const pool = o.raw('pool');
@@ -166,5 +175,6 @@ function checkTarget(o: OptionChecker): VideoLoaderSettings['to'] {
   if (to === 'cpu') return to;
   const gpu = gpuTarget(to);
   if (gpu) return gpu;
-  return o.fail('to', "'cpu', a GPUDevice or a GpuContext (acquireGpu())");
+  if (isTfjs(to)) return to;
+  return o.fail('to', "'cpu', a GPUDevice, a GpuContext (acquireGpu()) or TensorFlow.js's namespace");
 }

@@ -8,6 +8,7 @@ import { normalizeByHand } from './normalize-by-hand.ts';
 import { DecodePool } from '../../src/decode/index.ts';
 import { BatchReleasedError } from '../../src/errors/index.ts';
 import { loader, type TensorBatch } from '../../src/loader/index.ts';
+import type { ClipTensorBatch } from '../../src/video/index.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
 import { check, maxAbsDiff, rejectsWith } from './assert.ts';
@@ -311,3 +312,79 @@ export const tfjsScenarios = {
   'tfjs: Tandem adopts TensorFlow.js device without owning it': tandemAdoptsTfjsDevice,
   'tfjs: loader(to: tf) gives tensors equal to the CPU reference, disposed by release()': loaderGivesTensors,
 };
+
+/**
+ * `videoLoader(source, { to: tf })` on the CPU and the WebGPU backends: xs float32 [count, frames,
+ * H, W, 3] equal to the same loader's CPU clips normalised by hand, ys its labels, the same keys and
+ * frame times; no readback on the GPU path; release() disposes both tensors.
+ */
+export async function videoLoaderGivesTensors(load: (name: string) => Promise<Uint8Array>): Promise<void> {
+  const { videoLoader } = await import('../../src/video/index.ts');
+  const { CLIP_FIXTURES } = await import('./video-loader-scenarios.ts');
+  const items = await Promise.all(CLIP_FIXTURES.map(async (name, label) => ({ bytes: await load(name), label, key: name })));
+  await using pool = await DecodePool.create({ threads: 2 });
+  const options = {
+    clip: { frames: 3, stride: 2 },
+    clipsPerVideo: 2,
+    size: 8,
+    batchSize: 3,
+    mean: [0.4, 0.5, 0.6],
+    std: [0.2, 0.25, 0.3],
+    pool,
+  } as const;
+  const want = new Map<string, { floats: Float32Array; label: number; times: number[] }>();
+  {
+    await using cpu = videoLoader(items, options);
+    for await (const b of cpu) {
+      const floats = normalizeByHand(
+        b.data,
+        { images: b.count * 3, height: 8, width: 8, channels: 3 },
+        { layout: 'NHWC', mean: options.mean, std: options.std },
+      );
+      const clip = 3 * 8 * 8 * 3;
+      b.keys.forEach((key, i) =>
+        want.set(key, {
+          floats: floats.slice(i * clip, (i + 1) * clip),
+          label: b.labels[i] ?? -2,
+          times: Array.from(b.frameTimes.subarray(i * 3, i * 3 + 3)),
+        }),
+      );
+      b.release();
+    }
+  }
+  check(want.size === 2 * items.length, `${want.size} CPU clips`);
+  const run = async (path: string) => {
+    const before = tf.memory().numTensors;
+    await using data = videoLoader(items, { ...options, to: tf });
+    const taken: ClipTensorBatch[] = [];
+    const take = async () => {
+      for await (const batch of data) taken.push(batch);
+    };
+    const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take, { tf })).readbacks;
+    let clips = 0;
+    for (const batch of taken) {
+      check(batch.xs.shape.join() === `${batch.count},3,8,8,3`, `${path}: xs ${batch.xs.shape}`);
+      const xs = await batch.xs.data();
+      const ys = await batch.ys.data();
+      for (const [i, key] of batch.keys.entries()) {
+        const w = want.get(key);
+        check(w !== undefined, `${path}: clip ${key} was not a CPU clip`);
+        const err = maxAbsDiff(xs.subarray(i * w.floats.length, (i + 1) * w.floats.length), w.floats);
+        check(err < 1e-5, `${path}: ${key} differs from the CPU clip normalised by hand by ${err}`);
+        check(ys[i] === w.label, `${path}: ${key} label ${ys[i]}, expected ${w.label}`);
+        check(Array.from(batch.frameTimes.subarray(i * 3, i * 3 + 3)).join() === w.times.join(), `${path}: ${key} frame times`);
+      }
+      clips += batch.count;
+      checkBatchEnds('ClipTensorBatch', batch, (b) => b.xs);
+    }
+    check(clips === want.size, `${path}: ${clips} clips`);
+    check(tf.memory().numTensors === before, `${path}: release() disposed the tensors (${tf.memory().numTensors - before} left)`);
+    return readbacks;
+  };
+  await tf.setBackend('cpu');
+  await run('cpu');
+  await withTfjsOnTandem(async () => {
+    const readbacks = await run('webgpu');
+    check(readbacks === 0, `${readbacks} GPU→CPU readbacks while the video loader made tensors on the GPU`);
+  });
+}
