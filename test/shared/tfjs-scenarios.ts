@@ -342,13 +342,12 @@ export async function videoLoaderGivesTensors(load: (name: string) => Promise<Ui
         { layout: 'NHWC', mean: options.mean, std: options.std },
       );
       const clip = 3 * 8 * 8 * 3;
-      b.keys.forEach((key, i) =>
+      for (const [i, key] of b.keys.entries())
         want.set(key, {
           floats: floats.slice(i * clip, (i + 1) * clip),
           label: b.labels[i] ?? -2,
           times: Array.from(b.frameTimes.subarray(i * 3, i * 3 + 3)),
-        }),
-      );
+        });
       b.release();
     }
   }
