@@ -37,10 +37,10 @@ try {
     gpu.device.queue.submit([encoder.finish()]);
     batch.release(); // the buffers may be refilled
     step++;
-    if (step === 5) first = await gpt.lossReport(); // the mean of steps 1–5
+    if (step === 5) first = await gpt.readLoss(); // the mean of steps 1–5
     if (step === steps) break;
   }
-  const last = await gpt.lossReport(); // the mean since step 5
+  const last = await gpt.readLoss(); // the mean since step 5
   console.log(`shape [${batchSize}, ${config.context}]; ${step} steps; padding ${(100 * data.packing().paddingShare).toFixed(1)}%`);
   console.log(`loss before: ${first.loss.toFixed(3)} after: ${last.loss.toFixed(3)} (accuracy ${(100 * last.accuracy).toFixed(1)}%)`);
   const prompt = 'the cat';

@@ -142,8 +142,8 @@ export class GptTrainer {
     pass.end();
   }
 
-  /** Mean loss and accuracy of the training steps since the last report, then reset. */
-  async lossReport(): Promise<GptLossReport> {
+  /** Mean loss and accuracy of the training steps since the last report, then reset (the ViT trainer's verb). */
+  async readLoss(): Promise<GptLossReport> {
     const [[lossSum, tokens, correct, steps], [step, lr, , , , gradNorm]] = await this.#readSmall(this.#stats);
     return { loss: tokens ? lossSum / tokens : NaN, accuracy: tokens ? correct / tokens : NaN, tokens, steps, step, lr, gradNorm };
   }
@@ -155,13 +155,28 @@ export class GptTrainer {
   }
 
   /** The parameters in the flat layout (`layout`). */
-  async params(): Promise<Float32Array> {
+  async readParams(): Promise<Float32Array> {
     return new Float32Array(await readBuffer(this.#device, this.#g.params));
   }
 
   /** The last step's gradients (before clipping), in the flat layout. */
-  async gradients(): Promise<Float32Array> {
+  async readGrads(): Promise<Float32Array> {
     return new Float32Array(await readBuffer(this.#device, this.#grads));
+  }
+
+  /** @deprecated use readLoss() (the ViT trainer's verb too) */
+  lossReport(): Promise<GptLossReport> {
+    return this.readLoss();
+  }
+
+  /** @deprecated use readParams() (the ViT trainer's verb too) */
+  params(): Promise<Float32Array> {
+    return this.readParams();
+  }
+
+  /** @deprecated use readGrads() (the ViT trainer's verb too) */
+  gradients(): Promise<Float32Array> {
+    return this.readGrads();
   }
 
   /** Logits [batchSize · context, vocabSize] of the last forward pass (for checks, not training). */

@@ -179,7 +179,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
           padding += batch.padding;
           const last = step === steps;
           if (step % reportEvery === 0 || last) {
-            const r = await loader.waitFor(trainer.lossReport());
+            const r = await loader.waitFor(trainer.readLoss());
             [loss, accuracy, lr] = [r.loss, r.accuracy, r.lr];
             losses.push({ step, loss, accuracy });
           }
@@ -192,7 +192,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
         }
       if (losses.at(-1)?.step !== step && step > fromStep) {
         // An epoch-bounded run whose last step fell between reports.
-        const r = await trainer.lossReport();
+        const r = await trainer.readLoss();
         [loss, accuracy] = [r.loss, r.accuracy];
         losses.push({ step, loss, accuracy });
       }

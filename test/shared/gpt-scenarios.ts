@@ -51,7 +51,7 @@ export async function gptStepMatchesCpu(device: GPUDevice): Promise<string[]> {
     const encoder = device.createCommandEncoder();
     trainer.step(encoder, buffers);
     device.queue.submit([encoder.finish()]);
-    const report = await trainer.lossReport();
+    const report = await trainer.readLoss();
     const fwd = ref.forward(params, batch, B);
     check(report.tokens === fwd.count && fwd.count === 18, `labelled positions: GPU ${report.tokens}, reference ${fwd.count}, want 18`);
     const logits = await trainer.logits();
@@ -63,7 +63,7 @@ export async function gptStepMatchesCpu(device: GPUDevice): Promise<string[]> {
     log.push(`logits against a reference ignoring documents: ${sensitivity.toExponential(2)}`);
     check(sensitivity > 1e-2, `the document mask changes the logits by only ${sensitivity}: the check could not tell`);
     const grads = ref.backward(params, fwd, B);
-    const got = await trainer.gradients();
+    const got = await trainer.readGrads();
     for (const t of ref.layout.tensors) close(`grad ${t.name}`, ref.view(got, t.name), ref.view(grads, t.name), 1e-3, log);
     const state = { m: new Float64Array(params.length), v: new Float64Array(params.length), step: 0 };
     const before = Float64Array.from(params);
@@ -72,7 +72,7 @@ export async function gptStepMatchesCpu(device: GPUDevice): Promise<string[]> {
     const lr = adamwStep(params, Float64Array.from(got), state, trainer.train, ref.layout.decayEnd);
     close('lr', [report.lr], [lr], 1e-3, log);
     close('grad norm', [report.gradNorm], [Math.hypot(...grads)], 1e-3, log);
-    const after = await trainer.params();
+    const after = await trainer.readParams();
     for (const t of ref.layout.tensors) {
       const want = ref.view(params, t.name).map((v, i) => v - before[t.offset + i]!);
       const have = ref.view(after, t.name).map((v, i) => v - before[t.offset + i]!);
@@ -181,7 +181,7 @@ export async function gptLearnsCorpus(
       batch.release();
       step++;
       if (step % 25 === 0 || step === o.steps) {
-        const r = await trainer.lossReport();
+        const r = await trainer.readLoss();
         if (Number.isNaN(firstLoss)) firstLoss = r.loss;
         lastLoss = r.loss;
         const seconds = ((performance.now() - start) / 1000).toFixed(1);
@@ -281,13 +281,13 @@ export async function gptCompletesAndRestores(device: GPUDevice): Promise<void> 
     b.loadCheckpoint(await a.saveCheckpoint());
     steps(a, 2);
     steps(b, 2);
-    const [pa, pb] = [await a.params(), await b.params()];
+    const [pa, pb] = [await a.readParams(), await b.readParams()];
     check(
       pa.every((v, i) => v === pb[i]),
       'a restored trainer steps to the same parameters',
     );
-    const ra = await a.lossReport();
-    check(ra.step === 4 && (await b.lossReport()).step === 4, `the optimizer step is restored (${ra.step})`);
+    const ra = await a.readLoss();
+    check(ra.step === 4 && (await b.readLoss()).step === 4, `the optimizer step is restored (${ra.step})`);
     let refused = false;
     try {
       b.loadCheckpoint(new Uint8Array(12));

@@ -69,7 +69,7 @@ async function main(dir: string, every: number, data: string): Promise<void> {
     }
   }
   await loader.close();
-  const weights = await gpt.params();
+  const weights = await gpt.readParams();
   log(`done ${steps} ${hashWords(new Uint32Array(weights.buffer, weights.byteOffset, weights.length))}`);
   gpt.close();
 }
