@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { acquireGpu } from 'tandem';
 import { GptTrainer, gptPresets } from 'tandem/gpt';
 import { writeTokenShards } from 'tandem/sources';
-import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusText, textLoader } from 'tandem/text';
+import { textLoader } from 'tandem/text';
+import { CORPUS_BOS, CORPUS_EOS, CORPUS_VOCAB_SIZE, corpusDocuments, corpusIds, corpusText } from 'tandem/train';
 
 const steps = Number(process.argv[2] ?? 40);
 const dir = await mkdtemp(join(tmpdir(), 'tandem-text-'));

@@ -4,8 +4,8 @@
 // packed into rows of 32 tokens. Last, a Parquet file of the Hub's layout (public/shapes.parquet)
 // read row group by row group through the loader.
 import { DecodePool, ImageBatcher, loader, PipelineBuilder } from 'tandem';
-import { corpusDocuments, corpusIds, corpusTokenizerJson, textLoader } from 'tandem/text';
-import { defaultTrainingOptions, runTraining, syntheticData } from 'tandem/train';
+import { textLoader } from 'tandem/text';
+import { corpusDocuments, corpusIds, corpusTokenizerJson, defaultTrainingOptions, runTraining, syntheticData } from 'tandem/train';
 
 const out = document.getElementById('out');
 try {

@@ -18,15 +18,3 @@ export {
   type TokenizerSpec,
 } from './tokenizer.ts';
 export { regroupTextStates } from './regroup.ts';
-// The generated text corpus and its tokenizer.json, for examples and demos that train on it.
-export {
-  CORPUS_ALPHABET,
-  CORPUS_BOS,
-  CORPUS_EOS,
-  CORPUS_VOCAB_SIZE,
-  corpusDocument,
-  corpusDocuments,
-  corpusIds,
-  corpusText,
-  corpusTokenizerJson,
-} from '../synthetic/index.ts';

@@ -47,3 +47,16 @@ export {
   type TextTrainingResult,
 } from './text-session.ts';
 export { decodeTextCheckpoint, type TextCheckpoint, type TextCheckpointHeader } from './text-checkpoint.ts';
+// The generated text corpus and its tokenizer.json, for examples and demos that train on it
+// (beside syntheticData, the generated images: the text room holds loading only).
+export {
+  CORPUS_ALPHABET,
+  CORPUS_BOS,
+  CORPUS_EOS,
+  CORPUS_VOCAB_SIZE,
+  corpusDocument,
+  corpusDocuments,
+  corpusIds,
+  corpusText,
+  corpusTokenizerJson,
+} from '../synthetic/index.ts';
