@@ -19,7 +19,7 @@ import { openTokenRing, type PackedDeviceBatch, type TokenRing } from './gpu-rin
 import { checkTextLoaderOptions, type JaxNamespace, type TextLoaderOptions, type TextLoaderSettings } from './options.ts';
 import { Packer, type PackerSnapshot } from './pack.ts';
 import { resolveText, startOf, type RawDocument, type ResolvedText, type TextSource } from './sources.ts';
-import { checkState, type TextLoaderState } from './state.ts';
+import { checkState, tokenizerIdentity, type TextLoaderState } from './state.ts';
 import { TokenizerPool, type TokenizerRoads } from './tokenizer.ts';
 import type { TokenBatch, TokenDeviceBatch, TokenTensors } from './types.ts';
 import { numbered, toJax, toTfjs, withSpecials, type JaxTokenBatch, type Numbered } from './stages.ts';
@@ -64,6 +64,8 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
   #passEnd: number | undefined;
   /** The epoch setEpoch asked the next pass to start at. */
   #setEpoch: number | undefined;
+  /** The tokenizer as a state names it (computed once: a tokenizer.json may be large). */
+  #tokenizerId: string | null | undefined;
   readonly #counts: PackingCounts = { batches: 0, rows: 0, positions: 0, padding: 0, documents: 0 };
 
   constructor(source: TextSource, settings: TextLoaderSettings) {
@@ -173,7 +175,8 @@ export class TextLoader<B = TokenBatch> extends LoaderShell<B, Opened, Delivered
 
   #packing(): TextLoaderState['packing'] {
     const o = this.#o;
-    return { pack: o.pack, seqLen: o.seqLen, fitWindow: o.fitWindow, bos: o.bos ?? null, eos: o.eos ?? null };
+    this.#tokenizerId ??= tokenizerIdentity(o.tokenizer);
+    return { pack: o.pack, seqLen: o.seqLen, fitWindow: o.fitWindow, bos: o.bos ?? null, eos: o.eos ?? null, tokenizer: this.#tokenizerId };
   }
 
   #resolvedNow(): ResolvedText {

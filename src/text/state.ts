@@ -17,14 +17,20 @@ export interface TextLoaderState {
   carry?: Array<[key: string, start: number]>;
   /** Shard sources: the stream at the packer's `next` (what regroupTextStates deals out). */
   after?: LoaderState;
-  /** What the rows depend on: a state is refused by a loader that packs differently. */
-  packing: { pack: PackMode; seqLen: number; fitWindow: number; bos: number | null; eos: number | null };
+  /**
+   * What the rows depend on: a state is refused by a loader that packs differently, or tokenizes
+   * with another tokenizer.json (`tokenizer`: a hash of it, its URL, 'inline' for the caller's
+   * encoder, null for token shards; absent in states written before it was recorded).
+   */
+  packing: { pack: PackMode; seqLen: number; fitWindow: number; bos: number | null; eos: number | null; tokenizer?: string | null };
 }
 
 export function checkState(state: TextLoaderState, packing: TextLoaderState['packing']): void {
   if (state.version !== 1 || typeof state.docs !== 'object' || typeof state.packer !== 'object' || state.packer === null)
     throw new OptionError('textLoader options', 'resumeFrom', state, "a state from textLoader's state() of this version");
-  const differs = (Object.keys(packing) as Array<keyof typeof packing>).filter((k) => state.packing?.[k] !== packing[k]);
+  const differs = (Object.keys(packing) as Array<keyof typeof packing>).filter(
+    (k) => state.packing?.[k] !== packing[k] && !(k === 'tokenizer' && state.packing?.tokenizer === undefined),
+  );
   if (differs.length > 0)
     throw new OptionError(
       'textLoader options',
@@ -32,4 +38,19 @@ export function checkState(state: TextLoaderState, packing: TextLoaderState['pac
       state,
       `the state of a loader that packs the same way (differs in ${differs.map((k) => `${k}: ${state.packing?.[k]} → ${packing[k]}`).join(', ')})`,
     );
+}
+
+/** What names a tokenizer in a state: a hash of its tokenizer.json, its URL, or 'inline'; null without one. */
+export function tokenizerIdentity(spec: unknown): string | null {
+  if (spec === undefined || spec === null) return null;
+  if (typeof spec === 'object' && 'json' in spec) {
+    const json = (spec as { json: unknown }).json;
+    const text = typeof json === 'string' ? json : JSON.stringify(json);
+    // FNV-1a over the UTF-16 code units: two different files differ here but for a 2^-32 chance.
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return `json:${(h >>> 0).toString(16)}:${text.length}`;
+  }
+  if (typeof spec === 'object' && 'url' in spec) return `url:${String((spec as { url: unknown }).url)}`;
+  return 'inline';
 }

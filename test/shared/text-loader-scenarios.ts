@@ -302,6 +302,16 @@ export async function deviceBatchesEqualCpu(): Promise<void> {
  * twice. Each token's id names its document and place (document × 64 + position).
  */
 export async function regroupsForThreeRanks(dir: string): Promise<void> {
+  await regroupsAlong(dir, 'best-fit', [2, 3]);
+}
+
+/**
+ * Token shards read by `sizes[0]` ranks that stop mid-epoch (each after its own number of
+ * batches, the packers holding pieces), regrouped for `sizes[1]` ranks that stop again, and so on,
+ * the last world size running to the end: no token is an input twice and every token is delivered,
+ * as an input or a label, whatever the packing and the path (shrink, grow, both).
+ */
+export async function regroupsAlong(dir: string, pack: 'concat' | 'pad' | 'best-fit', sizes: readonly number[]): Promise<void> {
   const { regroupTextStates } = await import('../../src/text/index.ts');
   await makeDir(dir);
   const paths: string[] = [];
@@ -318,7 +328,7 @@ export async function regroupsForThreeRanks(dir: string): Promise<void> {
     await writeFileAtomic(path, encodeTokenShard(docs, { vocabSize: 64 * 45 }));
     paths.push(path);
   }
-  const options = { seqLen: 16, batchSize: 2, pack: 'best-fit', fitWindow: 4, shuffle: true, seed: 4 } as const;
+  const options = { seqLen: 16, batchSize: 2, pack, ...(pack === 'best-fit' ? { fitWindow: 4 } : {}), shuffle: true, seed: 4 } as const;
   const inputs = new Map<number, number>();
   const labels = new Set<number>();
   const take = (b: Plain) => {
@@ -327,25 +337,30 @@ export async function regroupsForThreeRanks(dir: string): Promise<void> {
       if ((b.labels[i] ?? -1) >= 0) labels.add(b.labels[i] ?? -1);
     }
   };
-  const states: TextLoaderOptions['resumeFrom'][] = [];
-  for (const rank of [0, 1]) {
-    const r = await collect({ tokens: paths, shuffleBuffer: 4 }, { ...options, rank, worldSize: 2 }, 3 + rank * 2);
-    r.batches.forEach(take);
-    states.push(r.state as TextLoaderOptions['resumeFrom']);
+  const source = { tokens: paths, shuffleBuffer: 4 };
+  let states: (TextLoaderOptions['resumeFrom'] | undefined)[] = Array.from({ length: sizes[0] ?? 1 }, () => undefined);
+  let carried = false;
+  for (const [stage, worldSize] of sizes.entries()) {
+    const last = stage === sizes.length - 1;
+    const next: TextLoaderOptions['resumeFrom'][] = [];
+    for (const [rank, resumeFrom] of states.entries()) {
+      const r = await collect(source, { ...options, rank, worldSize, ...(resumeFrom ? { resumeFrom } : {}) }, last ? undefined : 2 + rank);
+      r.batches.forEach(take);
+      next.push(r.state as TextLoaderOptions['resumeFrom']);
+    }
+    if (last) break;
+    const regrouped = regroupTextStates(next as never, sizes[stage + 1] ?? 1);
+    carried ||= regrouped.some((s) => (s.carry?.length ?? 0) > 0);
+    states = regrouped as TextLoaderOptions['resumeFrom'][];
   }
-  const regrouped = regroupTextStates(states as never, 3);
-  check(
-    regrouped.some((s) => (s.carry?.length ?? 0) > 0),
-    'the packers held pieces when they stopped (the regroup carries them)',
-  );
-  for (const [rank, state] of regrouped.entries()) {
-    const r = await collect({ tokens: paths, shuffleBuffer: 4 }, { ...options, rank, worldSize: 3, resumeFrom: state });
-    r.batches.forEach(take);
-  }
+  if (pack !== 'pad') check(carried, 'the packers held pieces when they stopped (a regroup carried them)');
   const twice = [...inputs].filter(([, n]) => n > 1).map(([t]) => t);
-  check(twice.length === 0, `no token is an input twice (${twice.slice(0, 5).join(', ')} …)`);
+  check(twice.length === 0, `${pack} ${sizes.join('→')}: no token is an input twice (${twice.slice(0, 5).join(', ')} …)`);
   const missing = all.filter((t) => !inputs.has(t) && !labels.has(t));
-  check(missing.length === 0, `every token delivered (${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')})`);
+  check(
+    missing.length === 0,
+    `${pack} ${sizes.join('→')}: every token delivered (${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')})`,
+  );
 }
 
 /**
@@ -555,4 +570,40 @@ export async function closedWhileOpening(): Promise<void> {
       .map((f) => `${f.key}: ${f.error.message}`)
       .join('; ')})`,
   );
+}
+
+/**
+ * A state is refused, by name, by a loader that would give other rows from it: another `pack`,
+ * another `seqLen`, or another tokenizer.json (one id moved); the same settings take it.
+ */
+export async function aStateOfAnotherLoaderIsRefused(): Promise<void> {
+  const { OptionError } = await import('../../src/errors/index.ts');
+  const { corpusDocuments, corpusTokenizerJson } = await import('../../src/synthetic/index.ts');
+  const texts = corpusDocuments(3, 30);
+  const json = corpusTokenizerJson();
+  // A copy with two ids swapped: the same shape, other ids.
+  const other = structuredClone(json) as { model: { vocab: Record<string, number> } };
+  const [a, b] = Object.keys(other.model.vocab).slice(5, 7);
+  if (a === undefined || b === undefined) throw new Error('the corpus tokenizer has a vocabulary');
+  [other.model.vocab[a], other.model.vocab[b]] = [other.model.vocab[b] ?? 0, other.model.vocab[a] ?? 0];
+  const base = { tokenizer: { json }, tokenizerWorkers: 1, seqLen: 16, batchSize: 2, pack: 'concat' } as const;
+  const { state } = await collect({ texts }, base, 2);
+  const resumeFrom = JSON.parse(JSON.stringify(state)) as TextLoaderOptions['resumeFrom'];
+  const refused = async (options: TextLoaderOptions, what: string) => {
+    let error: unknown;
+    try {
+      await collect({ texts }, { ...options, resumeFrom }, 1);
+    } catch (e) {
+      error = e;
+    }
+    check(
+      error instanceof OptionError && error.field === 'resumeFrom' && error.message.includes(what),
+      `a state resumed with another ${what}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  };
+  await refused({ ...base, pack: 'best-fit' }, 'pack');
+  await refused({ ...base, seqLen: 32 }, 'seqLen');
+  await refused({ ...base, tokenizer: { json: JSON.stringify(other) } }, 'tokenizer');
+  const same = await collect({ texts }, { ...base, resumeFrom }, 1);
+  check(same.batches.length === 1, 'the same settings take the state');
 }
