@@ -218,7 +218,15 @@ export class ShardStream implements AsyncIterable<ShardItem> {
         const piece = pieces[this.shard]!;
         const name = this.shards[piece[0]]!;
         const next = pieces[this.shard + 1];
-        if (next && this.options.prefetch) this.options.prefetch(this.shards[next[0]]!);
+        // The next shard is hinted once this one's read has been taken (its first sample is here),
+        // or once it is done with: hinted before, a reader that reads one shard ahead would drop
+        // the read of this very shard for the next one's, and read this one twice.
+        let hinted = false;
+        const hint = () => {
+          if (hinted || !next || !this.options.prefetch) return;
+          hinted = true;
+          this.options.prefetch(this.shards[next[0]] ?? '');
+        };
         const start = firstWanted(piece, this.sample);
         const last = lastWanted(piece);
         let lost: ShardError | undefined;
@@ -226,6 +234,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
           this.sample = start;
           try {
             for await (const item of readShard(name, start, this.read)) {
+              hint();
               const at = this.sample++;
               if (!wants(piece, at)) continue;
               if (isFailure(item)) yield this.fail(item.key, name, 'sample', item.error);
@@ -242,6 +251,7 @@ export class ShardStream implements AsyncIterable<ShardItem> {
             lost = error;
           }
         }
+        hint();
         // The cursor moves on before a lost shard is reported, so a state saved then does not retry it.
         this.shard++;
         this.sample = 0;

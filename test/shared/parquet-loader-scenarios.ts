@@ -16,7 +16,7 @@ import { regroupShardStates, SourceError } from '../../src/sources/index.ts';
 import { textLoader, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check, rejectsWith, within } from './assert.ts';
 import { mutate } from './fuzz-scenarios.ts';
-import { serveMockHub } from './hub-server.ts';
+import { bytesServed, serveMockHub } from './hub-server.ts';
 import { hyparquetImageFile } from './parquet-files.ts';
 import type { Serve } from './sources-scenarios.ts';
 import { charEncoder } from './text-loader-scenarios.ts';
@@ -246,6 +246,26 @@ export const parquetLoaderScenarios = (
       } finally {
         await parquet.close();
       }
+    } finally {
+      await served.close();
+    }
+  },
+
+  async 'loader() over HTTP reads each row group once in an epoch, the next one read ahead while the last is consumed'() {
+    if (!serve) throw new Error('this tier serves no HTTP');
+    const served = await serveMockHub(serve);
+    try {
+      // 40 rows of 160-pixel photos-like JPEGs in row groups of 5: a file well past the first read of its tail.
+      const photos = sampleImages(40, 160);
+      const file = hubImageFile({ bytes: photos.map((p) => p.bytes), labels: photos.map((_, r) => r % 3) }, 5);
+      served.hub.repos.set('owner/once', { revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': file } } });
+      await using data = loader({ hf: 'owner/once', split: 'train', endpoint: served.endpoint }, { ...OPTIONS, pool: poolOf() });
+      const seen = await collectImages(data);
+      check(seen.keys.length === 40, `${seen.keys.length} rows`);
+      const bytes = bytesServed(served.hub, 'owner/once');
+      // The footer's tail read (64 KiB) and every row group once; a row group read twice (a read
+      // ahead dropped before it was taken) would serve about the file again.
+      check(bytes <= file.length + 65536, `${bytes} bytes served for a ${file.length}-byte file: a row group was read more than once`);
     } finally {
       await served.close();
     }
