@@ -150,22 +150,36 @@ export async function arrowImageFile(t: Images, options: ArrowOptions): Promise<
   );
 }
 
-export function hyparquetImageFile(t: Images, rowGroupSize: number): Uint8Array {
+export function hyparquetImageFile(t: Images, rowGroupSize: number): Uint8Array<ArrayBuffer> {
+  return hubStructFile('image', t.image, t.label, rowGroupSize, IMAGE_FEATURES);
+}
+
+/**
+ * A Hub-shaped file of one `{ bytes, path }` struct column named `column` (the Hub's Image or Video
+ * feature) and an INT64 `label`, with `features` as its `huggingface` metadata.
+ */
+export function hubStructFile(
+  column: string,
+  values: ({ bytes: Uint8Array | null; path: string | null } | null)[],
+  labels: number[],
+  rowGroupSize: number,
+  features: string,
+): Uint8Array<ArrayBuffer> {
   return new Uint8Array(
     parquetWriteBuffer({
       columnData: [
-        { name: 'image', data: t.image },
-        { name: 'label', data: t.label.map(BigInt) },
+        { name: column, data: values },
+        { name: 'label', data: labels.map(BigInt) },
       ],
       schema: [
         { name: 'root', num_children: 2 },
-        { name: 'image', repetition_type: 'OPTIONAL', num_children: 2 },
+        { name: column, repetition_type: 'OPTIONAL', num_children: 2 },
         { name: 'bytes', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
         { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
         { name: 'label', type: 'INT64', repetition_type: 'REQUIRED' },
       ],
       rowGroupSize,
-      kvMetadata: [{ key: 'huggingface', value: IMAGE_FEATURES }],
+      kvMetadata: [{ key: 'huggingface', value: features }],
     }),
   );
 }

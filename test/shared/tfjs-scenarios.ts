@@ -209,6 +209,29 @@ export async function tandemAdoptsTfjsDevice(): Promise<void> {
   }
 }
 
+/** `run` on tf.js's CPU backend, then on its WebGPU backend over Tandem's device, where it may read nothing back. */
+async function onBothBackends(run: (path: 'cpu' | 'webgpu') => Promise<number>, who: string): Promise<void> {
+  await tf.setBackend('cpu');
+  await run('cpu');
+  await withTfjsOnTandem(async () => {
+    const readbacks = await run('webgpu');
+    check(readbacks === 0, `${readbacks} GPU→CPU readbacks while ${who} made tensors on the GPU`);
+  });
+}
+
+/**
+ * Every batch of `data`, taken first and checked afterwards, so that on the WebGPU path only the
+ * loader's own GPU→CPU readbacks are counted.
+ */
+async function takeAll<B>(data: AsyncIterable<B>, path: string): Promise<{ taken: B[]; readbacks: number }> {
+  const taken: B[] = [];
+  const take = async () => {
+    for await (const batch of data) taken.push(batch);
+  };
+  const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take, { tf })).readbacks;
+  return { taken, readbacks };
+}
+
 /**
  * `loader(source, { to: tf })` on the WebGPU backend and on the CPU backend: tensors equal the
  * CPU normalisation of the pixels the decode pool gives for the same files, one-hot labels from
@@ -229,12 +252,7 @@ export async function loaderGivesTensors(): Promise<void> {
   const run = async (path: string) => {
     const before = tf.memory().numTensors;
     await using data = loader(files, { batchSize: 3, size, to: tf, labels: 'one-hot', classes: 4, pool });
-    // Batches are taken first and checked afterwards, so only the loader's own work is counted.
-    const taken: TensorBatch[] = [];
-    const take = async () => {
-      for await (const batch of data) taken.push(batch);
-    };
-    const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take, { tf })).readbacks;
+    const { taken, readbacks } = await takeAll<TensorBatch>(data, path);
     let rows = 0;
     for (const batch of taken) {
       check(batch.xs.shape.join() === `${batch.count},${size},${size},3`, `${path}: xs ${batch.xs.shape}`);
@@ -250,12 +268,7 @@ export async function loaderGivesTensors(): Promise<void> {
     check(tf.memory().numTensors === before, `${path}: release() disposed the tensors (${tf.memory().numTensors - before} left)`);
     return readbacks;
   };
-  await tf.setBackend('cpu');
-  await run('cpu');
-  await withTfjsOnTandem(async () => {
-    const readbacks = await run('webgpu');
-    check(readbacks === 0, `${readbacks} GPU→CPU readbacks while the loader made tensors on the GPU`);
-  });
+  await onBothBackends(run, 'the loader');
 }
 
 /**
@@ -355,11 +368,7 @@ export async function videoLoaderGivesTensors(load: (name: string) => Promise<Ui
   const run = async (path: string) => {
     const before = tf.memory().numTensors;
     await using data = videoLoader(items, { ...options, to: tf });
-    const taken: ClipTensorBatch[] = [];
-    const take = async () => {
-      for await (const batch of data) taken.push(batch);
-    };
-    const readbacks = path === 'cpu' ? (await take(), 0) : (await countReadbacks(take, { tf })).readbacks;
+    const { taken, readbacks } = await takeAll<ClipTensorBatch>(data, path);
     let clips = 0;
     for (const batch of taken) {
       check(batch.xs.shape.join() === `${batch.count},3,8,8,3`, `${path}: xs ${batch.xs.shape}`);
@@ -380,10 +389,5 @@ export async function videoLoaderGivesTensors(load: (name: string) => Promise<Ui
     check(tf.memory().numTensors === before, `${path}: release() disposed the tensors (${tf.memory().numTensors - before} left)`);
     return readbacks;
   };
-  await tf.setBackend('cpu');
-  await run('cpu');
-  await withTfjsOnTandem(async () => {
-    const readbacks = await run('webgpu');
-    check(readbacks === 0, `${readbacks} GPU→CPU readbacks while the video loader made tensors on the GPU`);
-  });
+  await onBothBackends(run, 'the video loader');
 }

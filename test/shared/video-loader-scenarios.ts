@@ -9,8 +9,8 @@ import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOption
 import { TandemError } from '../../src/errors/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { check } from './assert.ts';
-import { parquetWriteBuffer } from 'hyparquet-writer';
 import { mutate } from './fuzz-scenarios.ts';
+import { hubStructFile } from './parquet-files.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
 
 export const CLIP_FIXTURES = ['testsrc.h264.mp4', 'rgb.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv'] as const;
@@ -365,23 +365,7 @@ const VIDEO_CLASSES = ['pan', 'zoom', 'still', 'shake'];
 function videoParquetFile(videos: { bytes: Uint8Array; label: number }[]): Uint8Array<ArrayBuffer> {
   const video = [...videos.map((v, r) => ({ bytes: v.bytes, path: `clip${r}.mp4` })), { bytes: null, path: 'lost.mp4' }];
   const features = { video: { _type: 'Video' }, label: { names: VIDEO_CLASSES, _type: 'ClassLabel' } };
-  return new Uint8Array(
-    parquetWriteBuffer({
-      columnData: [
-        { name: 'video', data: video },
-        { name: 'label', data: [...videos.map((v) => BigInt(v.label)), 0n] },
-      ],
-      schema: [
-        { name: 'root', num_children: 2 },
-        { name: 'video', repetition_type: 'OPTIONAL', num_children: 2 },
-        { name: 'bytes', type: 'BYTE_ARRAY', repetition_type: 'OPTIONAL' },
-        { name: 'path', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
-        { name: 'label', type: 'INT64', repetition_type: 'REQUIRED' },
-      ],
-      rowGroupSize: 2,
-      kvMetadata: [{ key: 'huggingface', value: JSON.stringify({ info: { features } }) }],
-    }),
-  );
+  return hubStructFile('video', video, [...videos.map((v) => v.label), 0], 2, JSON.stringify({ info: { features } }));
 }
 
 /** Every batch as text: keys, labels, frame times and a digest of the pixels. */
