@@ -52,6 +52,8 @@ export async function loadDecodeModule(threads: number, warn: (message: string) 
   // cannot start fails the load with a WorkerError instead of ending the process.
   let startFailed: ((error: WorkerError) => void) | undefined;
   const failure = new Promise<never>((_, reject) => (startFailed = reject));
+  // Raced below while the module loads; a thread that fails later must not be an unhandled rejection.
+  failure.catch(() => {});
   const node = runtimeName === 'node' ? await nodePthreadStarter((error) => startFailed?.(error)) : undefined;
   // Under Node (and Deno, which emscripten takes for Node) the factory replaces the global
   // `Worker` with worker_threads' Worker. It starts all its pthread workers before resolving, so
