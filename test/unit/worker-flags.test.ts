@@ -15,7 +15,8 @@ const dist = new URL('../../dist/', import.meta.url).href;
 const script = `
 import { DecodePool } from '${dist}index.js';
 import { encodeBmp } from '${dist}synthetic/index.js';
-import { corpusDocuments, corpusTokenizerJson, textLoader } from '${dist}text/index.js';
+import { textLoader } from '${dist}text/index.js';
+import { corpusDocuments, corpusTokenizerJson } from '${dist}train/index.js';
 const outcome = {};
 const typed = (error) => \`\${error.name}:\${error.code ?? ''}\`;
 const bmp = encodeBmp(new Uint8Array(4 * 4 * 3).fill(200), 4, 4);
