@@ -57,6 +57,8 @@ interface PickedColumns {
   label: string | undefined;
   classes: readonly string[];
   labelIds: Map<string, number> | undefined;
+  /** String labels: each row group's label column, read once to name the classes. */
+  labelColumns?: ReadonlyArray<ReturnType<RowGroupData['column']>>;
 }
 
 /** Opens the files of a Parquet or Hub source (every footer, once); closes them again if `use` fails. */
@@ -107,10 +109,14 @@ async function pickColumns(dataset: ParquetDataset, source: ParquetSource | HubS
     return { data, label, classes: (features && classLabelNames(features, label)) ?? [], labelIds: undefined };
   // String labels become ids in sorted order, as a folder's class names do: one pass over the label column.
   const names = new Set<string>();
-  for (let g = 0; g < dataset.rowGroups.length; g++)
-    for (const v of (await dataset.readRowGroup(g, [label])).column(label)) if (typeof v === 'string') names.add(v);
+  const labelColumns = [];
+  for (let g = 0; g < dataset.rowGroups.length; g++) {
+    const column = (await dataset.readRowGroup(g, [label])).column(label);
+    labelColumns.push(column);
+    for (const v of column) if (typeof v === 'string') names.add(v);
+  }
   const classes = [...names].sort();
-  return { data, label, classes, labelIds: new Map(classes.map((n, i) => [n, i])) };
+  return { data, label, classes, labelIds: new Map(classes.map((n, i) => [n, i])), labelColumns };
 }
 
 /**
@@ -175,32 +181,33 @@ const HELD_ROW_GROUPS = 2;
  */
 export async function openParquetRows(source: ParquetSource | HubSource, fetch: FetchOptions, where: string): Promise<ParquetRows> {
   return withDataset(source, fetch, where, async (dataset) => {
-    const { data, label, classes, labelIds } = await pickColumns(dataset, source, 'video', where);
+    const { data, label, classes, labelIds, labelColumns } = await pickColumns(dataset, source, 'video', where);
     const held = new Map<number, Promise<RowGroupData>>();
     const groupData = (group: number): Promise<RowGroupData> => {
       let read = held.get(group);
       if (read) held.delete(group);
-      else read = dataset.readRowGroup(group, [data]);
+      else {
+        read = dataset.readRowGroup(group, [data]);
+        // A failed read is not kept: the next row of the group tries again.
+        read.catch(() => held.delete(group));
+      }
       held.set(group, read); // the most recent last
       for (const oldest of held.keys()) if (held.size > HELD_ROW_GROUPS) held.delete(oldest);
-      read.catch(() => held.delete(group));
       return read;
     };
     const list: LabelledSource[] = [];
     for (let g = 0; g < dataset.rowGroups.length; g++) {
       const ref = dataset.rowGroups[g];
       if (!ref) continue;
-      const labels = label === undefined ? undefined : (await dataset.readRowGroup(g, [label])).column(label);
+      // String labels were read once already, to name the classes.
+      const labels = label === undefined ? undefined : (labelColumns?.[g] ?? (await dataset.readRowGroup(g, [label])).column(label));
       const file = dataset.files[ref.file] ?? `file ${ref.file}`;
       for (let i = 0; i < ref.rows; i++) {
         const key = `${file}#${ref.firstRow + i}`;
-        const raw = labels?.[i];
-        const id = typeof raw === 'string' ? labelIds?.get(raw) : raw;
-        // An unlabelled row (null, or not a class) is -1, as an unlabelled file is.
-        const labelOf = typeof id === 'number' && Number.isInteger(id) && id >= 0 ? id : -1;
         list.push({
           key,
-          label: labelOf,
+          // An unlabelled row (null, or not a class) is -1, as an unlabelled file is.
+          label: classId(labels?.[i], labelIds) ?? -1,
           read: async () => {
             const value = (await groupData(g)).column(data)[i];
             if (value instanceof Uint8Array) return value;
@@ -282,6 +289,12 @@ class ReadAhead {
   }
 }
 
+/** A row's class: an integer label ≥ 0, or a string label's id; undefined when it is neither. */
+function classId(raw: unknown, labelIds: ReadonlyMap<string, number> | undefined): number | undefined {
+  const id = typeof raw === 'string' ? labelIds?.get(raw) : raw;
+  return typeof id === 'number' && Number.isInteger(id) && id >= 0 ? id : undefined;
+}
+
 /** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
 async function* readRows(
   dataset: ParquetDataset,
@@ -311,7 +324,7 @@ async function* readRows(
     const value = values[i];
     const data = value instanceof Uint8Array ? value : typeof value === 'string' ? encoder.encode(value) : undefined;
     const raw = labels?.[i];
-    const label = typeof raw === 'string' ? labelIds?.get(raw) : raw;
+    const label = classId(raw, labelIds);
     if (data === undefined) {
       yield {
         key,
@@ -324,7 +337,7 @@ async function* readRows(
       };
       continue;
     }
-    if (labels !== undefined && (typeof label !== 'number' || !Number.isInteger(label) || label < 0)) {
+    if (labels !== undefined && label === undefined) {
       yield {
         key,
         stage: 'sample',
