@@ -249,15 +249,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       .pipe(sample, { name: 'sample', concurrency: r.pool.maxInFlight })
       .disaggregate({ name: 'clips' });
     const tfjs = r.tfjs;
-    const batched =
-      batcher instanceof GpuClipBatcher
-        ? decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' })
-        : tfjs
-          ? decoded
-              .batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' })
-              .pipe((b) => tfjs.convert(b), { name: 'to-tfjs', concurrency: 1 })
-          : decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
-    return (batched as PipelineBuilder<Releasable>).addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
+    let batched: PipelineBuilder<Releasable>;
+    if (batcher instanceof GpuClipBatcher)
+      batched = decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight + o.decoders, ordered: 'input' });
+    else {
+      const clips = decoded.batch(batcher, { name: 'decode', concurrency: r.pool.maxInFlight, ordered: 'input' });
+      batched = tfjs ? clips.pipe((b) => tfjs.convert(b), { name: 'to-tfjs', concurrency: 1 }) : clips;
+    }
+    return batched.addSink(2).build({ failureBudget: o.failureBudget, consumer: o.consumer });
   }
 
   /**
