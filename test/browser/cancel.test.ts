@@ -51,20 +51,21 @@ it('20 stops of the loader at random points with the workers-mode pool leave no 
   }
 }, 300_000);
 
-it('50 training sessions aborted at random points, in every phase, each report nothing left held, and every worker they started is terminated', async () => {
+// 25 sessions here (about 3 s each in SwiftShader); Node and Deno run 200 of the same scenario.
+it('25 training sessions aborted at random points, in every phase, each report nothing left held, and every worker they started is terminated', async () => {
   const gpu = await acquireGpu();
   const workers = countWorkers();
   try {
-    const r = await trainingStopsAtRandomPoints(50, 32, gpu, 3000, workers.count, 0);
+    const r = await trainingStopsAtRandomPoints(25, 32, gpu, 3000, workers.count, 0);
     const { counts, ...summary } = r;
     console.log(`training stops: ${JSON.stringify(summary)}; workers after each run: ${[...new Set(counts)].join(', ')}`);
-    expect(r.cancelled).toBeGreaterThan(20);
+    expect(r.cancelled).toBeGreaterThan(10);
     expect(r.byPhase['before-first-step']).toBeGreaterThan(0);
     expect(r.byPhase['mid-epoch']).toBeGreaterThan(0);
     expect(r.byPhase['held-out']).toBeGreaterThan(0);
-    expect(r.unstopped).toBeGreaterThan(2);
+    expect(r.unstopped).toBeGreaterThan(1);
     checkStopLatency(r.stopLatencyP95Ms, 'chromium');
-    expect(workers.made()).toBeGreaterThanOrEqual(100); // the count sees the pools' workers: 2 per session
+    expect(workers.made()).toBeGreaterThanOrEqual(50); // the count sees the pools' workers: 2 per session
     expect(r.osThreads).toBe(0); // after the first two runs: none of their workers left alive, nor after any later run
   } finally {
     workers.restore();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../../src/gpu/index.ts';
-import { checkBar, gptCompletesAndRestores, gptLearnsCorpus, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
+import { gptCompletesAndRestores, gptStepMatchesCpu } from '../shared/gpt-scenarios.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -16,10 +16,6 @@ it('complete() is greedy over the last position, a checkpoint restores the run, 
   await gptCompletesAndRestores(gpu.device);
 });
 
-// The bar itself, as in Node and Deno, on fewer tokens: SwiftShader runs a step of 8 rows in ~0.6 s
-// (lavapipe ~0.12 s), so here 240 steps of 6 rows (92k tokens, ~2 min) instead of 250 of 8.
-it('the tiny GPT learns the generated corpus to its bar (held-out next-character loss and accuracy)', async () => {
-  const r = await gptLearnsCorpus(gpu.device, { steps: 240, batchSize: 6, report: (line) => console.log(`[gpt] ${line}`) });
-  console.log(`[gpt] ${JSON.stringify(r)}`);
-  checkBar(r);
-}, 480_000);
+// The learning bar (gptLearnsCorpus, checkBar) runs in the node-gpu and Deno tiers, on lavapipe: the
+// step above matching the CPU reference is what Chromium adds, and SwiftShader took about 100 s
+// for a smaller run of the bar.

@@ -1,4 +1,4 @@
-// The full 288-step run with its accuracy bar is in the browser tier; here the loop runs on
+// The full 288-step run with its accuracy bar is in the node-gpu tier; here the loop runs on
 // TensorFlow.js's WebGPU backend on Tandem's device in Deno, watched for readbacks.
 import './limits.ts';
 import { aLossReadEachStepIsCounted, tfjsTrainsWithoutReadback } from '../shared/tfjs-training-scenarios.ts';
