@@ -180,11 +180,14 @@ async function tokenizerData(path: string): Promise<Omit<TextData, 'description'
   );
   const specials = new Set((json.added_tokens ?? []).map((t) => t.id));
   const joined = (out: readonly number[]) => out.map((id) => (specials.has(id) ? '' : (tokenOf.get(id) ?? '\uFFFD'))).join('');
+  // A loop, not Math.max(...ids): 128k arguments and more (Llama 3, Gemma 3) overflow the stack.
+  let vocabSize = 0;
+  for (const id of ids) if (id >= vocabSize) vocabSize = id + 1;
   return {
-    vocabSize: Math.max(...ids) + 1,
+    vocabSize,
     loader: {
       tokenizer: { json: text },
-      vocabSize: Math.max(...ids) + 1,
+      vocabSize,
       ...(bos === undefined ? {} : { bos }),
       ...(eos === undefined ? {} : { eos }),
     },

@@ -269,7 +269,9 @@ export class ShardStream implements AsyncIterable<ShardItem> {
     const wanted = new Map<string, Slot>();
     for (const slot of this.buffer) if (slot.item === undefined) wanted.set(`${slot.shard}:${slot.sample}`, slot);
     if (wanted.size === 0) return;
-    const first = Math.min(...this.buffer.map((s) => s.shard));
+    // A loop, not Math.min(...): a shuffle buffer of 100k samples and more would overflow the stack.
+    let first = this.shard;
+    for (const slot of this.buffer) if (slot.shard < first) first = slot.shard;
     for (let position = first; position <= this.shard && position < pieces.length && wanted.size > 0; position++) {
       const name = this.shards[pieces[position]![0]]!;
       const end = position === this.shard ? this.sample : Infinity;

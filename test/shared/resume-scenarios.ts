@@ -44,7 +44,7 @@ const SLOW_WRITE_MS = 150;
  * The Node child imports dist/: rebuild it when its build key (scripts/source-key.sh, a hash of
  * what tsc reads) is not src/'s, so the kills never test stale code. Deno's child runs src/.
  */
-function ensureBuilt(): boolean {
+export function ensureBuilt(): boolean {
   if ((globalThis as { Deno?: unknown }).Deno) return false;
   const key = execFileSync('bash', [join(REPO, 'scripts/source-key.sh')], { encoding: 'utf8' }).trim();
   const builtKey = join(REPO, 'dist/.build-key');
