@@ -12,6 +12,8 @@ import {
   blocksForward,
   type F64,
   gelu,
+  geluErf,
+  geluErfGrad,
   geluGrad,
   layerNorm,
   layerNormBackward,
@@ -40,16 +42,46 @@ export interface GptForward {
   cache: { batch: ReferenceBatch; blocks: BlockCache[]; last: F64; y: F64; lnf: LnCache; dlogits: F64 };
 }
 
+/**
+ * What the reference computes differently from the GPU's GPT when asked: the tests' positive
+ * controls, showing that the step check fails on a GELU-form or LayerNorm-ε slip.
+ */
+export interface ReferenceVariant {
+  /** Default 'tanh', as the GPT's WGSL computes it. */
+  gelu?: 'tanh' | 'erf';
+  /** Default LN_EPS (1e-5), as the GPT's WGSL. */
+  lnEps?: number;
+}
+
 export class ReferenceGpt {
   readonly layout: ParamLayout;
-  constructor(readonly config: GptConfig) {
+  readonly #eps: number;
+  readonly #gelu: [(u: number) => number, (u: number) => number];
+  constructor(
+    readonly config: GptConfig,
+    variant: ReferenceVariant = {},
+  ) {
     this.layout = gptParamLayout(config);
+    this.#eps = variant.lnEps ?? LN_EPS;
+    this.#gelu = variant.gelu === 'erf' ? [geluErf, geluErfGrad] : [gelu, geluGrad];
   }
 
   #blockShape(batch: ReferenceBatch, B: number): BlockShape {
     const c = this.config;
     const sees = (b: number, i: number, j: number) => ReferenceGpt.sees(batch.docIds, c.context, b, i, j);
-    return { depth: c.depth, B, T: c.context, D: c.width, H: c.heads, hidden: gptDims(c).hidden, eps: LN_EPS, gelu, geluGrad, sees };
+    const [g, gGrad] = this.#gelu;
+    return {
+      depth: c.depth,
+      B,
+      T: c.context,
+      D: c.width,
+      H: c.heads,
+      hidden: gptDims(c).hidden,
+      eps: this.#eps,
+      gelu: g,
+      geluGrad: gGrad,
+      sees,
+    };
   }
 
   /** A view of one named tensor in a flat parameter (or gradient) array. */
@@ -82,7 +114,7 @@ export class ReferenceGpt {
       }
     }
     const { out, blocks } = blocksForward(P, x, this.#blockShape(batch, B));
-    const { y, ...lnf } = layerNorm(out, P('lnf.g'), P('lnf.b'), R, D);
+    const { y, ...lnf } = layerNorm(out, P('lnf.g'), P('lnf.b'), R, D, this.#eps);
     const logits = matmul(y, wte, R, D, V, false, true);
     const { loss, correct, count, dlogits } = labelledCrossEntropy(logits, batch.labels, R, V);
     return { loss, correct, count, logits, cache: { batch, blocks, last: out, y, lnf, dlogits } };

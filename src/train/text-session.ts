@@ -71,6 +71,8 @@ export interface TextTrainingReport {
   /** The loader's stage table and packing line. */
   summary: string;
   failures: number;
+  /** The documents that failed (the first the loader keeps): key, stage and reason. */
+  failed: { key: string; stage: string; reason: string }[];
   /** Stopped through `signal` before its last step: no step, evaluation or checkpoint after the stop. */
   cancelled: boolean;
 }
@@ -120,6 +122,12 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
   if (checkpointEvery !== undefined && typeof options.onCheckpoint !== 'function')
     o.fail('onCheckpoint', 'a function (checkpointEvery is set)');
   if (options.resumeFrom !== undefined && !(options.resumeFrom instanceof Uint8Array)) o.fail('resumeFrom', 'the bytes of a checkpoint');
+  // Every id is checked against the model's vocabulary where the loader makes the document, so an
+  // id the embedding has no row for is a typed failure of that document (TextError
+  // 'token-out-of-range'), never a batch on the GPU.
+  const vocabSize = options.loader?.vocabSize ?? config.vocabSize;
+  if (vocabSize > config.vocabSize)
+    o.fail('loader', `a vocabSize of at most the model's ${config.vocabSize} (loader.vocabSize is ${vocabSize})`);
   const resumed = options.resumeFrom ? decodeTextCheckpoint(options.resumeFrom) : undefined;
   const emit = options.onEvent ?? (() => {});
   const signal = o.signal();
@@ -136,7 +144,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
     const train = { totalSteps: steps ?? 1000, ...options.train };
     trainer = await GptTrainer.create(device, { config, batchSize, train, seed });
     if (resumed) trainer.loadCheckpoint(resumed.model);
-    const loaderOptions = { ...options.loader, seqLen: config.context, batchSize, seed: options.loader?.seed ?? seed };
+    const loaderOptions = { ...options.loader, vocabSize, seqLen: config.context, batchSize, seed: options.loader?.seed ?? seed };
     const heldOut = options.heldOut
       ? await HeldOutSet.read(device, textLoader(options.heldOut, { ...loaderOptions, shuffle: false, epochs: 1 }), evalBatches)
       : undefined;
@@ -213,6 +221,7 @@ export async function trainText(options: TextTrainingOptions): Promise<TextTrain
         bottleneck: b ? `${b.name} (${b.reason})` : undefined,
         summary: loader.summary(),
         failures: loader.failureCount(),
+        failed: loader.failures().map((f) => ({ key: f.key, stage: f.stage, reason: f.error.message })),
         cancelled: stopped() && (steps === undefined || step < steps),
       };
       const kept = trainer;

@@ -21,6 +21,8 @@ export {
   colSum,
   crossEntropy,
   gelu,
+  geluErf,
+  geluErfGrad,
   geluGrad,
   layerNorm,
   layerNormBackward,

@@ -9,6 +9,7 @@ Deno.test('a GPT training step on packed documents matches the CPU reference; co
   try {
     const log = await gptStepMatchesCpu(gpu.device);
     if (log.length < 40) throw new Error(`only ${log.length} comparisons`);
+    console.log(log.at(-1));
     await gptCompletesAndRestores(gpu.device);
   } finally {
     gpu.close();

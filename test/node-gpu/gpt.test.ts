@@ -8,7 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.close());
 
-it('a GPT training step on packed documents and padding (logits, loss, every gradient, AdamW) matches the CPU reference within 1e-3', async () => {
+it('a GPT training step on packed documents and padding (logits, loss, every gradient, AdamW) matches the CPU reference within a few times the measured error, and a GELU or LayerNorm-eps slip would not', async () => {
   const log = await gptStepMatchesCpu(gpu.device);
   console.log(log.join('\n'));
   expect(log.length).toBeGreaterThan(40);

@@ -10,6 +10,7 @@ import {
   resumedTrainingEndsTheSame,
   stoppedTrainingEndsCleanly,
   usageErrorsNameTheFlag,
+  outOfRangeIdsAreTypedFailures,
 } from '../shared/text-train-scenarios.ts';
 
 let dir: string;
@@ -49,3 +50,6 @@ it(
   () => stoppedTrainingEndsCleanly(gpu, settledWorkers),
   120_000,
 );
+
+it("trainText: an id the model has no row for fails its document by name; a loader vocabulary above the model's is refused before any GPU work", () =>
+  outOfRangeIdsAreTypedFailures(gpu));

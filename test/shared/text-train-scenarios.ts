@@ -17,6 +17,7 @@ import {
   corpusTokenizerJson,
 } from '../../src/synthetic/index.ts';
 import { decodeTextCheckpoint, trainText, type TextTrainingReport } from '../../src/train/index.ts';
+import { OptionError } from '../../src/errors/index.ts';
 import { assertEqual, check, rejectsWith } from './assert.ts';
 
 /** A fresh model predicts about ln 24 = 3.18 nats a character; the corpus' unigram baseline is 2.76. */
@@ -210,4 +211,48 @@ export async function stoppedTrainingEndsCleanly(gpu: GpuContext, liveWorkers?: 
       check(alive <= (workersBefore ?? 0), `stopped at ${stopAt}: ${alive} workers alive, ${workersBefore} before`);
     }
   }
+}
+
+/**
+ * Ids the model has no embedding row for: a document whose encoder gives one is a typed failure of
+ * that document (stage, key and reason in the report) and the rest trains; a loader vocabulary
+ * larger than the model's is an OptionError before any GPU work (the device given is never touched).
+ */
+export async function outOfRangeIdsAreTypedFailures(gpu: GpuContext): Promise<void> {
+  const texts = corpusDocuments(3, 24);
+  const bad = texts[5]!;
+  const encode = (text: string) => (text === bad ? [...corpusIds(text), CORPUS_VOCAB_SIZE + 7] : corpusIds(text));
+  const base = {
+    source: { texts },
+    model: { vocabSize: CORPUS_VOCAB_SIZE, context: 16, width: 16, depth: 1, heads: 2, mlpRatio: 2 },
+    batchSize: 2,
+    steps: 3,
+    loader: { tokenizer: { encode }, bos: CORPUS_BOS, eos: CORPUS_EOS },
+  };
+  const r = await trainText({ ...base, gpu });
+  r.close();
+  assertEqual(r.report.steps, 3, 'the other documents train');
+  assertEqual(r.report.failures, 1, 'one failed document');
+  const failed = r.report.failed[0];
+  check(
+    failed !== undefined && failed.stage === 'tokenize' && /token-out-of-range|not an integer in \[0, 24\)/.test(failed.reason),
+    `the failure names its stage and the id: ${JSON.stringify(r.report.failed)}`,
+  );
+  let touched = false;
+  const trap = new Proxy({} as GPUDevice, {
+    get: () => {
+      touched = true;
+      throw new Error('the device was used');
+    },
+    has: () => {
+      touched = true;
+      return true;
+    },
+  });
+  await rejectsWith(
+    trainText({ ...base, gpu: trap, loader: { ...base.loader, vocabSize: CORPUS_VOCAB_SIZE + 100 } }),
+    (e) => e instanceof OptionError && /vocabSize of at most the model's 24/.test(e.message),
+    'a loader vocabulary larger than the model is an OptionError',
+  );
+  check(!touched, 'the device was touched before the refusal');
 }
