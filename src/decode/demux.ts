@@ -125,6 +125,9 @@ export function colorTags(space: number, range: number, primaries: number, trans
 const DEFAULT_MAX_PACKETS = 1_000_000;
 const DEFAULT_MAX_BYTES = 256 << 20;
 const DEFAULT_MAX_PIXELS = 40_000_000;
+const DEFAULT_MAX_DURATION_SECONDS = 24 * 3600;
+/** The limits a demux applies when the options give none (the video loader's index path applies them too). */
+export const DEMUX_LIMITS = { maxPixels: DEFAULT_MAX_PIXELS, maxDurationSeconds: DEFAULT_MAX_DURATION_SECONDS } as const;
 /** wasm/src/tandem_decode.h TD_MAX_DEMUX_PACKETS and TD_MAX_DEMUX_BYTES. */
 const MAX_PACKETS = 1 << 24;
 const MAX_BYTES = 1 << 30;
@@ -152,7 +155,7 @@ export function checkDemuxOptions(options: VideoDemuxOptions | undefined): { win
   o.boolean('packets', true);
   o.integer('maxPackets', DEFAULT_MAX_PACKETS, 1, MAX_PACKETS);
   o.integer('maxBytes', DEFAULT_MAX_BYTES, 0, MAX_BYTES);
-  o.number('maxDurationSeconds', 24 * 3600, 0, 0x7fffffff / 1000);
+  o.number('maxDurationSeconds', DEFAULT_MAX_DURATION_SECONDS, 0, 0x7fffffff / 1000);
   o.number('timeLimitMs', 60_000, 0, 0x7fffffff);
   o.integer('maxPixels', DEFAULT_MAX_PIXELS, 1, 0x7fffffff);
   const windowBytes = o.integer('windowBytes', 1 << 20, 4096, 1 << 30);

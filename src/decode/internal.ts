@@ -3,3 +3,4 @@
 // This file is not in package.json's exports.
 export { SlotBatcher, type FinishedBuffer, type SlotStorage } from './slot-batches.ts';
 export { decoderTimes } from './clips.ts';
+export { DEMUX_LIMITS } from './demux.ts';

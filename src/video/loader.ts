@@ -2,7 +2,8 @@
 //
 //   source videos (seeded order per epoch, this rank's share)
 //     → read      event loop, async I/O
-//     → sample    wasm demuxer (every frame's time; the packets too for WebCodecs) → clip sampler
+//     → sample    an MP4's index (every frame's time, mp4-index.ts) or the wasm demuxer (the times;
+//                 the packets too for WebCodecs) → clip sampler
 //                 → a crop box and flip per clip; each clip becomes its own item
 //     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
 //                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL)
@@ -14,6 +15,7 @@
 // same clips: their draws are seeded by (seed, epoch, key)) and skips those.
 import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
+import { DEMUX_LIMITS } from '../decode/internal.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
 import {
   CellPosition,
@@ -37,6 +39,7 @@ import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
+import { type Mp4Timeline, readMp4Timeline } from './mp4-index.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
 import { sampleClips } from './samplers.ts';
@@ -57,6 +60,17 @@ export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPU
 export interface VideoRoads {
   webcodecs: number;
   wasm: number;
+}
+
+/**
+ * Where the videos' timelines came from so far: the container's index (an MP4's sample tables,
+ * read in the sample stage without a decode thread) or a demuxer scan of every packet on a
+ * decode thread (other containers, fragmented or edited MP4s, and every video bound for WebCodecs,
+ * which needs the packets).
+ */
+export interface VideoTimelines {
+  index: number;
+  scan: number;
 }
 
 /** A video of the pass, numbered in its order (the position logs its clips under that number). */
@@ -103,6 +117,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   #resumed = false;
   #position: CellPosition;
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
+  readonly #timelines: VideoTimelines = { index: 0, scan: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
     super(settings.signal);
@@ -124,6 +139,11 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /** Clips sent through WebCodecs and through the wasm threads so far. */
   roads(): VideoRoads {
     return { ...this.#roads };
+  }
+
+  /** Videos whose timeline came from the container's index, and those scanned by the demuxer. */
+  timelines(): VideoTimelines {
+    return { ...this.#timelines };
   }
 
   /**
@@ -267,10 +287,21 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   async #sample(r: Opened, item: PassItem, bytes: Uint8Array, position: CellPosition, seq: number, skip: number): Promise<ClipJob[]> {
     const o = this.#o;
     const wantPackets = r.webcodecs !== undefined;
-    const video = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
-    const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(video)));
-    if (o.backend === 'webcodecs' && !usable) throw unsupported(video);
-    const demuxed: DemuxedVideo | undefined = usable ? video : undefined;
+    // The wasm road needs only the times: an MP4's index gives them here, off the decode threads.
+    const indexed = wantPackets || o.backend === 'webcodecs' ? undefined : indexedTimeline(bytes, o.decode);
+    let video: Pick<Mp4Timeline, 'frameTimes' | 'durationSeconds' | 'codedWidth' | 'codedHeight'>;
+    let demuxed: DemuxedVideo | undefined;
+    if (indexed) {
+      video = indexed;
+      this.#timelines.index++;
+    } else {
+      const scanned = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
+      this.#timelines.scan++;
+      const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(scanned)));
+      if (o.backend === 'webcodecs' && !usable) throw unsupported(scanned);
+      if (usable) demuxed = scanned;
+      video = scanned;
+    }
     const shape = { framesPerClip: o.frames, ...(o.fps !== undefined ? { fps: o.fps } : { stride: o.stride ?? 1 }) };
     const draw = { seed: o.seed, epoch: item.epoch, key: item.key };
     const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
@@ -357,6 +388,19 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
 /** The pass's videos, numbered in order as the position logs them. */
 function* numbered(items: Iterable<PassItem>, position: CellPosition): Generator<PassVideo> {
   for (const item of items) yield { key: item.key, item, seq: position.yielded() };
+}
+
+/**
+ * An MP4's timeline from its index, where the demuxer would give the same times; undefined where
+ * it must scan instead, and where the file is over the limits (the scan then fails it by name).
+ */
+function indexedTimeline(bytes: Uint8Array, limits: VideoLoaderSettings['decode']): Mp4Timeline | undefined {
+  const t = readMp4Timeline(bytes);
+  if (!t) return undefined;
+  const maxSeconds = limits.maxDurationSeconds ?? DEMUX_LIMITS.maxDurationSeconds;
+  const maxPixels = limits.maxPixels ?? DEMUX_LIMITS.maxPixels;
+  const over = (maxSeconds > 0 && t.durationSeconds > maxSeconds) || t.codedWidth * t.codedHeight > maxPixels;
+  return over ? undefined : t;
 }
 
 function unsupported(video: DemuxedVideo): Error {

@@ -58,6 +58,11 @@ export async function cpuClipsFollowTheSampler(
   }
   check(batches === Math.ceil((2 * CLIP_FIXTURES.length) / 3), `${batches} batches`);
   check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+  // The MP4s' timelines from their index, the WebM and the MKV scanned by the demuxer; the times
+  // below are held to the demuxer's either way.
+  const timelines = data.timelines();
+  const mp4s = CLIP_FIXTURES.filter((name) => name.endsWith('.mp4')).length;
+  check(timelines.index === mp4s && timelines.scan === CLIP_FIXTURES.length - mp4s, `timelines ${JSON.stringify(timelines)}`);
   for (const { bytes, label, key } of source) {
     const video = await pool.demuxVideo(bytes, { packets: false });
     const want = sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind, clips: 2 }, { seed, epoch: 0, key });
