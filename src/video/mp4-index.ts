@@ -168,13 +168,11 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   // Times count from the stream's start: its first shown frame (a stream without an edit list
   // whose first frame shows after its decode, at a composition offset, starts there).
   let start = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < count; i++) start = Math.min(start, dts[i]! - shift);
+  for (const t of dts) start = Math.min(start, t - shift);
   // A frame the edit cuts (the demuxer marks it discarded), or an edit whose first frame shows
   // late: left to the demuxer.
   if (start < 0 || (edit !== null && start > 0)) return undefined;
-  const frameTimes = new Float64Array(count);
-  for (let i = 0; i < count; i++) frameTimes[i] = microseconds(dts[i]! - shift - start, media.timescale) / 1e6;
-  frameTimes.sort();
+  const frameTimes = dts.map((t) => microseconds(t - shift - start, media.timescale) / 1e6).sort();
   const stss = table('stss');
   return {
     sampleEntry: entry.type,
@@ -211,7 +209,7 @@ function addOffsets(r: Reader, ctts: Box, times: Float64Array): boolean {
   for (let e = 0; e < entries && n < times.length; e++) {
     const samples = r.u32(ctts.start + 8 + e * 8);
     const offset = r.i32(ctts.start + 12 + e * 8);
-    for (let k = 0; k < samples && n < times.length; k++, n++) times[n]! += offset;
+    for (let k = 0; k < samples && n < times.length; k++, n++) times[n] = (times[n] ?? 0) + offset;
   }
   return n === times.length;
 }
