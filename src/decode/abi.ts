@@ -113,6 +113,7 @@ export const enum SelectMode {
   Indices = 0,
   TimesMs = 1,
   Rate = 2,
+  FrameTimesMs = 3,
 }
 /** Most frames one video job may write (wasm/src/tandem_decode.h TD_MAX_CLIP_FRAMES). */
 export const MAX_CLIP_FRAMES = 65536;

@@ -18,6 +18,12 @@ export interface EncodedClip {
    * that frame.
    */
   times: ArrayLike<number>;
+  /**
+   * `times` are the frames' own times as the demuxer gives them (a sampler's `frameTimes` over
+   * `demuxVideo`'s timeline): frames no wanted frame references are then not decoded
+   * (`FrameSelection`'s `frameTimes`). Default false.
+   */
+  ownFrameTimes?: boolean;
   label?: number;
   key?: string;
   /** Crop box in source pixels, the same for every frame of the clip (a random crop fixed per clip). */
@@ -136,7 +142,7 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
       );
     const request = {
       ...this.#request,
-      frames: { times: decoderTimes(item.times) },
+      frames: item.ownFrameTimes ? { frameTimes: Array.from(item.times) } : { times: decoderTimes(item.times) },
       ...(item.crop ? { crop: item.crop } : {}),
       ...(item.flip ? { flip: true } : {}),
     };

@@ -44,6 +44,12 @@ export type FrameSelection =
   | { indices: readonly number[] }
   /** Times in seconds from the stream's start: each gets the frame shown at that time. */
   | { times: readonly number[] }
+  /**
+   * Frames' own presentation times in seconds, as the demuxer gives them (`demuxVideo`'s
+   * `frameTimes`): each gets that frame. A frame at none of them that no other frame references
+   * (a non-reference B-frame, say) is not decoded at all, which `times` cannot promise.
+   */
+  | { frameTimes: readonly number[] }
   /** `count` frames at `fps`, from `startSeconds` (default 0); those past the end stay empty. */
   | { fps: number; count: number; startSeconds?: number };
 
@@ -107,7 +113,14 @@ export function limitMs(seconds: number | undefined): number {
 
 /** How many clip slots a selection fills. */
 export function frameCount(frames: FrameSelection): number {
-  const n = 'indices' in frames ? frames.indices.length : 'times' in frames ? frames.times.length : frames.count;
+  const n =
+    'indices' in frames
+      ? frames.indices.length
+      : 'times' in frames
+        ? frames.times.length
+        : 'frameTimes' in frames
+          ? frames.frameTimes.length
+          : frames.count;
   if (!Number.isInteger(n) || n < 1 || n > MAX_CLIP_FRAMES) badRequest(`a clip holds 1 to ${MAX_CLIP_FRAMES} frames, not ${n}`);
   return n;
 }
@@ -145,6 +158,14 @@ export function fillVideo(w: Int32Array, targetPtr: number, o: VideoDecodeOption
     w[Field.SelectMode] = SelectMode.TimesMs;
     f.times.forEach((t, i) => {
       aux[i] = toMs(t, 'a frame time');
+    });
+  } else if ('frameTimes' in f) {
+    // A frame's own time in whole µs (the demuxer's), rounded up to the ms in integers: the job
+    // rounds each frame's pts the same way to match it against these.
+    w[Field.SelectMode] = SelectMode.FrameTimesMs;
+    f.frameTimes.forEach((t, i) => {
+      const us = Math.round(t * 1e6);
+      aux[i] = toMs(Math.floor((us + 999) / 1000) / 1000, 'a frame time');
     });
   } else {
     if (!(f.fps > 0) || f.fps * 1000 > MAX_MS) badRequest('fps must be positive');

@@ -4,7 +4,7 @@
 // straight into its slot) or from the wasm threads (decoded into a wasm scratch clip, uploaded,
 // normalised in WGSL, copied into its slot); no pixel comes back to the CPU on either road.
 import { type DecodePool, DecodeError, type DemuxedVideo } from '../decode/index.ts';
-import { decoderTimes, SlotBatcher, type FinishedBuffer, type SlotStorage } from '../decode/internal.ts';
+import { SlotBatcher, type FinishedBuffer, type SlotStorage } from '../decode/internal.ts';
 import { NormalizeKernel } from '../gpu/index.ts';
 import { SlotPool } from '../sync/index.ts';
 import type { SampledClip } from './samplers.ts';
@@ -18,6 +18,8 @@ export interface ClipJob {
   clip: SampledClip;
   /** The clip's frame times (= clip.frameTimes), so a job is also a wasm clip batcher's item. */
   times: Float64Array;
+  /** Always true: the sampler's times are the frames' own (EncodedClip's ownFrameTimes). */
+  ownFrameTimes: true;
   /** The video's packets (WebCodecs road), or undefined for the wasm road. */
   demuxed: DemuxedVideo | undefined;
   crop?: { x: number; y: number; width: number; height: number };
@@ -190,7 +192,8 @@ export class GpuClipBatcher extends SlotBatcher<ClipJob, VideoDeviceBatch> {
         job.bytes,
         lane.pointer,
         {
-          frames: { times: decoderTimes(job.clip.frameTimes) },
+          // The sampler's times are frames' own: frames no clip frame references are skipped.
+          frames: { frameTimes: Array.from(job.clip.frameTimes) },
           width: this.#shape.width,
           height: this.#shape.height,
           channels: CHANNELS,

@@ -322,6 +322,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         bytes,
         clip,
         times: clip.frameTimes,
+        ownFrameTimes: true,
         demuxed,
         flip: random?.flip ?? false,
         ...(random ? { crop: random.crop } : {}),

@@ -54,8 +54,8 @@ export function flakyPool(pool: DecodePool, source: readonly ResumeItem[]): Deco
   return new Proxy(pool, {
     get(target, property) {
       if (property === 'decodeVideo')
-        return (bytes: Uint8Array, at: number, options: { frames?: { times?: number[] } }, signal?: AbortSignal) =>
-          bytes.byteLength === flakyBytes && Math.round((options.frames?.times?.[0] ?? 0) * 10) % 2 === 1
+        return (bytes: Uint8Array, at: number, options: { frames?: { times?: number[]; frameTimes?: number[] } }, signal?: AbortSignal) =>
+          bytes.byteLength === flakyBytes && Math.round((options.frames?.frameTimes?.[0] ?? options.frames?.times?.[0] ?? 0) * 10) % 2 === 1
             ? Promise.reject(new DecodeError('corrupt', 'test: a clip of the flaky video that fails to decode'))
             : target.decodeVideo(bytes, at, options as never, signal);
       const value = Reflect.get(target, property, target);

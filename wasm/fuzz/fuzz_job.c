@@ -204,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #if defined(TD_FUZZ_VIDEO) || defined(TD_FUZZ_STREAM)
   job->kind = TD_KIND_VIDEO;
   job->max_frames = 1 + o[6] % 8;
-  job->select_mode = o[7] % 3;
+  job->select_mode = o[7] % 4; /* indices, times, a rate, frame times (skipping unreferenced frames) */
   int32_t *select = (int32_t *)guarded_tail(&select_area, 8 * 4, (size_t)job->max_frames * 4);
   for (int i = 0; i < job->max_frames; i++) select[i] = job->select_mode == TD_SELECT_INDICES ? i * (1 + o[4] % 5) : i * 150;
   job->select = ptr32(select);

@@ -27,6 +27,10 @@ typedef struct media {
   AVCodecContext *dec;
   AVStream *st;
   int64_t start; /* the stream's first timestamp, in its time base */
+  /* When set, asked before each packet of the stream is decoded: 0 lets the decoder skip the
+   * frame if no other frame references it (skip_frame = AVDISCARD_NONREF). */
+  int (*wanted)(void *ctx, int64_t pts);
+  void *wanted_ctx;
 } media;
 
 /* Opens the job's input, its container and its best stream of `type` (m->st, m->start), sets

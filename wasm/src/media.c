@@ -71,6 +71,7 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
       av_packet_unref(pkt);
       continue;
     }
+    if (m->wanted) m->dec->skip_frame = m->wanted(m->wanted_ctx, pkt->pts) ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
     r = avcodec_send_packet(m->dec, pkt);
     av_packet_unref(pkt);
     if (r == AVERROR_INVALIDDATA) {
@@ -377,7 +378,7 @@ typedef struct video_job {
 static int video_check_request(td_job *job) {
   const int n = job->max_frames, ch = job->channels, mode = job->select_mode;
   if (!job->dst || job->dst_w <= 0 || job->dst_h <= 0 || (ch != 1 && ch != 3 && ch != 4) || n <= 0 || n > TD_MAX_CLIP_FRAMES ||
-      (int64_t)job->dst_w * job->dst_h * ch * n > INT_MAX || mode < TD_SELECT_INDICES || mode > TD_SELECT_RATE ||
+      (int64_t)job->dst_w * job->dst_h * ch * n > INT_MAX || mode < TD_SELECT_INDICES || mode > TD_SELECT_FRAME_TIMES_MS ||
       (mode != TD_SELECT_RATE && !job->select) || (mode == TD_SELECT_RATE && job->fps_milli <= 0) || job->start_ms < 0 ||
       (job->crop_w > 0 && (job->crop_x < 0 || job->crop_y < 0 || job->crop_h <= 0)))
     return td_fail(job, TD_E_BAD_REQUEST, 0, "invalid clip size, channel count, frame selection or crop");
@@ -390,6 +391,25 @@ static int video_check_request(td_job *job) {
     for (int i = 0; i < n; i++) pts_out[i] = -1;
   if (job->kind != TD_KIND_VIDEO_STREAM && job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
   return TD_OK;
+}
+
+/* Frame-times mode: whether the frame at `pts` is one of the targets, whose keys are frames' own
+ * times in whole µs (as the demuxer gives them) rounded up to the ms: the same integers here. A
+ * packet without a pts is always decoded. */
+static int video_wants(void *ctx, int64_t pts) {
+  const video_job *v = ctx;
+  if (pts == AV_NOPTS_VALUE) return 1;
+  const int64_t us = av_rescale_q(ts_sub(pts, v->m.start), v->m.st->time_base, (AVRational){1, 1000000});
+  const int64_t ms = us >= 0 ? (us + 999) / 1000 : -1;
+  int lo = 0, hi = v->n;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (v->targets[mid].key < ms)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < v->n && v->targets[lo].key == ms;
 }
 
 /* The frames wanted, in decoding order; the file, its video stream (checked against the pixel
@@ -422,6 +442,10 @@ static int video_setup(video_job *v) {
   if (st != TD_OK) return st;
   v->prev = av_frame_alloc();
   if (!v->prev) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame");
+  if (v->mode == TD_SELECT_FRAME_TIMES_MS) {
+    m->wanted = video_wants;
+    m->wanted_ctx = v;
+  }
   return TD_OK;
 }
 

@@ -56,7 +56,9 @@ enum td_kind {
   TD_KIND_VIDEO_DEMUX_STREAM = 5
 };
 /* How a video job picks its frames; `select` holds max_frames values (indices or ms). */
-enum td_select { TD_SELECT_INDICES = 0, TD_SELECT_TIMES_MS = 1, TD_SELECT_RATE = 2 };
+/* TD_SELECT_FRAME_TIMES_MS: times as TD_SELECT_TIMES_MS, each promised to be a frame's own pts
+ * (rounded up to the ms); a frame at none of them that no other frame references is skipped. */
+enum td_select { TD_SELECT_INDICES = 0, TD_SELECT_TIMES_MS = 1, TD_SELECT_RATE = 2, TD_SELECT_FRAME_TIMES_MS = 3 };
 enum td_codec {
   TD_CODEC_OTHER = 0,
   TD_CODEC_H264 = 1,
