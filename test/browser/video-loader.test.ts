@@ -12,6 +12,7 @@ import {
   brokenVideosFailTheirOwnItem,
   gpuClipsAreCpuClipsNormalised,
   mutatedVideosFailTyped,
+  vfrClipsFollowTime,
   webcodecsRoadMatchesWasmRoad,
 } from '../shared/video-loader-scenarios.ts';
 
@@ -53,6 +54,8 @@ describe('videoLoader (Chromium)', () => {
     await data.close();
     expect(data.roads()).toEqual({ webcodecs: 0, wasm: 1 });
   });
+  it('the variable-frame-rate file on the WebCodecs road: each slot holds the frame ffprobe says is shown at its time', () =>
+    vfrClipsFollowTime(pool(), load, gpu));
   it('broken videos fail their own items on the WebCodecs road too', () => brokenVideosFailTheirOwnItem(pool(), load, gpu));
   it('60 mutated videos on the WebCodecs road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     const r = await mutatedVideosFailTyped(pool(), load, gpu, 'webcodecs', 60, 0x71de0);

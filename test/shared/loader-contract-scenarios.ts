@@ -38,6 +38,8 @@ interface LoaderOptionsLike {
   signal?: AbortSignal;
   epochs?: number;
   shuffle?: boolean;
+  rank?: number;
+  worldSize?: number;
   resumeFrom?: never;
   consumer?: string;
 }
@@ -230,6 +232,32 @@ export const contractScenarios: Record<string, (s: ContractSubject) => Promise<v
       `${s.name}: failures counted (${data.failureCount()}, ${data.failures().length})`,
     );
     check(seen >= 0, 'onStats returned a stopper');
+  },
+
+  async 'close() while the first batch is being made: the pending next() ends, nothing held, nothing failed'(s) {
+    const data = s.make();
+    const first = data[Symbol.asyncIterator]().next();
+    await data.close();
+    const r = await first;
+    check(r.done === true, `${s.name}: no batch after close() (got ${r.done ? 'the end' : 'a batch'})`);
+    check(heldNow(data) === 0, `${s.name}: ${heldNow(data)} held after close()`);
+    check(data.failures().length === 0, `${s.name}: ${data.failures().length} failures from a close()`);
+  },
+
+  async 'shuffled and shared out by rank: the ranks together deliver the epoch, every row once'(s) {
+    await using whole = s.make({ shuffle: true });
+    const all = await drain(whole, s.keysOf);
+    const shares: string[][] = [];
+    for (const rank of [0, 1, 2]) {
+      await using share = s.make({ shuffle: true, rank, worldSize: 3 });
+      shares.push(await drain(share, s.keysOf));
+    }
+    check(
+      shares.every((rows) => rows.length > 0),
+      `${s.name}: every rank gets rows (${shares.map((r) => r.length).join(', ')})`,
+    );
+    const union = shares.flat().sort();
+    check(union.join() === [...all].sort().join(), `${s.name}: 3 ranks deliver ${union.join()}\n  one rank ${[...all].sort().join()}`);
   },
 
   async 'epochs run in one for await; setEpoch(n) starts epoch n'(s) {

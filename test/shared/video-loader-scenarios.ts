@@ -289,7 +289,7 @@ export async function mutatedVideosFailTyped(
  * timeline is ffprobe's, and time-based clips through the loader hold, in each slot, the frame shown
  * at its sample time — the last frame whose pts is at or before it — by a plain scan of ffprobe's list.
  */
-export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader): Promise<void> {
+export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader, webcodecs?: GpuContext): Promise<void> {
   const bytes = await load('vfr.h264.mp4');
   const pts = JSON.parse(new TextDecoder().decode(await load('vfr.h264.mp4.pts.json'))) as number[];
   const video = await pool.demuxVideo(bytes, { packets: false });
@@ -309,6 +309,7 @@ export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader):
     return (pts[pick] ?? 0) - origin;
   };
   let clips = 0;
+  // With a GPU, the WebCodecs road (VideoDecoder's own timestamps) must give the same frames.
   await using data = videoLoader([{ bytes, label: 0, key: 'vfr' }], {
     clip: { frames: 6, fps },
     sampler: 'all',
@@ -316,6 +317,7 @@ export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader):
     batchSize: 4,
     pool,
     pastEnd: 'error',
+    ...(webcodecs ? { to: webcodecs, backend: 'webcodecs' as const } : {}),
   });
   for await (const batch of data) {
     for (let c = 0; c < batch.count; c++) {
@@ -334,6 +336,11 @@ export async function vfrClipsFollowTime(pool: DecodePool, load: FixtureLoader):
   }
   const span = (pts.at(-1) ?? 0) - origin;
   check(clips === Math.floor((span - 5 / fps) / (6 / fps)) + 1, `${clips} clips over ${span.toFixed(2)} s`);
+  const roads = data.roads();
+  check(
+    webcodecs ? roads.webcodecs === clips && roads.wasm === 0 : roads.wasm === clips,
+    `roads ${JSON.stringify(roads)} for ${clips} clips`,
+  );
 }
 
 /**
