@@ -59,31 +59,51 @@ printf '\x01\x00\x04\x08\x0c\x10\x02\x06' > "$work/seed-pool/submit-and-wait"
 printf '\x03\x00\xe0\xe4\xe8\xec\x07\x00' > "$work/seed-pool/stop-while-busy"
 printf '\x04\x00\x04\x08\x02\x0c\x10' > "$work/seed-pool/thread-without-state"
 
-failed=()
-for target in "${targets[@]}"; do
-  corpus="$TANDEM_CACHE/fuzz/corpus-$target"
-  mkdir -p "$here/regress/$target"
-  mkdir -p "$corpus"
-  log="$work/$target.log"
-  echo "[fuzz] fuzz-$target for ${seconds} s (corpus $corpus)"
-  set +e
-  max_len=1048576
+# One target: its report goes to $work/TARGET.out, its exit status to $work/TARGET.rc.
+fuzz_one() {
+  local target=$1
+  local corpus="$TANDEM_CACHE/fuzz/corpus-$target"
+  mkdir -p "$here/regress/$target" "$corpus"
+  local log="$work/$target.log" out="$work/$target.out"
+  echo "[fuzz] fuzz-$target for ${seconds} s (corpus $corpus)" >"$out"
+  local max_len=1048576
   [ "$target" = pool ] && max_len=256
+  set +e
   # ThreadSanitizer (pool) reports libFuzzer's own crash handler as signal-unsafe; the crash itself is reported first.
   TSAN_OPTIONS=report_signal_unsafe=0 \
   "$bin/fuzz-$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2560 -max_len=$max_len -print_final_stats=1 \
     -artifact_prefix="$artifacts/$target-" "$corpus" "$work/seed-$target" "$here/regress/$target" >"$log" 2>&1
-  rc=$?
+  local rc=$?
   set -e
+  local runs cov
   runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
   if [ "$rc" = 0 ]; then
-    echo "[fuzz] fuzz-$target: ${runs} executions, coverage ${cov} edges, no crash, leak or timeout"
+    echo "[fuzz] fuzz-$target: ${runs} executions, coverage ${cov} edges, no crash, leak or timeout" >>"$out"
   else
-    failed+=("$target")
-    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|timeout|leak' "$log" | head -20
-    tail -40 "$log"
-    echo "[fuzz] fuzz-$target FAILED (exit $rc); inputs under $artifacts"
+    { grep -E 'ERROR|SUMMARY|runtime error|Test unit written|timeout|leak' "$log" | head -20 || true
+      tail -40 "$log"
+      echo "[fuzz] fuzz-$target FAILED (exit $rc); inputs under $artifacts"; } >>"$out"
   fi
+  echo "$rc" >"$work/$target.rc"
+}
+
+# Each libFuzzer run is one thread: as many at once as there are cores (TANDEM_FUZZ_JOBS), so
+# every target still gets its SECONDS of a whole core and the tier takes a fraction of the time.
+jobs=${TANDEM_FUZZ_JOBS:-$(nproc)}
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait || true
+failed=()
+for target in "${targets[@]}"; do
+  cat "$work/$target.out"
+  [ "$(cat "$work/$target.rc" 2>/dev/null || echo 1)" = 0 ] || failed+=("$target")
 done
 [ ${#failed[@]} -eq 0 ] || { echo "[fuzz] failed: ${failed[*]}"; exit 1; }
