@@ -112,22 +112,14 @@ function read(r: Reader): Mp4Timeline | undefined {
   if (!mvhd) return undefined;
   const movie = headerTimes(r, mvhd);
   if (!movie || !(movie.duration > 0)) return undefined;
-  const traks = inMoov.filter((b) => b.type === 'trak');
-  for (const trak of traks) {
+  // One video track; with several, which one the demuxer picks is its own business: scan.
+  const videos = inMoov.filter((b) => b.type === 'trak').flatMap((trak) => {
     const mdia = r.child(trak, 'mdia');
     const hdlr = mdia && r.child(mdia, 'hdlr');
-    if (!mdia || !hdlr || r.type(hdlr.start + 8) !== 'vide') continue;
-    // The first video track, as av_find_best_stream picks among equals; more than one: scan.
-    if (traks.filter((t) => isVideo(r, t)).length > 1) return undefined;
-    return track(r, trak, mdia, movie);
-  }
-  return undefined;
-}
-
-function isVideo(r: Reader, trak: Box): boolean {
-  const mdia = r.child(trak, 'mdia');
-  const hdlr = mdia && r.child(mdia, 'hdlr');
-  return hdlr !== undefined && r.type(hdlr.start + 8) === 'vide';
+    return mdia && hdlr && r.type(hdlr.start + 8) === 'vide' ? [{ trak, mdia }] : [];
+  });
+  const only = videos.length === 1 ? videos[0] : undefined;
+  return only && track(r, only.trak, only.mdia, movie);
 }
 
 /** mvhd and mdhd share their layout up to the duration. */
