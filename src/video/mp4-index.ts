@@ -113,11 +113,13 @@ function read(r: Reader): Mp4Timeline | undefined {
   const movie = headerTimes(r, mvhd);
   if (!movie || !(movie.duration > 0)) return undefined;
   // One video track; with several, which one the demuxer picks is its own business: scan.
-  const videos = inMoov.filter((b) => b.type === 'trak').flatMap((trak) => {
-    const mdia = r.child(trak, 'mdia');
-    const hdlr = mdia && r.child(mdia, 'hdlr');
-    return mdia && hdlr && r.type(hdlr.start + 8) === 'vide' ? [{ trak, mdia }] : [];
-  });
+  const videos = inMoov
+    .filter((b) => b.type === 'trak')
+    .flatMap((trak) => {
+      const mdia = r.child(trak, 'mdia');
+      const hdlr = mdia && r.child(mdia, 'hdlr');
+      return mdia && hdlr && r.type(hdlr.start + 8) === 'vide' ? [{ trak, mdia }] : [];
+    });
   const only = videos.length === 1 ? videos[0] : undefined;
   return only && track(r, only.trak, only.mdia, movie);
 }
