@@ -18,15 +18,15 @@
 //     did every step the killed run logged; the final weights equal the uninterrupted run's, bit for bit.
 // Node's child runs dist/, rebuilt here when src/ has changed; Deno's runs src/ itself.
 // Runtime-neutral through node:child_process and node:fs, which Deno provides.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import process from 'node:process';
 import { Rng } from '../../src/random/index.ts';
 import { writeFolderShards } from '../../src/sources/index.ts';
 import { encodeJpeg, renderSample } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
+import { type ChildExit, type Kill, runKillable } from './kill-child.ts';
 import { hubImageFile } from './parquet-loader-scenarios.ts';
 
 /** How to start the child script: the runtime's executable and its arguments before the script. */
@@ -81,22 +81,8 @@ function readLog(dir: string): RunLog[] {
   return runs;
 }
 
-/** When to kill a run: `extraMs` after `due()` first holds (polled every 5 ms). */
-interface Kill {
-  due: () => boolean;
-  extraMs: number;
-}
-
-interface ChildExit {
-  code: number | null;
-  signal: string | null;
-  /** Whether the SIGKILL was sent before the child exited. */
-  killed: boolean;
-  stderr: string;
-}
-
 /** Runs the child to its end, or kills it at `kill`; resolves when it has exited. */
-function runChild(
+async function runChild(
   runtime: ChildRuntime,
   dir: string,
   mode: 'fresh' | 'resume',
@@ -105,34 +91,15 @@ function runChild(
   kill?: Kill,
   env: Record<string, string> = {},
 ): Promise<ChildExit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(runtime.command, [...runtime.args, CHILD, dir, mode, String(every), data.kind, data.path], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, ...env },
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Uint8Array) => (stderr += new TextDecoder().decode(d)));
-    let killed = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = kill
-      ? setInterval(() => {
-          if (!kill.due()) return;
-          clearInterval(poll);
-          timer = setTimeout(() => (killed = child.kill('SIGKILL')), kill.extraMs);
-        }, 5)
-      : undefined;
-    const limit = setTimeout(() => child.kill('SIGKILL'), 240_000);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      clearTimeout(limit);
-      // A child that never logged did not start (a broken build, a missing module).
-      if (!existsSync(join(dir, 'keys.log')))
-        reject(new Error(`training child exited with ${code ?? signal} before it logged: ${stderr.slice(-2000)}`));
-      else resolve({ code, signal, killed, stderr });
-    });
+  const exit = await runKillable(runtime.command, [...runtime.args, CHILD, dir, mode, String(every), data.kind, data.path], {
+    ...(kill ? { kill } : {}),
+    env,
+    limitMs: 240_000,
   });
+  // A child that never logged did not start (a broken build, a missing module).
+  if (!existsSync(join(dir, 'keys.log')))
+    throw new Error(`training child exited with ${exit.code ?? exit.signal} before it logged: ${exit.stderr.slice(-2000)}`);
+  return exit;
 }
 
 /** Whether the log in `dir` already has step `step`. */
@@ -251,7 +218,7 @@ export async function killedRunsResumeExactly(
         const extraMs = Math.round(rng.float() * (SLOW_WRITE_MS / 5));
         let whole = 0;
         kill = {
-          due: () => {
+          when: () => {
             const now = size(checkpoint);
             whole = Math.max(whole, now);
             return logged(dir, target) && (existsSync(partial) || (now >= 0 && now < whole / 1.5));
@@ -265,7 +232,7 @@ export async function killedRunsResumeExactly(
         // within a step: the kill lands in reading, decoding, uploading, a step or a checkpoint.
         const afterStep = pick(range(every + 1, last - 3).filter((s) => every === 1 || s % every === 1));
         const extraMs = Math.round(rng.float() * 40);
-        kill = { due: () => logged(dir, afterStep), extraMs };
+        kill = { when: () => logged(dir, afterStep), extraMs };
         what = `after step ${afterStep} + ${extraMs} ms, every ${every}`;
       }
       const env: Record<string, string> = duringWrite ? { TANDEM_TEST_SLOW_CHECKPOINT_MS: String(SLOW_WRITE_MS) } : {};

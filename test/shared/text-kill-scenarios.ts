@@ -15,7 +15,6 @@
 // Once per test, a checkpoint is refused by name when resumed with another --pack, --seq-len or
 // tokenizer file (one merge fewer, the same vocabulary).
 // Runtime-neutral through node:child_process and node:fs, which Deno provides.
-import { spawn } from 'node:child_process';
 import {
   closeSync,
   copyFileSync,
@@ -36,6 +35,7 @@ import process from 'node:process';
 import { Rng } from '../../src/random/index.ts';
 import { corpusDocuments } from '../../src/synthetic/index.ts';
 import { check } from './assert.ts';
+import { type ChildExit, type Kill, runKillable } from './kill-child.ts';
 import { ensureBuilt } from './resume-scenarios.ts';
 import { NON_ASCII, TRICKY, UNSEEN } from './tokenizer-texts.ts';
 
@@ -58,48 +58,9 @@ const STEPS = 12;
 /** How long a slowed checkpoint write holds its temporary file half-written. */
 const SLOW_WRITE_MS = 150;
 
-interface Exit {
-  code: number | null;
-  signal: string | null;
-  killed: boolean;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `tandem ARGS`; with `kill`, signals the started process (SIGKILL unless told) `extraMs` after `when` first holds (polled every 5 ms). */
-export function runCli(
-  runtime: CliRuntime,
-  args: string[],
-  kill?: { when: () => boolean; extraMs: number; signal?: 'SIGKILL' | 'SIGTERM' },
-  env: Record<string, string> = {},
-): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(runtime.command, [...runtime.args, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Uint8Array) => (stdout += new TextDecoder().decode(d)));
-    child.stderr.on('data', (d: Uint8Array) => (stderr += new TextDecoder().decode(d)));
-    let killed = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = kill
-      ? setInterval(() => {
-          if (!kill.when()) return;
-          clearInterval(poll);
-          timer = setTimeout(() => (killed = child.kill(kill.signal ?? 'SIGKILL')), kill.extraMs);
-        }, 5)
-      : undefined;
-    const limit = setTimeout(() => child.kill('SIGKILL'), 180_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      clearTimeout(limit);
-      resolve({ code, signal, killed, stdout, stderr });
-    });
-  });
+/** Runs `tandem ARGS`; with `kill`, signals the started process at that moment (see runKillable). */
+export function runCli(runtime: CliRuntime, args: string[], kill?: Kill, env: Record<string, string> = {}): Promise<ChildExit> {
+  return runKillable(runtime.command, [...runtime.args, ...args], { ...(kill ? { kill } : {}), env, limitMs: 180_000 });
 }
 
 /** The step a text checkpoint holds, read from its header alone; undefined while there is none. */
