@@ -1,7 +1,7 @@
 // The JS side of the job record shared with wasm/src/tandem_decode.h. Every field is one i32 word;
 // the C side static-asserts the same layout, and loadDecodeModule checks the word count at start.
 
-export const JOB_WORDS = 70;
+export const JOB_WORDS = 81;
 export const JOB_MESSAGE_BYTES = 96;
 export const JOB_BYTES = JOB_WORDS * 4 + JOB_MESSAGE_BYTES;
 /**
@@ -99,6 +99,19 @@ export const enum Field {
   ColorRange,
   ColorPrimaries,
   ColorTrc,
+  // packets request (src/decode/packets.ts): the table and extradata as byte offsets in the input,
+  // and the stream's parameters as the container's index gives them
+  PkTable,
+  PkCount,
+  PkExtradata,
+  PkExtradataLen,
+  PkCodec,
+  PkWidth,
+  PkHeight,
+  PkDurationMs,
+  PkRateMilli,
+  PkColor,
+  PkTimescale,
 }
 
 export const enum JobKind {
@@ -108,6 +121,7 @@ export const enum JobKind {
   VideoStream = 3,
   VideoDemux = 4,
   VideoDemuxStream = 5,
+  VideoPackets = 6,
 }
 export const enum SelectMode {
   Indices = 0,

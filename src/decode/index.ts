@@ -12,6 +12,7 @@ export {
 } from './pool.ts';
 export { codecString, type DemuxedVideo, type VideoDemuxOptions } from './demux.ts';
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';
+export { PACKET_KEY, PACKET_RUN, type PacketCodec, type VideoPackets } from './packets.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
 export { VideoClipBatcher, type EncodedClip, type VideoClipBatch, type VideoClipBatcherOptions } from './clips.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';

@@ -16,6 +16,7 @@ import {
 import { writeRandomCrop, writeResize, type ImageDecodeOptions } from './options.ts';
 import { checkDemuxOptions, fillDemux, readDemux, type DemuxedVideo, type VideoDemuxOptions } from './demux.ts';
 import { initStreamRecord, StreamServer, type ByteSource } from './stream.ts';
+import { isVideoPackets, packetsInput, type VideoPackets } from './packets.ts';
 import { PthreadBackend } from './threads.ts';
 import { WorkerBackend } from './workers.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -301,9 +302,22 @@ export class DecodePool {
    * Decodes the frames chosen by `options.frames` of a whole in-memory video (MP4/MOV, WebM, MKV;
    * H.264, VP8, VP9) into consecutive height × width × channels u8 slots starting at `targetPtr`
    * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
+   * `input` may instead be a clip's packets cut from the container (VideoPackets: an MP4's index,
+   * read with readMp4Index and readClipPackets); no container is then opened, and the frames are
+   * picked by `frameTimes`.
    */
-  async decodeVideo(bytes: Uint8Array, target: DecodeTarget, options: VideoDecodeOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
-    return this.#video(bytes, this.#targetAddress(target, clipBytes(options)), options, signal);
+  async decodeVideo(
+    input: Uint8Array | VideoPackets,
+    target: DecodeTarget,
+    options: VideoDecodeOptions,
+    signal?: AbortSignal,
+  ): Promise<DecodedVideoInfo> {
+    const targetPtr = this.#targetAddress(target, clipBytes(options));
+    if (!isVideoPackets(input)) return this.#video(input, targetPtr, options, signal);
+    // Packets cut from the container: no container to seek in, so the frames are picked by their own times.
+    if (!('frameTimes' in options.frames)) throw new DecodeError('bad-request', 'a clip given as packets picks its frames by frameTimes');
+    const packets = packetsInput(input);
+    return this.#video(packets.bytes, targetPtr, options, signal, packets.fill);
   }
 
   /**

@@ -1,8 +1,8 @@
-// A video's timeline from an MP4's sample tables, without reading or copying a packet: the `moov`
-// box's video track gives every sample's decode time (stts), composition offset (ctts), keyframe
-// flag (stss), size (stsz) and file offset (stsc + stco/co64). The clip sampler needs only the
-// presentation times, so the loader's sample stage reads them here instead of running the wasm
-// demuxer over the whole file on a decode thread.
+// A video's timeline and packets from an MP4's sample tables, without demuxing: the `moov` box's
+// video track gives every sample's decode time (stts), composition offset (ctts), keyframe flag
+// (stss), size (stsz) and file offset (stsc + stco/co64). The loader's sample stage reads the
+// presentation times here for the clip sampler, and cuts each clip's packets by their byte ranges
+// (clip-packets.ts), so a clip reads its own GOPs and the decode job opens no container.
 //
 // The times must be the wasm demuxer's (libavformat's mov demuxer) to the microsecond, so only the
 // layouts whose times that demuxer gives plainly are taken: no edit list, or one edit starting
@@ -11,6 +11,7 @@
 // files, empty or several edits, frames cut by an edit, `stz2`) returns undefined and the caller
 // scans with the demuxer, as it did before. Malformed boxes return undefined too: the demuxer
 // then gives the typed error.
+import type { ByteSource, PacketCodec } from '../decode/index.ts';
 
 /** What the clip sampler and the crop draw need, read from the index. */
 export interface Mp4Timeline {
@@ -24,6 +25,31 @@ export interface Mp4Timeline {
   frameTimes: Float64Array;
   samples: number;
   keyframes: number;
+}
+
+/** The timeline and, per sample in decode order, what a packets job needs (VideoPackets). */
+export interface Mp4Index extends Mp4Timeline {
+  /** The decoder a packets job uses for the sample entry; undefined where only the demuxer's road can decode it. */
+  codec: PacketCodec | undefined;
+  /** The sample entry's codec configuration (`avcC`'s payload), as the demuxer hands it to the decoder. */
+  extradata: Uint8Array | undefined;
+  /** The `colr` box's tags as libavcodec's enum values; undefined without one. */
+  color: { space: number; range: number; primaries: number; transfer: number } | undefined;
+  /** Frames per second over the track (samples ÷ media duration); 0 when unknown. */
+  frameRate: number;
+  /** The track's timescale: ticks per second of pts, dts and durations. */
+  timescale: number;
+  /** Per sample, decode order: presentation and decode time in ticks from the stream's start, duration in ticks. */
+  pts: Float64Array;
+  dts: Float64Array;
+  durations: Float64Array;
+  /** Per sample: byte offset in the file and size. */
+  offsets: Float64Array;
+  sizes: Uint32Array;
+  /** Per sample: 1 where it is a keyframe (every sample when the track has no `stss`). */
+  key: Uint8Array;
+  /** Bytes read to find and read the index (the file's head and its `moov`). */
+  indexBytes: number;
 }
 
 /**
@@ -91,21 +117,78 @@ class Reader {
   }
 }
 
-/** Reads the first video track's timeline, or undefined where the demuxer must scan (see above). */
-export function readMp4Timeline(bytes: Uint8Array): Mp4Timeline | undefined {
+/** Reads the first video track's timeline from a whole file, or undefined where the demuxer must scan (see above). */
+export function readMp4Timeline(bytes: Uint8Array): Mp4Index | undefined {
+  return guarded(() => {
+    const r = new Reader(bytes);
+    const top = r.boxes(0, r.bytes.length);
+    if (!top || top[0]?.type !== 'ftyp' || top.some((b) => b.type === 'moof')) return undefined;
+    const moov = top.find((b) => b.type === 'moov');
+    return moov && readMoov(r, moov, bytes.length);
+  });
+}
+
+/** The most bytes of `moov` read from a source: some 3 hours of 30 fps video's tables. */
+const MAX_MOOV_BYTES = 64 << 20;
+/** The file's head read first: `ftyp` and, in a file written for streaming, `moov` behind it. */
+const HEAD_BYTES = 16 << 10;
+/** Top-level boxes walked before giving up on finding `moov`. */
+const MAX_TOP_BOXES = 64;
+
+/**
+ * The index of an MP4 read through ranged reads of `source`: the head, then each top-level box's
+ * header until `moov`, then `moov` whole; never the media data. Undefined where the file is not
+ * an MP4 whose index this reader takes (the caller then reads the file whole and scans it).
+ */
+export async function readMp4Index(source: ByteSource): Promise<Mp4Index | undefined> {
+  const size = source.size;
+  if (size === undefined || !(size > 8)) return undefined;
+  let read = 0;
+  const fetch = async (offset: number, length: number): Promise<Uint8Array> => {
+    const bytes = await source.read(offset, length);
+    read += bytes.length;
+    return bytes;
+  };
+  const head = await fetch(0, Math.min(size, HEAD_BYTES));
+  if (head.length < 16 || String.fromCharCode(...head.subarray(4, 8)) !== 'ftyp') return undefined;
+  let at = 0;
+  for (let boxes = 0; boxes < MAX_TOP_BOXES && at + 8 <= size; boxes++) {
+    const header = at + 16 <= head.length ? head.subarray(at, at + 16) : await fetch(at, Math.min(16, size - at));
+    if (header.length < 8) return undefined;
+    const h = new Reader(header);
+    const type = h.type(4);
+    let boxSize = h.u32(0);
+    if (boxSize === 1) boxSize = header.length >= 16 ? h.u64(8) : Number.NaN;
+    else if (boxSize === 0) boxSize = size - at;
+    if (!(boxSize >= 8) || at + boxSize > size || type === 'moof') return undefined;
+    if (type === 'moov') {
+      if (boxSize > MAX_MOOV_BYTES) return undefined;
+      const bytes = at + boxSize <= head.length ? head.subarray(at, at + boxSize) : await fetch(at, boxSize);
+      if (bytes.length !== boxSize) return undefined;
+      const index = guarded(() => {
+        const r = new Reader(bytes);
+        const moov = r.boxes(0, bytes.length)?.[0];
+        return moov && readMoov(r, moov, size);
+      });
+      if (index) index.indexBytes = read;
+      return index;
+    }
+    at += boxSize;
+  }
+  return undefined;
+}
+
+function guarded<T>(read: () => T | undefined): T | undefined {
   try {
-    return read(new Reader(bytes));
+    return read();
   } catch (error) {
     if (error instanceof RangeError) return undefined; // a table running past its box or the file
     throw error;
   }
 }
 
-function read(r: Reader): Mp4Timeline | undefined {
-  const top = r.boxes(0, r.bytes.length);
-  if (!top || top[0]?.type !== 'ftyp') return undefined;
-  const moov = top.find((b) => b.type === 'moov');
-  if (!moov || top.some((b) => b.type === 'moof')) return undefined;
+/** The index from `moov`'s box in `r`; `fileSize` bounds the samples' byte ranges. */
+function readMoov(r: Reader, moov: Box, fileSize: number): Mp4Index | undefined {
   const inMoov = r.boxes(moov.start, moov.end);
   if (!inMoov || inMoov.some((b) => b.type === 'mvex')) return undefined; // fragmented
   const mvhd = inMoov.find((b) => b.type === 'mvhd');
@@ -121,7 +204,7 @@ function read(r: Reader): Mp4Timeline | undefined {
       return mdia && hdlr && r.type(hdlr.start + 8) === 'vide' ? [{ trak, mdia }] : [];
     });
   const only = videos.length === 1 ? videos[0] : undefined;
-  return only && track(r, only.trak, only.mdia, movie);
+  return only && track(r, only.trak, only.mdia, movie, fileSize);
 }
 
 /** mvhd and mdhd share their layout up to the duration. */
@@ -132,7 +215,7 @@ function headerTimes(r: Reader, box: Box): { timescale: number; duration: number
   return timescale > 0 ? { timescale, duration } : undefined;
 }
 
-function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; duration: number }): Mp4Timeline | undefined {
+function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; duration: number }, fileSize: number): Mp4Index | undefined {
   const mdhd = r.child(mdia, 'mdhd');
   const minf = r.child(mdia, 'minf');
   const stbl = minf && r.child(minf, 'stbl');
@@ -157,20 +240,36 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   if (count === 0 || count > MAX_SAMPLES) return undefined;
   const dts = decodeTimes(r, stts, count);
   if (!dts) return undefined;
+  const durations = new Float64Array(count);
+  for (let i = 0; i < count; i++) durations[i] = i + 1 < count ? (dts[i + 1] ?? 0) - (dts[i] ?? 0) : lastDelta(r, stts);
+  const pts = dts.slice();
   const ctts = table('ctts');
-  if (ctts && !addOffsets(r, ctts, dts)) return undefined;
+  if (ctts && !addOffsets(r, ctts, pts)) return undefined;
   const edit = editShift(r, trak, movie.timescale, media.timescale);
   if (edit === undefined) return undefined;
   const shift = edit ?? 0;
   // Times count from the stream's start: its first shown frame (a stream without an edit list
   // whose first frame shows after its decode, at a composition offset, starts there).
   let start = Number.POSITIVE_INFINITY;
-  for (const t of dts) start = Math.min(start, t - shift);
+  for (const t of pts) start = Math.min(start, t - shift);
   // A frame the edit cuts (the demuxer marks it discarded), or an edit whose first frame shows
   // late: left to the demuxer.
   if (start < 0 || (edit !== null && start > 0)) return undefined;
-  const frameTimes = dts.map((t) => microseconds(t - shift - start, media.timescale) / 1e6).sort();
+  for (let i = 0; i < count; i++) {
+    pts[i] = (pts[i] ?? 0) - shift - start;
+    dts[i] = (dts[i] ?? 0) - shift - start;
+  }
+  const frameTimes = pts.map((t) => microseconds(t, media.timescale) / 1e6).sort();
+  const sizes = sampleSizes(r, stsz, count);
+  const offsets = sizes && sampleOffsets(r, tables, sizes, fileSize);
+  if (!sizes || !offsets) return undefined;
   const stss = table('stss');
+  const key = stss ? keyFlags(r, stss, count) : new Uint8Array(count).fill(1);
+  if (!key) return undefined;
+  const children = r.boxes(entry.start + 78, entry.end) ?? [];
+  const config = children.find((b) => b.type === 'avcC');
+  const codec = (entry.type === 'avc1' || entry.type === 'avc3') && config ? 'h264' : undefined;
+  const mediaSeconds = media.duration / media.timescale;
   return {
     sampleEntry: entry.type,
     codedWidth,
@@ -178,8 +277,94 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
     durationSeconds: Math.floor(microseconds(movie.duration, movie.timescale) / 1000) / 1000,
     frameTimes,
     samples: count,
-    keyframes: stss ? r.u32(stss.start + 4) : count,
+    keyframes: key.reduce((n, k) => n + k, 0),
+    codec,
+    extradata: config ? r.bytes.slice(config.start, config.end) : undefined,
+    color: colourTags(
+      r,
+      children.find((b) => b.type === 'colr'),
+    ),
+    frameRate: mediaSeconds > 0 ? count / mediaSeconds : 0,
+    timescale: media.timescale,
+    pts,
+    dts,
+    durations,
+    offsets,
+    sizes,
+    key,
+    indexBytes: 0,
   };
+}
+
+/** The last stts entry's delta: the last sample's duration. */
+function lastDelta(r: Reader, stts: Box): number {
+  const entries = r.u32(stts.start + 4);
+  return entries > 0 ? r.u32(stts.start + 12 + (entries - 1) * 8) : 0;
+}
+
+/** Each sample's size (stsz: one size for all, or a table). */
+function sampleSizes(r: Reader, stsz: Box, count: number): Uint32Array | undefined {
+  const fixed = r.u32(stsz.start + 4);
+  const sizes = new Uint32Array(count);
+  if (fixed !== 0) return sizes.fill(fixed);
+  for (let i = 0; i < count; i++) sizes[i] = r.u32(stsz.start + 12 + i * 4);
+  return sizes;
+}
+
+/** Each sample's file offset: chunks from stco/co64, samples per chunk from stsc, sizes within a chunk. */
+function sampleOffsets(r: Reader, tables: Box[], sizes: Uint32Array, fileSize: number): Float64Array | undefined {
+  const stsc = tables.find((b) => b.type === 'stsc');
+  const stco = tables.find((b) => b.type === 'stco');
+  const co64 = tables.find((b) => b.type === 'co64');
+  const chunkBox = stco ?? co64;
+  if (!stsc || !chunkBox) return undefined;
+  const chunks = r.u32(chunkBox.start + 4);
+  const chunkOffset = (c: number) => (stco ? r.u32(stco.start + 8 + c * 4) : r.u64(chunkBox.start + 8 + c * 8));
+  const runs = r.u32(stsc.start + 4);
+  const offsets = new Float64Array(sizes.length);
+  let sample = 0;
+  for (let e = 0; e < runs && sample < sizes.length; e++) {
+    const first = r.u32(stsc.start + 8 + e * 12) - 1;
+    const perChunk = r.u32(stsc.start + 12 + e * 12);
+    const last = e + 1 < runs ? r.u32(stsc.start + 8 + (e + 1) * 12) - 1 : chunks;
+    if (first < 0 || last > chunks || last < first || perChunk === 0) return undefined;
+    for (let c = first; c < last && sample < sizes.length; c++) {
+      let at = chunkOffset(c);
+      for (let k = 0; k < perChunk && sample < sizes.length; k++, sample++) {
+        const size = sizes[sample] ?? 0;
+        if (!(at >= 0) || at + size > fileSize) return undefined;
+        offsets[sample] = at;
+        at += size;
+      }
+    }
+  }
+  return sample === sizes.length ? offsets : undefined;
+}
+
+/** 1 per keyframe sample (stss lists them, numbered from 1). */
+function keyFlags(r: Reader, stss: Box, count: number): Uint8Array | undefined {
+  const key = new Uint8Array(count);
+  const entries = r.u32(stss.start + 4);
+  for (let e = 0; e < entries; e++) {
+    const n = r.u32(stss.start + 8 + e * 4);
+    if (n < 1 || n > count) return undefined;
+    key[n - 1] = 1;
+  }
+  return key;
+}
+
+/** A `colr` box's nclx/nclc tags as the demuxer passes them on (range: 2 full, 1 limited, nclc none). */
+function colourTags(r: Reader, colr: Box | undefined): Mp4Index['color'] {
+  if (!colr || colr.end - colr.start < 10) return undefined;
+  const kind = r.type(colr.start);
+  if (kind !== 'nclx' && kind !== 'nclc') return undefined;
+  const primaries = r.u16(colr.start + 4);
+  const transfer = r.u16(colr.start + 6);
+  const space = r.u16(colr.start + 8);
+  const range = kind === 'nclx' && colr.end - colr.start >= 11 ? (r.u8(colr.start + 10) >> 7 === 1 ? 2 : 1) : 0;
+  // Values past a byte name nothing libavutil knows: unspecified (2), as the demuxer makes them.
+  const known = (v: number) => (v <= 255 ? v : 2);
+  return { space: known(space), range, primaries: known(primaries), transfer: known(transfer) };
 }
 
 /** Each sample's decode time, in the media's timescale (stts). */

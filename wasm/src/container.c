@@ -66,6 +66,13 @@ int media_read_failure(td_job *job, const media *m, int r, const char *why) {
   return td_fail(job, m->io.wanted_past_end || r == AVERROR_EOF ? TD_E_TRUNCATED : TD_E_CORRUPT, r, why);
 }
 
+int td_check_declared_size(td_job *job) {
+  if ((int64_t)job->src_w * job->src_h <= job->max_pixels) return TD_OK;
+  char why[96];
+  snprintf(why, sizeof why, "declared size %dx%d is over the limit of %d pixels", job->src_w, job->src_h, job->max_pixels);
+  return td_fail(job, TD_E_TOO_LARGE, 0, why);
+}
+
 int media_open(media *m, td_job *job, enum AVMediaType type) {
   memset(m, 0, sizeof *m);
   if (td_io_init(&m->io, job) != 0) return td_fail(job, TD_E_BAD_REQUEST, 0, "streamed input needs the pthreads build and a window buffer");
@@ -109,6 +116,7 @@ int media_open(media *m, td_job *job, enum AVMediaType type) {
                    type == AVMEDIA_TYPE_AUDIO ? "the file has no audio stream" : "the file has no video stream");
   m->st = m->fmt->streams[index];
   m->start = m->st->start_time != AV_NOPTS_VALUE ? m->st->start_time : 0;
+  m->tb = m->st->time_base;
   job->codec = codec_code(m->st->codecpar->codec_id);
   int64_t us = m->fmt->duration;
   if (us == AV_NOPTS_VALUE && m->st->duration != AV_NOPTS_VALUE) us = av_rescale_q(m->st->duration, m->st->time_base, AV_TIME_BASE_Q);

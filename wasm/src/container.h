@@ -26,7 +26,14 @@ typedef struct media {
   AVFormatContext *fmt;
   AVCodecContext *dec;
   AVStream *st;
+  AVRational tb; /* the stream's time base */
   int64_t start; /* the stream's first timestamp, in its time base */
+  int64_t first_dts; /* of the first packet sent since the job last set it to AV_NOPTS_VALUE (after a seek) */
+  /* Packets jobs (no fmt, no st): the caller's packets in decode order, the next one to send, and
+   * whether the decoder is being drained at a run's end before the next run's first packet. */
+  const td_packet *packets;
+  const uint8_t *packet_data;
+  int packet_count, next_packet, run_break, last_break;
   /* When set, asked before each packet of the stream is decoded: 0 lets the decoder skip the
    * frame if no other frame references it (skip_frame = AVDISCARD_NONREF). */
   int (*wanted)(void *ctx, int64_t pts);
@@ -37,6 +44,8 @@ typedef struct media {
  * job->format, job->codec and job->duration_ms and checks the declared duration against the limit.
  * Returns TD_OK or the failure recorded in job. */
 int media_open(media *m, td_job *job, enum AVMediaType type);
+/* TD_E_TOO_LARGE when job->src_w x src_h (the declared size) is over job->max_pixels. */
+int td_check_declared_size(td_job *job);
 /* The end of every media job (also after a failed media_open). */
 void media_close(media *m, td_worker *w);
 /* The failure a read error `r` stands for (budget, memory, source, size, cut or damaged file). */

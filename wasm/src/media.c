@@ -9,6 +9,7 @@
 #include "container.h"
 #include "fail.h"
 #include "io.h"
+#include "packets.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -28,7 +29,7 @@
 #define SEEK_GAP_MS              1000
 
 /* A time in ms from the stream's start, as a timestamp in its time base. */
-static int64_t stream_ts(const media *m, int64_t ms) { return ts_add(m->start, av_rescale_q(ms, (AVRational){1, 1000}, m->st->time_base)); }
+static int64_t stream_ts(const media *m, int64_t ms) { return ts_add(m->start, av_rescale_q(ms, (AVRational){1, 1000}, m->tb)); }
 
 static int media_open_decoder(media *m, td_job *job) {
   const AVCodecParameters *par = m->st->codecpar;
@@ -53,13 +54,25 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
     if (td_io_over_budget(&m->io)) return AVERROR_EXIT;
     int r = avcodec_receive_frame(m->dec, frame);
     if (r == 0) return 0;
+    if (r == AVERROR_EOF && m->run_break) {
+      m->run_break = 0;
+      avcodec_flush_buffers(m->dec);
+      continue;
+    }
     if (r == AVERROR_EOF) return AVERROR_EOF;
     if (r != AVERROR(EAGAIN)) {
       if (r != AVERROR_INVALIDDATA || ++bad >= MAX_BAD_PACKETS_IN_A_ROW) return r;
       continue;
     }
     if (*draining) return AVERROR_EOF;
-    r = av_read_frame(m->fmt, pkt);
+    r = m->fmt ? av_read_frame(m->fmt, pkt) : td_packets_next(m, pkt);
+    if (r == TD_PACKETS_RUN_BREAK) {
+      /* The frames of the run so far come out first (a drain), then the decoder starts afresh. */
+      m->run_break = 1;
+      r = avcodec_send_packet(m->dec, NULL);
+      if (r < 0 && r != AVERROR_EOF) return r;
+      continue;
+    }
     if (r == AVERROR_EOF) {
       *draining = 1;
       r = avcodec_send_packet(m->dec, NULL);
@@ -67,10 +80,11 @@ static int next_frame(media *m, AVPacket *pkt, AVFrame *frame, int *draining) {
       continue;
     }
     if (r < 0) return r;
-    if (pkt->stream_index != m->st->index) {
+    if (m->st && pkt->stream_index != m->st->index) {
       av_packet_unref(pkt);
       continue;
     }
+    if (m->first_dts == AV_NOPTS_VALUE) m->first_dts = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
     if (m->wanted) m->dec->skip_frame = m->wanted(m->wanted_ctx, pkt->pts) ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
     r = avcodec_send_packet(m->dec, pkt);
     av_packet_unref(pkt);
@@ -346,7 +360,7 @@ static int emit(clip *c, const AVFrame *f, target *t) {
   if (c->job->flip) td_mirror_image(slot, c->job->dst_w, c->job->dst_h, c->job->channels);
   if (c->pts_out) {
     int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? c->m->start : f->best_effort_timestamp;
-    int64_t ms = av_rescale_q(ts_sub(pts, c->m->start), c->m->st->time_base, (AVRational){1, 1000});
+    int64_t ms = av_rescale_q(ts_sub(pts, c->m->start), c->m->tb, (AVRational){1, 1000});
     c->pts_out[t->slot] = ms > INT_MAX ? INT_MAX : ms < INT_MIN ? INT_MIN : (int32_t)ms;
   }
   t->done = 1;
@@ -372,6 +386,10 @@ typedef struct video_job {
    * timestamps run backwards would otherwise seek back to the same keyframe forever. */
   int64_t reached;
   int seeks_left;
+  /* A seek lands on the keyframe whose dts is at or before the wanted time; frames of the GOP
+   * before it can still be shown at that time (reordered after their dts). When the first frame
+   * out after a seek is later than the next target, the job steps back one keyframe. */
+  int after_seek, step_backs_left;
 } video_job;
 
 /* The request itself: TD_OK or the failure. Marks every frame time unknown (-1). */
@@ -390,6 +408,8 @@ static int video_check_request(td_job *job) {
   if (pts_out)
     for (int i = 0; i < n; i++) pts_out[i] = -1;
   if (job->kind != TD_KIND_VIDEO_STREAM && job->src_len <= 0) return td_fail(job, TD_E_EMPTY, 0, "empty input");
+  if (job->kind == TD_KIND_VIDEO_PACKETS && mode != TD_SELECT_FRAME_TIMES_MS)
+    return td_fail(job, TD_E_BAD_REQUEST, 0, "a packets job picks its frames by their own times");
   return TD_OK;
 }
 
@@ -399,7 +419,7 @@ static int video_check_request(td_job *job) {
 static int video_wants(void *ctx, int64_t pts) {
   const video_job *v = ctx;
   if (pts == AV_NOPTS_VALUE) return 1;
-  const int64_t us = av_rescale_q(ts_sub(pts, v->m.start), v->m.st->time_base, (AVRational){1, 1000000});
+  const int64_t us = av_rescale_q(ts_sub(pts, v->m.start), v->m.tb, (AVRational){1, 1000000});
   const int64_t ms = us >= 0 ? (us + 999) / 1000 : -1;
   int lo = 0, hi = v->n;
   while (lo < hi) {
@@ -426,20 +446,25 @@ static int video_setup(video_job *v) {
   }
   qsort(v->targets, (size_t)v->n, sizeof *v->targets, by_key_then_slot);
 
-  int st = media_open(m, job, AVMEDIA_TYPE_VIDEO);
-  if (st != TD_OK) return st;
-  const AVCodecParameters *par = m->st->codecpar;
-  job->src_w = par->width;
-  job->src_h = par->height;
-  if ((int64_t)par->width * par->height > job->max_pixels) {
-    char why[96];
-    snprintf(why, sizeof why, "declared size %dx%d is over the limit of %d pixels", par->width, par->height, job->max_pixels);
-    return td_fail(job, TD_E_TOO_LARGE, 0, why);
+  int st;
+  if (job->kind == TD_KIND_VIDEO_PACKETS) {
+    /* No container: the caller's packets and the parameters it read from the container's index. */
+    st = td_packets_open(m, job);
+    if (st != TD_OK) return st;
+    v->fps = job->src_rate > 0 ? (AVRational){job->src_rate, 1000} : (AVRational){0, 1};
+  } else {
+    st = media_open(m, job, AVMEDIA_TYPE_VIDEO);
+    if (st != TD_OK) return st;
+    const AVCodecParameters *par = m->st->codecpar;
+    job->src_w = par->width;
+    job->src_h = par->height;
+    st = td_check_declared_size(job);
+    if (st != TD_OK) return st;
+    v->fps = av_guess_frame_rate(m->fmt, m->st, NULL);
+    job->src_rate = v->fps.num > 0 && v->fps.den > 0 ? (int32_t)av_rescale(v->fps.num, 1000, v->fps.den) : 0;
+    st = media_open_decoder(m, job);
+    if (st != TD_OK) return st;
   }
-  v->fps = av_guess_frame_rate(m->fmt, m->st, NULL);
-  job->src_rate = v->fps.num > 0 && v->fps.den > 0 ? (int32_t)av_rescale(v->fps.num, 1000, v->fps.den) : 0;
-  st = media_open_decoder(m, job);
-  if (st != TD_OK) return st;
   v->prev = av_frame_alloc();
   if (!v->prev) return td_fail(job, TD_E_NOMEM, AVERROR(ENOMEM), "cannot allocate a frame");
   if (v->mode == TD_SELECT_FRAME_TIMES_MS) {
@@ -461,22 +486,41 @@ static int video_take_indexed(video_job *v, AVFrame *f) {
   return TD_OK;
 }
 
+/* Seeks the video stream to the keyframe at or before ts and starts the decoder afresh. */
+static int video_seek(video_job *v, int64_t ts) {
+  media *m = &v->m;
+  if (av_seek_frame(m->fmt, m->st->index, ts, AVSEEK_FLAG_BACKWARD) < 0) return 0;
+  avcodec_flush_buffers(m->dec);
+  av_frame_unref(v->prev);
+  m->first_dts = AV_NOPTS_VALUE;
+  v->after_seek = 1;
+  return 1;
+}
+
+/* The first frame out after a seek (at pts) is later than the next target: the target's frame
+ * was in the GOP before, so seek to the keyframe before the one landed on. Returns 1 when it did
+ * (the frame is then dropped). */
+static int video_step_back(video_job *v, int64_t pts) {
+  media *m = &v->m;
+  v->after_seek = 0;
+  if (v->step_backs_left <= 0 || m->first_dts == AV_NOPTS_VALUE || pts <= stream_ts(m, v->targets[v->j].key)) return 0;
+  v->step_backs_left--;
+  return video_seek(v, ts_sub(m->first_dts, 1));
+}
+
 /* Far from the next target (after a frame at pts) with a keyframe in between: seek instead of
  * decoding the gap. */
 static void video_seek_gap(video_job *v, int64_t pts) {
   media *m = &v->m;
   const int64_t next_ts = stream_ts(m, v->targets[v->j].key);
-  if (ts_sub(next_ts, pts) <= av_rescale_q(SEEK_GAP_MS, (AVRational){1, 1000}, m->st->time_base)) return;
+  if (!m->fmt || ts_sub(next_ts, pts) <= av_rescale_q(SEEK_GAP_MS, (AVRational){1, 1000}, m->tb)) return;
   int e = avformat_index_get_entries_count(m->st) > 0 ? 0 : -1;
   const AVIndexEntry *key = e == 0 ? avformat_index_get_entry_from_timestamp(m->st, next_ts, AVSEEK_FLAG_BACKWARD) : NULL;
   /* Read the entry now: seeking can add index entries, which moves the array it lives in. */
   const int64_t key_ts = key ? key->timestamp : INT64_MIN;
-  if (key && key_ts > v->reached && v->seeks_left > 0 && !v->draining &&
-      av_seek_frame(m->fmt, m->st->index, next_ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+  if (key && key_ts > v->reached && v->seeks_left > 0 && !v->draining && video_seek(v, next_ts)) {
     v->seeks_left--;
-    v->reached = key_ts;
-    avcodec_flush_buffers(m->dec);
-    av_frame_unref(v->prev); /* the keyframe at or before the target comes first */
+    v->reached = key_ts; /* the keyframe at or before the target comes first */
   }
 }
 
@@ -484,6 +528,10 @@ static void video_seek_gap(video_job *v, int64_t pts) {
  * (f) settles the targets before its pts, which show the frame before it; f then becomes prev. */
 static int video_take_timed(video_job *v, AVFrame *f) {
   int64_t pts = f->best_effort_timestamp == AV_NOPTS_VALUE ? ts_add(v->last_pts, 1) : f->best_effort_timestamp;
+  if (v->after_seek && video_step_back(v, pts)) {
+    av_frame_unref(f);
+    return TD_OK;
+  }
   while (v->j < v->n && stream_ts(&v->m, v->targets[v->j].key) < pts) {
     int st = emit(&v->c, v->prev->buf[0] ? v->prev : f, &v->targets[v->j]);
     if (st != TD_OK) return st;
@@ -502,10 +550,8 @@ static int video_decode(video_job *v) {
   media *m = &v->m;
   AVFrame *f = v->w->frame;
   v->seeks_left = v->n + 8;
-  if (v->mode != TD_SELECT_INDICES && v->targets[0].key > 0) {
-    int64_t ts = stream_ts(m, v->targets[0].key);
-    if (av_seek_frame(m->fmt, m->st->index, ts, AVSEEK_FLAG_BACKWARD) >= 0) avcodec_flush_buffers(m->dec);
-  }
+  v->step_backs_left = v->n + 8;
+  if (m->fmt && v->mode != TD_SELECT_INDICES && v->targets[0].key > 0) video_seek(v, stream_ts(m, v->targets[0].key));
   int r = 0;
   while (v->j < v->n) {
     r = next_frame(m, v->w->packet, f, &v->draining);
@@ -517,7 +563,7 @@ static int video_decode(video_job *v) {
   /* At the end: times within the last frame's display interval still show it. */
   if (v->mode != TD_SELECT_INDICES && v->prev->buf[0]) {
     const AVFrame *prev = v->prev;
-    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : v->fps.num > 0 ? av_rescale_q(1, av_inv_q(v->fps), m->st->time_base) : 0;
+    int64_t dur = prev->pkt_duration > 0 ? prev->pkt_duration : v->fps.num > 0 ? av_rescale_q(1, av_inv_q(v->fps), m->tb) : 0;
     while (v->j < v->n && stream_ts(m, v->targets[v->j].key) < ts_add(v->last_pts, dur)) {
       int st = emit(&v->c, v->prev, &v->targets[v->j]);
       if (st != TD_OK) return st;
@@ -538,7 +584,7 @@ static int video_finish(video_job *v) {
   if (j < n && td_size_refused()) return td_fail(job, TD_E_TOO_LARGE, 0, "the stream declares a frame size over the pixel limit");
   if (j < n) {
     /* Frames the container says exist but the data did not hold: the file was cut. */
-    int64_t declared = mode == TD_SELECT_INDICES ? (m->st->nb_frames > 0   ? m->st->nb_frames
+    int64_t declared = mode == TD_SELECT_INDICES ? (m->st && m->st->nb_frames > 0 ? m->st->nb_frames
                                                     : job->duration_ms > 0 ? (int64_t)job->duration_ms * job->src_rate / 1000000
                                                                            : 0)
                                                  : job->duration_ms;

@@ -43,7 +43,8 @@ static void td_decode_kind(td_worker *worker, td_job *job) {
   switch (job->kind) {
     case TD_KIND_IMAGE: td_decode_image(worker, job); break;
     case TD_KIND_AUDIO: td_decode_audio(worker, job); break;
-    case TD_KIND_VIDEO: td_decode_video(worker, job); break;
+    case TD_KIND_VIDEO:
+    case TD_KIND_VIDEO_PACKETS: td_decode_video(worker, job); break;
     case TD_KIND_VIDEO_STREAM:
       td_decode_video(worker, job);
       td_stream_close((td_stream *)(uintptr_t)job->src);

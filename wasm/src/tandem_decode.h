@@ -46,14 +46,18 @@ enum td_format {
 
 /* TD_KIND_VIDEO_STREAM: a video job whose `src` points to a td_stream instead of the file.
  * TD_KIND_VIDEO_DEMUX: the packets of the video stream without decoding them (demux.c); its
- * _STREAM form reads through a td_stream as TD_KIND_VIDEO_STREAM does. */
+ * _STREAM form reads through a td_stream as TD_KIND_VIDEO_STREAM does.
+ * TD_KIND_VIDEO_PACKETS: a video job over packets the caller cut from the container itself (an
+ * MP4's index read in JS): `src` holds their bytes and a td_packet table, no container is opened
+ * (packets.c). Frames are picked by TD_SELECT_FRAME_TIMES_MS only. */
 enum td_kind {
   TD_KIND_IMAGE = 0,
   TD_KIND_AUDIO = 1,
   TD_KIND_VIDEO = 2,
   TD_KIND_VIDEO_STREAM = 3,
   TD_KIND_VIDEO_DEMUX = 4,
-  TD_KIND_VIDEO_DEMUX_STREAM = 5
+  TD_KIND_VIDEO_DEMUX_STREAM = 5,
+  TD_KIND_VIDEO_PACKETS = 6
 };
 /* How a video job picks its frames; `select` holds max_frames values (indices or ms). */
 /* TD_SELECT_FRAME_TIMES_MS: times as TD_SELECT_TIMES_MS, each promised to be a frame's own pts
@@ -162,10 +166,18 @@ typedef struct td_job {
   /* result, demux: the stream's colour tags as libavcodec's enums (AVColorSpace, AVColorRange,
    * AVColorPrimaries, AVColorTransferCharacteristic); their UNSPECIFIED values when untagged */
   int32_t color_space, color_range, color_primaries, color_trc;
+  /* Request, TD_KIND_VIDEO_PACKETS: what the container would have said (packets.c). Offsets are in
+   * bytes from src: pk_table (8-aligned) holds pk_count td_packet in decode order, pk_extradata
+   * pk_extradata_len bytes of codec configuration (an MP4's avcC payload, say). pk_codec is a
+   * td_codec; pk_color packs AVColorSpace | AVColorRange << 8 | AVColorPrimaries << 16 |
+   * AVColorTransferCharacteristic << 24. The job reports them back as a video job's results. */
+  int32_t pk_table, pk_count, pk_extradata, pk_extradata_len;
+  int32_t pk_codec, pk_width, pk_height, pk_duration_ms, pk_rate_milli, pk_color;
+  int32_t pk_timescale; /* the packets' times count 1/pk_timescale s (an MP4 track's timescale) */
   char message[96]; /* NUL-terminated detail for failures */
 } td_job;
 
-#define TD_JOB_WORDS 70
+#define TD_JOB_WORDS 81
 _Static_assert(offsetof(td_job, message) == TD_JOB_WORDS * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, next) == 25 * 4, "image fields keep their offsets");
 _Static_assert(offsetof(td_job, kind) == 26 * 4, "abi.ts mirrors this layout");
@@ -175,7 +187,18 @@ _Static_assert(offsetof(td_job, flipped) == 47 * 4, "abi.ts mirrors this layout"
 _Static_assert(offsetof(td_job, flip) == 54 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, result) == 59 * 4, "abi.ts mirrors this layout");
 _Static_assert(offsetof(td_job, color_space) == 66 * 4, "abi.ts mirrors this layout");
+_Static_assert(offsetof(td_job, pk_table) == 70 * 4, "abi.ts mirrors this layout");
 _Static_assert(sizeof(td_job) == TD_JOB_WORDS * 4 + 96, "abi.ts mirrors this layout");
+
+/* One packet of a TD_KIND_VIDEO_PACKETS job: its bytes at src + offset, times in the job's
+ * pk_timescale from the stream's start (whole numbers). TD_PACKET_RUN: the packet starts a new run (a keyframe after a gap in decode
+ * order): the decoder is drained and flushed before it. */
+enum td_packet_flags { TD_PACKET_KEY = 1, TD_PACKET_RUN = 2 };
+typedef struct td_packet {
+  int32_t offset, size, flags, duration;
+  double pts, dts; /* dts NaN: none */
+} td_packet;
+_Static_assert(sizeof(td_packet) == 32, "src/decode/packets.ts mirrors this layout");
 
 /* A streamed input: the pool thread asks for the bytes at an offset and blocks on `state` until
  * JS has written them into `buffer` (src/decode/stream.ts is the other side). */
