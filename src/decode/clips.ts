@@ -7,11 +7,13 @@ import { DecodeError } from './errors.ts';
 import type { FIT_CODES } from './abi.ts';
 import type { DecodePool } from './pool.ts';
 import type { VideoDecodeOptions } from './media.ts';
+import type { VideoPackets } from './packets.ts';
 import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 
 /** One clip to decode: the video's bytes, the frames wanted, and what travels with them. */
 export interface EncodedClip {
-  bytes: Uint8Array;
+  /** The whole file, or the clip's packets cut from it (VideoPackets; `times` must then be `ownFrameTimes`). */
+  bytes: Uint8Array | VideoPackets;
   /**
    * Presentation times (s, from the stream's start) of the frames wanted, one per slot: each slot
    * gets the frame shown at that time. Give a frame's own time (a sampler's `frameTimes`) to get

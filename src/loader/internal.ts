@@ -2,6 +2,7 @@
 // with users: turning a source into labelled items, and their seeded, rank-sharded order per epoch.
 // This file is not in package.json's exports.
 export { resolveSource, type LabelledSource, type LoaderSource, type ResolvedSource } from './sources.ts';
+export type { RangedSource } from './labelled-source.ts';
 export { listOrder, listStartOf, startOf, streamOrder, type LoaderState, type PassItem, type PassOrder } from './state.ts';
 export { gpuTarget, isJax, isTfjs, type JaxNamespace, type TfNamespaceLike } from './options.ts';
 export { openTfjsClipTarget, tfjsInt32, type ClipTensorBatch } from './tfjs-target.ts';

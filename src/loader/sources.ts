@@ -2,7 +2,8 @@
 // their bytes when asked (folders, file and URL lists, browser files), which the loader can shuffle,
 // shard by rank and resume; or a stream (any iterable of bytes), read in its own order.
 import { OptionError } from '../errors/index.ts';
-import { readFile } from '../runtime/index.ts';
+import { memoryByteSource } from '../decode/index.ts';
+import { openFileRange, readFile } from '../runtime/index.ts';
 import type { ParquetShards } from './parquet.ts';
 import { isHubSource, isParquetSource, type HubSource, type ParquetSource } from './parquet-source.ts';
 import {
@@ -11,6 +12,7 @@ import {
   listFileList,
   listImageFolder,
   listPickedDirectory,
+  rangedUrlSource,
   type DataTransferItemLike,
   type DirectoryHandleLike,
   type FetchOptions,
@@ -123,15 +125,33 @@ function picked(folder: { files: { path: string; label: number; file: Blob }[]; 
 }
 
 function pathItem(path: string, label: number, key: string): LabelledSource {
-  return { key, label, read: () => readFile(path) };
+  return { key, label, read: () => readFile(path), open: () => openFileRange(path) };
 }
 
 function blobItem(file: Blob, label: number, key: string): LabelledSource {
-  return { key, label, read: async () => new Uint8Array(await file.arrayBuffer()) };
+  return {
+    key,
+    label,
+    read: async () => new Uint8Array(await file.arrayBuffer()),
+    open: async () => ({
+      size: file.size,
+      read: async (offset, length) => new Uint8Array(await file.slice(offset, offset + length).arrayBuffer()),
+      close: async () => {},
+    }),
+  };
 }
 
 function urlItem(url: string, label: number, key: string, options: FetchOptions): LabelledSource {
-  return { key, label, read: () => fetchBytes(url, options) };
+  return { key, label, read: () => fetchBytes(url, options), open: () => rangedUrlSource(url, options) };
+}
+
+function bytesItem(bytes: Uint8Array, label: number, key: string): LabelledSource {
+  return {
+    key,
+    label,
+    read: () => Promise.resolve(bytes),
+    open: async () => ({ ...memoryByteSource(bytes), size: bytes.length, close: async () => {} }),
+  };
 }
 
 function listItem(item: string | URL | SourceItem | File, index: number, options: FetchOptions): LabelledSource {
@@ -149,7 +169,7 @@ function fromSourceItem(item: SourceItem, index: number, options: FetchOptions, 
   const { path, url, file, bytes } = item;
   if (bytes !== undefined) {
     if (!(bytes instanceof Uint8Array)) throw new OptionError(WHERE, `${field}.bytes`, bytes, 'a Uint8Array');
-    return { key: item.key ?? `item/${index}`, label, read: () => Promise.resolve(bytes) };
+    return bytesItem(bytes, label, item.key ?? `item/${index}`);
   }
   if (typeof path === 'string') return pathItem(path, label, item.key ?? path);
   if (url !== undefined) return urlItem(String(url), label, item.key ?? String(url), options);

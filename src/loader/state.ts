@@ -55,7 +55,7 @@ export function listOrder(
           const item = list[sampler.indexAt(e, k)];
           if (item === undefined) throw new InternalError(`the sampler gave an index past the list (${list.length} items)`);
           yielded(item.key);
-          yield { key: item.key, label: item.label, read: item.read, epoch: e };
+          yield { key: item.key, label: item.label, read: item.read, ...(item.open ? { open: item.open } : {}), epoch: e };
         }
       }
     },
@@ -85,7 +85,7 @@ export function streamOrder(stream: AsyncIterable<LabelledSource> | Iterable<Lab
       for await (const item of stream) {
         if (index++ < offset) continue;
         yielded(item.key);
-        yield { key: item.key, label: item.label, read: item.read, epoch };
+        yield { key: item.key, label: item.label, read: item.read, ...(item.open ? { open: item.open } : {}), epoch };
       }
     },
     state: (step) => ({ kind: 'tandem.loader', version: 1, streamed: step }),

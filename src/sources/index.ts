@@ -16,6 +16,7 @@ export {
   FetchError,
   fetchStream,
   httpByteSource,
+  rangedUrlSource,
   type FetchErrorCode,
   type FetchOptions,
 } from './urls.ts';

@@ -262,8 +262,49 @@ export async function httpByteSource(
   const href = String(url);
   const head = await fetch(href, { method: 'HEAD', signal: options.signal, headers: options.headers });
   if (!head.ok) throw new FetchError(href, head.status, 1, `HEAD ${href}: HTTP ${head.status}`, 'http');
+  return rangeReader(href, declaredSize(head), options);
+}
+
+function declaredSize(head: Response): number | undefined {
   const declared = head.headers.get('content-length');
-  const size = declared !== null && Number(declared) >= 0 ? Number(declared) : undefined;
+  return declared !== null && Number(declared) >= 0 ? Number(declared) : undefined;
+}
+
+/**
+ * Ranged reads of an http(s) URL whose server says it takes them (a HEAD answered with
+ * `Accept-Ranges: bytes` and a Content-Length); undefined for any other answer or failure, where
+ * the caller fetches the whole file instead.
+ */
+export async function rangedUrlSource(
+  url: string,
+  options: FetchOptions = {},
+): Promise<{ size: number; read(offset: number, length: number): Promise<Uint8Array>; close(): Promise<void> } | undefined> {
+  if (!/^https?:/i.test(url)) return undefined;
+  let head: Response;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  const timer = setTimeout(stop, options.timeoutMs ?? 30_000);
+  options.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    head = await fetch(url, { method: 'HEAD', headers: options.headers, signal: controller.signal });
+  } catch (error) {
+    options.signal?.throwIfAborted();
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', stop);
+  }
+  if (!head.ok) return undefined;
+  const size = declaredSize(head);
+  if (size === undefined || !/\bbytes\b/i.test(head.headers.get('accept-ranges') ?? '')) return undefined;
+  return { ...rangeReader(url, size, options), size, close: async () => {} };
+}
+
+function rangeReader(
+  href: string,
+  size: number | undefined,
+  options: FetchOptions,
+): { size?: number; read(offset: number, length: number): Promise<Uint8Array> } {
   return {
     size,
     async read(offset, length) {

@@ -3,7 +3,7 @@
 // (SlotBatcher over GPU buffers). A clip comes either from WebCodecs (VideoDecoder → frame pass,
 // straight into its slot) or from the wasm threads (decoded into a wasm scratch clip, uploaded,
 // normalised in WGSL, copied into its slot); no pixel comes back to the CPU on either road.
-import { type DecodePool, DecodeError, type DemuxedVideo } from '../decode/index.ts';
+import { type DecodePool, DecodeError, type DemuxedVideo, type VideoPackets } from '../decode/index.ts';
 import { SlotBatcher, type FinishedBuffer, type SlotStorage } from '../decode/internal.ts';
 import { NormalizeKernel } from '../gpu/index.ts';
 import { SlotPool } from '../sync/index.ts';
@@ -14,7 +14,8 @@ import type { EncodedClip, WebCodecsClipDecoder } from './webcodecs.ts';
 export interface ClipJob {
   key: string;
   label: number;
-  bytes: Uint8Array;
+  /** The whole file, or the clip's packets cut through the MP4's index (no container opened). */
+  bytes: Uint8Array | VideoPackets;
   clip: SampledClip;
   /** The clip's frame times (= clip.frameTimes), so a job is also a wasm clip batcher's item. */
   times: Float64Array;

@@ -1,19 +1,23 @@
 // videoLoader(): one object from video files to batches of clips, the video counterpart of loader():
 //
 //   source videos (seeded order per epoch, this rank's share)
-//     → read      event loop, async I/O
-//     → sample    an MP4's index (every frame's time, mp4-index.ts) or the wasm demuxer (the times;
-//                 the packets too for WebCodecs) → clip sampler
+//     → read      event loop, async I/O. An MP4 on the wasm road is read in ranges: its index
+//                 (mp4-index.ts), the clip sampler's draw over its frame times, then each clip's
+//                 packets (clip-packets.ts); the rest of the file is never read. Any other video
+//                 is read whole.
+//     → sample    for a video read whole: an MP4's index or the wasm demuxer (the times; the
+//                 packets too for WebCodecs) → clip sampler
 //                 → a crop box and flip per clip; each clip becomes its own item
 //     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
-//                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL)
+//                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL): a
+//                 clip's packets with no container opened, or the whole file
 //     → the consumer's `for await`: VideoClipBatch (u8, wasm memory) or VideoDeviceBatch (f32, GPU)
 //
 // A `for await` runs `epochs` epochs and ends; the next one continues where it stopped (the next
 // epoch after a full pass, the consumer's clip after a `break`), or from setEpoch(n). The position
 // is (the video in the order, clips of it done with): a resumed pass samples that video again (the
 // same clips: their draws are seeded by (seed, epoch, key)) and skips those.
-import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch } from '../decode/index.ts';
+import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch, type VideoPackets } from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { DEMUX_LIMITS } from '../decode/internal.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
@@ -35,14 +39,16 @@ import {
   type Releasable,
 } from '../loader/internal.ts';
 import type { LoaderSource } from '../loader/index.ts';
+import type { RangedSource } from '../loader/internal.ts';
 import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
-import { type Mp4Timeline, readMp4Timeline } from './mp4-index.ts';
+import { readClipPackets } from './clip-packets.ts';
+import { type Mp4Index, type Mp4Timeline, readMp4Index, readMp4Timeline } from './mp4-index.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
-import { sampleClips } from './samplers.ts';
+import { sampleClips, type SampledClip } from './samplers.ts';
 import { clipping, type VideoLoaderState } from './state.ts';
 import { WebCodecsClipDecoder } from './webcodecs.ts';
 
@@ -73,12 +79,31 @@ export interface VideoTimelines {
   scan: number;
 }
 
+/**
+ * What the loader has read of its videos so far: `bytes` in all, in `requests` reads; `ranged`
+ * videos were read in ranges (an MP4's index and its clips' packets), `whole` videos whole.
+ */
+export interface VideoReads {
+  bytes: number;
+  requests: number;
+  ranged: number;
+  whole: number;
+}
+
 /** A video of the pass, numbered in its order (the position logs its clips under that number). */
 interface PassVideo {
   key: string;
   item: PassItem;
   seq: number;
 }
+
+type Timeline = Pick<Mp4Timeline, 'frameTimes' | 'durationSeconds' | 'codedWidth' | 'codedHeight'>;
+
+/**
+ * A video as the read stage hands it on: its clips drawn and their packets read through its index
+ * (`packets[i]` for `clips[skip + i]`), or its bytes whole.
+ */
+type ReadVideo = PassVideo & ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: VideoPackets[] });
 
 interface Opened {
   pool: DecodePool;
@@ -118,6 +143,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   #position: CellPosition;
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
   readonly #timelines: VideoTimelines = { index: 0, scan: 0 };
+  readonly #reads: VideoReads = { bytes: 0, requests: 0, ranged: 0, whole: 0 };
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
     super(settings.signal);
@@ -144,6 +170,11 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /** Videos whose timeline came from the container's index, and those scanned by the demuxer. */
   timelines(): VideoTimelines {
     return { ...this.#timelines };
+  }
+
+  /** Bytes and reads so far, and how many videos were read in ranges and how many whole. */
+  reads(): VideoReads {
+    return { ...this.#reads };
   }
 
   /**
@@ -259,9 +290,8 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const skip = this.#clips;
     const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, () => {}) as Iterable<PassItem>;
     // The key rides at the top of each stage's item: a failure is reported under it.
-    const read = async (v: PassVideo) => ({ key: v.key, item: v.item, seq: v.seq, bytes: await v.item.read() });
-    const sample = async ({ item, seq, bytes }: { item: PassItem; seq: number; bytes: Uint8Array }) =>
-      this.#sample(r, item, bytes, position, seq, seq === 0 ? skip : 0);
+    const read = (v: PassVideo) => this.#read(r, v, v.seq === 0 ? skip : 0);
+    const sample = (v: ReadVideo) => this.#sample(r, v, position, v.seq === 0 ? skip : 0);
     const batcher = r.batcher;
     const decoded = new PipelineBuilder()
       .addSource(numbered(items, position))
@@ -280,31 +310,91 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   }
 
   /**
-   * One video's clips: its timeline (and packets, for WebCodecs) from the demuxer, then the
-   * sampler's draw; their keys are logged in `position` under the video's number `seq`, and the
-   * first `skip` clips (done with before a resume) are left out.
+   * Reads one video: an MP4 bound for the wasm threads through its index (the sampler's draw, then
+   * the packets of the clips after the first `skip`), anything else whole.
    */
-  async #sample(r: Opened, item: PassItem, bytes: Uint8Array, position: CellPosition, seq: number, skip: number): Promise<ClipJob[]> {
+  async #read(r: Opened, v: PassVideo, skip: number): Promise<ReadVideo> {
     const o = this.#o;
-    const wantPackets = r.webcodecs !== undefined;
-    // The wasm road needs only the times: an MP4's index gives them here, off the decode threads.
-    const indexed = wantPackets || o.backend === 'webcodecs' ? undefined : indexedTimeline(bytes, o.decode);
-    let video: Pick<Mp4Timeline, 'frameTimes' | 'durationSeconds' | 'codedWidth' | 'codedHeight'>;
-    let demuxed: DemuxedVideo | undefined;
-    if (indexed) {
-      video = indexed;
-      this.#timelines.index++;
-    } else {
-      const scanned = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
-      this.#timelines.scan++;
-      const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(scanned)));
-      if (o.backend === 'webcodecs' && !usable) throw unsupported(scanned);
-      if (usable) demuxed = scanned;
-      video = scanned;
+    const reads = this.#reads;
+    const ranged = r.webcodecs === undefined && o.backend !== 'webcodecs' ? await v.item.open?.() : undefined;
+    if (!ranged) {
+      const bytes = await v.item.read();
+      reads.whole++;
+      reads.requests++;
+      reads.bytes += bytes.length;
+      return { ...v, bytes };
     }
+    const source: RangedSource = {
+      size: ranged.size,
+      read: async (offset, length) => {
+        const bytes = await ranged.read(offset, length);
+        reads.requests++;
+        reads.bytes += bytes.length;
+        return bytes;
+      },
+      close: () => ranged.close(),
+    };
+    try {
+      const index = await readMp4Index(source);
+      if (!index?.codec || overLimits(index, o.decode)) {
+        // Not an MP4 this road takes (or over a limit the demuxer then names): whole, as before.
+        reads.whole++;
+        return { ...v, bytes: await readWhole(source) };
+      }
+      reads.ranged++;
+      const clips = this.#draw(v.item, index);
+      const packets = await Promise.all(clips.slice(skip).map(async (c) => (await readClipPackets(source, index, c.frameTimes)).packets));
+      return { ...v, timeline: index, clips, packets };
+    } finally {
+      await source.close();
+    }
+  }
+
+  /** The sampler's clips of a video with this timeline (seeded by the item's epoch and key). */
+  #draw(item: PassItem, video: Timeline): SampledClip[] {
+    const o = this.#o;
     const shape = { framesPerClip: o.frames, ...(o.fps !== undefined ? { fps: o.fps } : { stride: o.stride ?? 1 }) };
     const draw = { seed: o.seed, epoch: item.epoch, key: item.key };
-    const clips = sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
+    return sampleClips({ frameTimes: video.frameTimes, durationSeconds: video.durationSeconds }, shape, o.sampler, draw, o.pastEnd);
+  }
+
+  /**
+   * One video's clips as decode jobs: drawn in the read stage with their packets, or here from its
+   * timeline (an MP4's index, or the demuxer's scan, with the packets for WebCodecs). Their keys
+   * are logged in `position` under the video's number, and the first `skip` clips (done with
+   * before a resume) are left out.
+   */
+  async #sample(r: Opened, v: ReadVideo, position: CellPosition, skip: number): Promise<ClipJob[]> {
+    const o = this.#o;
+    const { item, seq } = v;
+    let video: Timeline;
+    let clips: SampledClip[];
+    let inputs: (clip: number) => Uint8Array | VideoPackets;
+    let demuxed: DemuxedVideo | undefined;
+    if ('packets' in v) {
+      video = v.timeline;
+      clips = v.clips;
+      inputs = (i) => v.packets[i - skip] as VideoPackets;
+      this.#timelines.index++;
+    } else {
+      const bytes = v.bytes;
+      const wantPackets = r.webcodecs !== undefined;
+      // The wasm road needs only the times: an MP4's index gives them here, off the decode threads.
+      const indexed = wantPackets || o.backend === 'webcodecs' ? undefined : indexedTimeline(bytes, o.decode);
+      if (indexed) {
+        video = indexed;
+        this.#timelines.index++;
+      } else {
+        const scanned = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
+        this.#timelines.scan++;
+        const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(scanned)));
+        if (o.backend === 'webcodecs' && !usable) throw unsupported(scanned);
+        if (usable) demuxed = scanned;
+        video = scanned;
+      }
+      clips = this.#draw(item, video);
+      inputs = () => bytes;
+    }
     const many = clips.length > 1;
     const keys = clips.map((clip) => (many ? `${item.key}#${clip.clipIndex}` : item.key));
     position.reached(seq, keys);
@@ -312,14 +402,19 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     for (const clip of skip > 0 ? clips.slice(skip) : clips) {
       const random =
         o.transform === 'random-crop'
-          ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, { ...draw, clip: clip.clipIndex })
+          ? drawClipCrop(video.codedWidth, video.codedHeight, o.cropScale, {
+              seed: o.seed,
+              epoch: item.epoch,
+              key: item.key,
+              clip: clip.clipIndex,
+            })
           : undefined;
       if (demuxed) this.#roads.webcodecs++;
       else this.#roads.wasm++;
       jobs.push({
         key: keys[clip.clipIndex] ?? item.key,
         label: item.label,
-        bytes,
+        bytes: inputs(clip.clipIndex),
         clip,
         times: clip.frameTimes,
         ownFrameTimes: true,
@@ -397,11 +492,20 @@ function* numbered(items: Iterable<PassItem>, position: CellPosition): Generator
  */
 function indexedTimeline(bytes: Uint8Array, limits: VideoLoaderSettings['decode']): Mp4Timeline | undefined {
   const t = readMp4Timeline(bytes);
-  if (!t) return undefined;
+  return t && !overLimits(t, limits) ? t : undefined;
+}
+
+function overLimits(t: Mp4Timeline, limits: VideoLoaderSettings['decode']): boolean {
   const maxSeconds = limits.maxDurationSeconds ?? DEMUX_LIMITS.maxDurationSeconds;
   const maxPixels = limits.maxPixels ?? DEMUX_LIMITS.maxPixels;
-  const over = (maxSeconds > 0 && t.durationSeconds > maxSeconds) || t.codedWidth * t.codedHeight > maxPixels;
-  return over ? undefined : t;
+  return (maxSeconds > 0 && t.durationSeconds > maxSeconds) || t.codedWidth * t.codedHeight > maxPixels;
+}
+
+/** The whole of a ranged source, in one read. */
+async function readWhole(source: RangedSource): Promise<Uint8Array> {
+  const bytes = await source.read(0, source.size);
+  if (bytes.length !== source.size) throw new DecodeError('truncated', `read ${bytes.length} of the file's ${source.size} bytes`);
+  return bytes;
 }
 
 function unsupported(video: DemuxedVideo): Error {

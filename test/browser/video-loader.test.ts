@@ -11,6 +11,7 @@ import { usePool } from '../shared/use-pool.ts';
 import {
   brokenVideosFailTheirOwnItem,
   gpuClipsAreCpuClipsNormalised,
+  longVideoReadsItsGops,
   mutatedVideosFailTyped,
   vfrClipsFollowTime,
   webcodecsRoadMatchesWasmRoad,
@@ -30,6 +31,10 @@ describe('videoLoader (Chromium)', () => {
   });
 
   it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool(), gpu, load));
+  it('a long MP4 as a File is read in slices: its index and its clips GOPs only', async () => {
+    const file = new File([(await load('long.h264.mp4')) as Uint8Array<ArrayBuffer>], 'long.h264.mp4');
+    await longVideoReadsItsGops(pool(), { file, key: 'long.h264.mp4' }, load);
+  });
   it('the WebCodecs road gives the wasm road its frames: same clips, times and labels, pixels within 2/255, no readback', async () => {
     const r = await webcodecsRoadMatchesWasmRoad(
       pool(),

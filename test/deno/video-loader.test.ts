@@ -2,10 +2,13 @@
 // the same scenario bodies as Node.
 import './limits.ts';
 import { withPool } from '../shared/decode-scenarios.ts';
+import { serveOnDeno } from '../shared/deno-serve.ts';
+import { rangeHandler } from '../shared/stream-scenarios.ts';
 import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import {
   brokenVideosFailTheirOwnItem,
   cpuClipsFollowTheSampler,
+  longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
   vfrClipsFollowTime,
@@ -22,3 +25,14 @@ Deno.test('videoLoader: a variable-frame-rate file, time-based clips hold the fr
   withPool(2, (p) => vfrClipsFollowTime(p, load)).then(() => {}));
 Deno.test('videoLoader: a Parquet file of videos gives the clips of the same videos as a list; ranks share its rows', () =>
   withPool(2, (p) => parquetVideosAreTheListsClips(p, load)).then(() => {}));
+Deno.test('videoLoader: a long MP4 over HTTP ranges and as a local file reads its index and its clips GOPs only', () =>
+  withPool(2, async (p) => {
+    let served = 0;
+    const server = await serveOnDeno(rangeHandler(load, (n) => (served += n)));
+    try {
+      await longVideoReadsItsGops(p, `${server.url}/long.h264.mp4`, load, () => served);
+    } finally {
+      await server.close();
+    }
+    await longVideoReadsItsGops(p, new URL('../fixtures/generated/long.h264.mp4', import.meta.url).pathname, load);
+  }).then(() => {}));

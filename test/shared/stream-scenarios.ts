@@ -28,7 +28,11 @@ export function answerRange(
 ): { status: number; headers: Record<string, string>; body?: Uint8Array } {
   const match = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
   if (method === 'HEAD' || !match)
-    return { status: 200, headers: { 'content-length': String(bytes.length) }, ...(method === 'HEAD' ? {} : { body: bytes }) };
+    return {
+      status: 200,
+      headers: { 'content-length': String(bytes.length), 'accept-ranges': 'bytes' },
+      ...(method === 'HEAD' ? {} : { body: bytes }),
+    };
   const start = Number(match[1]);
   const end = Math.min(Number(match[2]), bytes.length - 1);
   if (start >= bytes.length) return { status: 416, headers: {} };
@@ -43,11 +47,16 @@ export function answerRange(
  * The fixture servers' handler (for a Serve of sources-scenarios.ts): the request's path names the
  * fixture, `read` gives its bytes (404 when it cannot), answerRange answers.
  */
-export function rangeHandler(read: (name: string) => Promise<Uint8Array>): (request: Request) => Promise<Response> {
+export function rangeHandler(
+  read: (name: string) => Promise<Uint8Array>,
+  /** Told the size of each body sent (the bytes a client was served). */
+  sent?: (bytes: number) => void,
+): (request: Request) => Promise<Response> {
   return async (request) => {
     const bytes = await read(new URL(request.url).pathname.slice(1)).catch(() => undefined);
     if (!bytes) return new Response(null, { status: 404 });
     const answer = answerRange(bytes, request.method, request.headers.get('range'));
+    sent?.(answer.body?.length ?? 0);
     return new Response(answer.body ? new Blob([answer.body as Uint8Array<ArrayBuffer>]) : null, {
       status: answer.status,
       headers: answer.headers,

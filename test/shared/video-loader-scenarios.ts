@@ -63,6 +63,9 @@ export async function cpuClipsFollowTheSampler(
   const timelines = data.timelines();
   const mp4s = CLIP_FIXTURES.filter((name) => name.endsWith('.mp4')).length;
   check(timelines.index === mp4s && timelines.scan === CLIP_FIXTURES.length - mp4s, `timelines ${JSON.stringify(timelines)}`);
+  // The MP4s read in ranges (their index, then their clips' packets), the others whole.
+  const reads = data.reads();
+  check(reads.ranged === mp4s && reads.whole === CLIP_FIXTURES.length - mp4s, `reads ${JSON.stringify(reads)}`);
   for (const { bytes, label, key } of source) {
     const video = await pool.demuxVideo(bytes, { packets: false });
     const want = sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind, clips: 2 }, { seed, epoch: 0, key });
@@ -432,4 +435,56 @@ export async function parquetVideosAreTheListsClips(pool: DecodePool, load: Fixt
     `a video on both ranks: ${a.filter((k) => b.includes(k))}`,
   );
   check(new Set([...a, ...b]).size === videos.length, `every readable video on one rank: ${[...new Set([...a, ...b])]}`);
+}
+
+/** ffprobe's packet list of long.h264.mp4 (scripts/make-fixtures.sh: 10 fps, no B-frames, a keyframe every 5 s). */
+interface ProbedPackets {
+  packets: { pts: number; size: string; flags: string }[];
+}
+
+/**
+ * A long MP4 read in ranges: three clips of long.h264.mp4 (60 s, 879 KB) read the file's index
+ * and their own GOPs, no more: the bytes read are under twice their GOPs' bytes (the oracle:
+ * ffprobe's packet sizes and key flags, scripts/make-fixtures.sh), a small part of the file.
+ * `source` is how the runtime names the file (a URL on a 127.0.0.1 server, a path, a File);
+ * `served` is the server's count of body bytes, where there is one: it equals the loader's.
+ */
+export async function longVideoReadsItsGops(
+  pool: DecodePool,
+  source: string | { file: Blob; key: string },
+  load: FixtureLoader,
+  served?: () => number,
+): Promise<void> {
+  const probed = JSON.parse(new TextDecoder().decode(await load('long.h264.mp4.packets.json'))) as ProbedPackets;
+  const fileBytes = (await load('long.h264.mp4')).length;
+  await using data = videoLoader([source], {
+    clip: { frames: 4, stride: 2 },
+    sampler: 'uniform',
+    clipsPerVideo: 3,
+    size: 32,
+    batchSize: 3,
+    pool,
+  });
+  const starts: number[] = [];
+  for await (const batch of data) {
+    for (let i = 0; i < batch.count; i++) starts.push(Math.round((batch.frameTimes[i * 4] ?? Number.NaN) * 10));
+    batch.release();
+  }
+  check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+  check(starts.length === 3 && starts.every((s) => s >= 0), `clip starts ${starts}`);
+  // Each clip's GOPs: the keyframe at or before its first frame to the keyframe after its last.
+  const packets = probed.packets;
+  let gopBytes = 0;
+  for (const first of starts) {
+    let from = first;
+    while (from > 0 && packets[from]?.flags[0] !== 'K') from--;
+    let to = first + 6 + 1;
+    while (to < packets.length && packets[to]?.flags[0] !== 'K') to++;
+    for (let k = from; k < to; k++) gopBytes += Number(packets[k]?.size ?? 0);
+  }
+  const reads = data.reads();
+  check(reads.ranged === 1 && reads.whole === 0, `reads ${JSON.stringify(reads)}`);
+  check(reads.bytes <= 2 * gopBytes, `read ${reads.bytes} bytes for clips whose GOPs hold ${gopBytes}`);
+  check(reads.bytes < fileBytes / 3, `read ${reads.bytes} of the file's ${fileBytes} bytes`);
+  if (served) check(served() === reads.bytes, `the server sent ${served()} bytes, the loader counted ${reads.bytes}`);
 }

@@ -15,11 +15,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DecodeError, type DecodePool, type VideoClipBatch } from '../../src/decode/index.ts';
+import { DecodeError, type DecodePool, type VideoClipBatch, type VideoPackets } from '../../src/decode/index.ts';
 import { OptionError } from '../../src/errors/index.ts';
 import { loader } from '../../src/loader/index.ts';
 import { seededFloats } from '../../src/random/index.ts';
 import { type VideoLoader, videoLoader, type VideoLoaderOptions, type VideoLoaderState } from '../../src/video/index.ts';
+import { readMp4Timeline } from '../../src/video/mp4-index.ts';
 import { check, rejectsWith } from './assert.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
 import { sampleImages } from './transfer-scenarios.ts';
@@ -50,12 +51,21 @@ export async function resumeSource(load: FixtureLoader): Promise<ResumeItem[]> {
  * clips on every run: with seed 11, its second clip in epoch 0 and both clips in epoch 1.
  */
 export function flakyPool(pool: DecodePool, source: readonly ResumeItem[]): DecodePool {
-  const flakyBytes = source.find((s) => s.key === FLAKY)?.bytes.byteLength;
+  const flaky = source.find((s) => s.key === FLAKY)?.bytes;
+  // The flaky video's clips come as its whole file or, read through its index, as packets with its own avcC.
+  const avcC = flaky && readMp4Timeline(flaky)?.extradata;
+  const isFlaky = (input: Uint8Array | VideoPackets) =>
+    input instanceof Uint8Array ? input.byteLength === flaky?.byteLength : avcC !== undefined && sameBytes(input.extradata, avcC);
   return new Proxy(pool, {
     get(target, property) {
       if (property === 'decodeVideo')
-        return (bytes: Uint8Array, at: number, options: { frames?: { times?: number[]; frameTimes?: number[] } }, signal?: AbortSignal) =>
-          bytes.byteLength === flakyBytes && Math.round((options.frames?.frameTimes?.[0] ?? options.frames?.times?.[0] ?? 0) * 10) % 2 === 1
+        return (
+          bytes: Uint8Array | VideoPackets,
+          at: number,
+          options: { frames?: { times?: number[]; frameTimes?: number[] } },
+          signal?: AbortSignal,
+        ) =>
+          isFlaky(bytes) && Math.round((options.frames?.frameTimes?.[0] ?? options.frames?.times?.[0] ?? 0) * 10) % 2 === 1
             ? Promise.reject(new DecodeError('corrupt', 'test: a clip of the flaky video that fails to decode'))
             : target.decodeVideo(bytes, at, options as never, signal);
       const value = Reflect.get(target, property, target);
@@ -391,4 +401,8 @@ export async function killedVideoRunsResume(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -1,11 +1,15 @@
 // Node tier: videoLoader() to CPU clips on a pthreads pool (test/shared/video-loader-scenarios.ts).
+import { join } from 'node:path';
 import { describe, it } from 'vitest';
+import { serveOnNode } from '../shared/node-serve.ts';
+import { rangeHandler } from '../shared/stream-scenarios.ts';
 import { loadFixture as load } from '../shared/node-fixtures.ts';
 import { usePool } from '../shared/use-pool.ts';
 import {
   brokenVideosFailTheirOwnItem,
   clipCropsAreSeeded,
   cpuClipsFollowTheSampler,
+  longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
   vfrClipsFollowTime,
@@ -22,6 +26,16 @@ describe('videoLoader (Node, CPU clips)', () => {
     vfrClipsFollowTime(pool(), load));
   it('a Parquet file of videos (the Hub Video struct, a ClassLabel): the clips of the same videos as a list; a row without bytes fails alone; ranks share the rows', () =>
     parquetVideosAreTheListsClips(pool(), load));
+  it('a long MP4 over HTTP ranges and as a local file: the loader reads its index and its clips GOPs, under twice their bytes', async () => {
+    let served = 0;
+    const server = await serveOnNode(rangeHandler(load, (n) => (served += n)));
+    try {
+      await longVideoReadsItsGops(pool(), `${server.url}/long.h264.mp4`, load, () => served);
+    } finally {
+      await server.close();
+    }
+    await longVideoReadsItsGops(pool(), join(import.meta.dirname, '../fixtures/generated/long.h264.mp4'), load);
+  });
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
   });
