@@ -26,8 +26,8 @@ typedef struct media {
   AVFormatContext *fmt;
   AVCodecContext *dec;
   AVStream *st;
-  AVRational tb; /* the stream's time base */
-  int64_t start; /* the stream's first timestamp, in its time base */
+  AVRational tb;     /* the stream's time base */
+  int64_t start;     /* the stream's first timestamp, in its time base */
   int64_t first_dts; /* of the first packet sent since the job last set it to AV_NOPTS_VALUE (after a seek) */
   /* Packets jobs (no fmt, no st): the caller's packets in decode order, the next one to send, and
    * whether the decoder is being drained at a run's end before the next run's first packet. */

@@ -585,8 +585,8 @@ static int video_finish(video_job *v) {
   if (j < n) {
     /* Frames the container says exist but the data did not hold: the file was cut. */
     int64_t declared = mode == TD_SELECT_INDICES ? (m->st && m->st->nb_frames > 0 ? m->st->nb_frames
-                                                    : job->duration_ms > 0 ? (int64_t)job->duration_ms * job->src_rate / 1000000
-                                                                           : 0)
+                                                    : job->duration_ms > 0        ? (int64_t)job->duration_ms * job->src_rate / 1000000
+                                                                                  : 0)
                                                  : job->duration_ms;
     int64_t margin = mode == TD_SELECT_INDICES ? 1 : job->src_rate > 0 ? 1000000 / job->src_rate : 0;
     if (v->targets[j].key + margin < declared) {

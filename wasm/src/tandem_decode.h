@@ -174,7 +174,7 @@ typedef struct td_job {
   int32_t pk_table, pk_count, pk_extradata, pk_extradata_len;
   int32_t pk_codec, pk_width, pk_height, pk_duration_ms, pk_rate_milli, pk_color;
   int32_t pk_timescale; /* the packets' times count 1/pk_timescale s (an MP4 track's timescale) */
-  char message[96]; /* NUL-terminated detail for failures */
+  char message[96];     /* NUL-terminated detail for failures */
 } td_job;
 
 #define TD_JOB_WORDS 81
