@@ -1,12 +1,13 @@
 // videoLoader(): one object from video files to batches of clips, the video counterpart of loader():
 //
 //   source videos (seeded order per epoch, this rank's share)
-//     → read      event loop, async I/O. An MP4 on the wasm road is read in ranges: its index
+//     → read      event loop, async I/O. On the wasm road an MP4 is read in ranges: its index
 //                 (mp4-index.ts), the clip sampler's draw over its frame times, then each clip's
-//                 packets (clip-packets.ts); the rest of the file is never read. Any other video
-//                 is read whole.
-//     → sample    for a video read whole: an MP4's index or the wasm demuxer (the times; the
-//                 packets too for WebCodecs) → clip sampler
+//                 packets (clip-packets.ts); the rest of the file is never read. A Matroska or
+//                 WebM file is read whole and walked for its blocks (mkv-index.ts), the same way
+//                 after. Other videos, and every video bound for WebCodecs, are read whole.
+//     → sample    for a video handed on whole: the wasm demuxer (the times; the packets too for
+//                 WebCodecs), or an index that gives times but no packets road → clip sampler
 //                 → a crop box and flip per clip; each clip becomes its own item
 //     → decode    WebCodecs (VideoDecoder → WGSL frame pass, into the batch's GPU buffer) or the
 //                 wasm threads (into wasm memory; for a GPU, uploaded and normalised in WGSL): a
@@ -17,7 +18,16 @@
 // epoch after a full pass, the consumer's clip after a `break`), or from setEpoch(n). The position
 // is (the video in the order, clips of it done with): a resumed pass samples that video again (the
 // same clips: their draws are seeded by (seed, epoch, key)) and skips those.
-import { DecodeError, DecodePool, type DemuxedVideo, VideoClipBatcher, type VideoClipBatch, type VideoPackets } from '../decode/index.ts';
+import {
+  type ByteSource,
+  DecodeError,
+  DecodePool,
+  type DemuxedVideo,
+  memoryByteSource,
+  VideoClipBatcher,
+  type VideoClipBatch,
+  type VideoPackets,
+} from '../decode/index.ts';
 import { acquireGpu, type GpuContext } from '../gpu/index.ts';
 import { DEMUX_LIMITS } from '../decode/internal.ts';
 import { onCpuAdapter } from '../gpu/internal.ts';
@@ -45,6 +55,7 @@ import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { readClipPackets } from './clip-packets.ts';
+import { readMatroskaIndex } from './mkv-index.ts';
 import { type Mp4Index, type Mp4Timeline, readMp4Index, readMp4Timeline } from './mp4-index.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
 import { checkVideoLoaderOptions, type VideoLoaderOptions, type VideoLoaderSettings } from './options.ts';
@@ -310,19 +321,22 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   }
 
   /**
-   * Reads one video: an MP4 bound for the wasm threads through its index (the sampler's draw, then
-   * the packets of the clips after the first `skip`), anything else whole.
+   * Reads one video. Bound for the wasm threads, it is decoded from its packets: an MP4 read in
+   * ranges through its index (the sampler's draw, then the packets of the clips after the first
+   * `skip`), a Matroska or WebM file read whole and walked for its blocks; a video neither index
+   * takes, and every video bound for WebCodecs, is handed on whole.
    */
   async #read(r: Opened, v: PassVideo, skip: number): Promise<ReadVideo> {
     const o = this.#o;
     const reads = this.#reads;
-    const ranged = r.webcodecs === undefined && o.backend !== 'webcodecs' ? await v.item.open?.() : undefined;
+    const wasmRoad = r.webcodecs === undefined && o.backend !== 'webcodecs';
+    const ranged = wasmRoad ? await v.item.open?.() : undefined;
     if (!ranged) {
       const bytes = await v.item.read();
       reads.whole++;
       reads.requests++;
       reads.bytes += bytes.length;
-      return { ...v, bytes };
+      return wasmRoad ? this.#fromBytes(v, bytes, skip) : { ...v, bytes };
     }
     const source: RangedSource = {
       size: ranged.size,
@@ -337,17 +351,28 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     try {
       const index = await readMp4Index(source);
       if (!index?.codec || overLimits(index, o.decode)) {
-        // Not an MP4 this road takes (or over a limit the demuxer then names): whole, as before.
         reads.whole++;
-        return { ...v, bytes: await readWhole(source) };
+        return this.#fromBytes(v, await readWhole(source), skip);
       }
       reads.ranged++;
-      const clips = this.#draw(v.item, index);
-      const packets = await Promise.all(clips.slice(skip).map(async (c) => (await readClipPackets(source, index, c.frameTimes)).packets));
-      return { ...v, timeline: index, clips, packets };
+      return { ...v, ...(await this.#clipsOf(v.item, index, source, skip)) };
     } finally {
       await source.close();
     }
+  }
+
+  /** A video read whole, on the wasm road: its packets where an index takes it, else its bytes. */
+  async #fromBytes(v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
+    const index = readMatroskaIndex(bytes) ?? readMp4Timeline(bytes);
+    if (!index?.codec || overLimits(index, this.#o.decode)) return { ...v, bytes };
+    return { ...v, ...(await this.#clipsOf(v.item, index, memoryByteSource(bytes), skip)) };
+  }
+
+  /** The sampler's clips of an indexed video, and the packets of those after the first `skip`. */
+  async #clipsOf(item: PassItem, index: Mp4Index, source: ByteSource, skip: number) {
+    const clips = this.#draw(item, index);
+    const packets = await Promise.all(clips.slice(skip).map(async (c) => (await readClipPackets(source, index, c.frameTimes)).packets));
+    return { timeline: index, clips, packets };
   }
 
   /** The sampler's clips of a video with this timeline (seeded by the item's epoch and key). */

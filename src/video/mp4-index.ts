@@ -268,7 +268,8 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   if (!key) return undefined;
   const children = r.boxes(entry.start + 78, entry.end) ?? [];
   const config = children.find((b) => b.type === 'avcC');
-  const codec = (entry.type === 'avc1' || entry.type === 'avc3') && config ? 'h264' : undefined;
+  // H.264 needs its avcC; VP9's decoder reads all it needs from the frames (vpcC only repeats it).
+  const codec = (entry.type === 'avc1' || entry.type === 'avc3') && config ? 'h264' : entry.type === 'vp09' ? 'vp9' : undefined;
   const mediaSeconds = media.duration / media.timescale;
   return {
     sampleEntry: entry.type,

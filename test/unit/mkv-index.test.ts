@@ -1,0 +1,118 @@
+// The Matroska/WebM index reader (src/video/mkv-index.ts) against libavformat's matroska demuxer
+// (the wasm module's demuxVideo): on files written here by Debian's ffmpeg CLI (VP9 with alt-ref
+// frames, VP8, H.264 with B-frames in MKV, an Opus track beside VP9, a variable frame rate, a
+// 90 kHz-free time scale) and the WebM and MKV fixtures, each timeline it takes is the demuxer's
+// to the microsecond, with its duration, size and keyframes; a file piped out (unknown sizes) is
+// left to the demuxer. Clips from its packets (a packets job, no container opened) are the
+// container job's by frame number, byte for byte. Cut or corrupted files never throw.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
+import { Rng } from '../../src/random/index.ts';
+import { readClipPackets } from '../../src/video/clip-packets.ts';
+import { readMatroskaIndex } from '../../src/video/mkv-index.ts';
+
+const SOURCE = ['-f', 'lavfi', '-i', 'testsrc2=size=176x144:rate=25:duration=4'];
+const VP9 = ['-c:v', 'libvpx-vp9', '-b:v', '300k', '-g', '25', '-auto-alt-ref', '1', '-lag-in-frames', '16'];
+const VARIANTS: Record<string, string[]> = {
+  'vp9.webm': [...SOURCE, ...VP9],
+  'vp8.webm': [...SOURCE, '-c:v', 'libvpx', '-b:v', '300k', '-g', '25', '-auto-alt-ref', '1', '-lag-in-frames', '16'],
+  'h264.mkv': [...SOURCE, '-c:v', 'libx264', '-g', '25', '-pix_fmt', 'yuv420p'],
+  'opus.webm': [...SOURCE, '-f', 'lavfi', '-i', 'sine=duration=4', ...VP9, '-c:a', 'libopus', '-shortest'],
+  'vfr.mkv': [
+    '-f',
+    'lavfi',
+    '-i',
+    "testsrc2=size=176x144:rate=25:duration=3,setpts='if(lt(N,20),N*0.04/TB,(0.8+(N-20)*0.1)/TB)'",
+    '-fps_mode',
+    'vfr',
+    '-c:v',
+    'libx264',
+    '-g',
+    '20',
+  ],
+};
+const SIZE = { width: 40, height: 32, channels: 3 as const };
+
+let dir: string;
+let pool: DecodePool;
+const files = new Map<string, Uint8Array>();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tandem-mkv-index-'));
+  for (const [name, args] of Object.entries(VARIANTS))
+    execFileSync('ffmpeg', ['-hide_banner', '-v', 'error', '-y', ...args, join(dir, name)], { stdio: 'pipe' });
+  // Piped out, the muxer cannot go back to write sizes: the segment and clusters are of unknown size.
+  const piped = spawnSync('ffmpeg', ['-hide_banner', '-v', 'error', ...SOURCE, ...VP9, '-f', 'webm', 'pipe:1'], { maxBuffer: 1 << 26 });
+  writeFileSync(join(dir, 'piped.webm'), piped.stdout);
+  for (const name of [...Object.keys(VARIANTS), 'piped.webm']) files.set(name, readFileSync(join(dir, name)));
+  for (const name of ['testsrc.vp9.webm', 'rgb.vp9.webm', 'long.vp9.webm', 'testsrc.h264.mkv'])
+    files.set(`fixture ${name}`, readFileSync(new URL(`../fixtures/generated/${name}`, import.meta.url)));
+  pool = await DecodePool.create({ threads: 2 });
+}, 120_000);
+
+afterAll(async () => {
+  await pool?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+it("takes the plain layouts, and its times, duration, size and keyframes are libavformat's", async () => {
+  for (const [name, bytes] of files) {
+    const index = readMatroskaIndex(bytes);
+    if (name === 'piped.webm') {
+      expect(index, name).toBeUndefined();
+      continue;
+    }
+    expect(index, name).toBeDefined();
+    if (!index) continue;
+    const demuxed = await pool.demuxVideo(bytes, { packets: false });
+    expect(Array.from(index.frameTimes), name).toEqual(Array.from(demuxed.frameTimes));
+    expect([index.durationSeconds, index.codedWidth, index.codedHeight], name).toEqual([
+      demuxed.durationSeconds,
+      demuxed.codedWidth,
+      demuxed.codedHeight,
+    ]);
+    expect(index.keyframes, name).toBe(Array.from(demuxed.key).filter((k) => k).length);
+    expect(index.codec, name).toBe(demuxed.codec);
+  }
+}, 120_000);
+
+it("clips from its packets are the container job's, byte for byte", async () => {
+  const rng = new Rng(11);
+  for (const [name, bytes] of files) {
+    const index = readMatroskaIndex(bytes);
+    if (!index) continue;
+    const all = Array.from(index.frameTimes);
+    for (let c = 0; c < 6; c++) {
+      const stride = [1, 2, 9, 20][c % 4]!;
+      const n = 4;
+      const start = Math.floor(rng.float() * Math.max(1, all.length - (n - 1) * stride));
+      const own = Array.from({ length: n }, (_, i) => all[Math.min(all.length - 1, start + i * stride)]!);
+      const { packets } = await readClipPackets(memoryByteSource(bytes), index, own);
+      const target = pool.allocate(n * SIZE.width * SIZE.height * 3);
+      const oracle = pool.allocate(n * SIZE.width * SIZE.height * 3);
+      try {
+        const got = await pool.decodeVideo(packets, target, { frames: { frameTimes: own }, ...SIZE });
+        const want = await pool.decodeVideo(bytes, oracle, { frames: { indices: own.map((t) => all.indexOf(t)) }, ...SIZE });
+        expect(Array.from(got.timestamps), `${name} clip ${c}`).toEqual(Array.from(want.timestamps));
+        expect(Buffer.from(target.bytes).equals(Buffer.from(oracle.bytes)), `${name} clip ${c}: pixels`).toBe(true);
+      } finally {
+        target.free();
+        oracle.free();
+      }
+    }
+  }
+}, 120_000);
+
+it('cut and corrupted files return an index or undefined, never throw', () => {
+  const rng = new Rng(3);
+  const bytes = files.get('vp9.webm')!;
+  for (let i = 0; i < 300; i++) {
+    const copy = bytes.slice(0, i % 3 === 0 ? Math.floor(rng.float() * bytes.length) : bytes.length);
+    for (let k = 0; k < 8; k++) copy[Math.floor(rng.float() * copy.length)] = Math.floor(rng.float() * 256);
+    expect(() => readMatroskaIndex(copy)).not.toThrow();
+  }
+});
