@@ -31,7 +31,7 @@ import { MEAN, STD } from './video/types.ts';
 const args = benchArgs('video-peers', {
   shapes: { type: 'number', default: 48, smoke: 4, help: 'moving-shapes videos (at most 96)' },
   large: { type: 'number', default: 16, smoke: 2, help: 'generated 320×240 10 s videos' },
-  pans: { type: 'number', default: 18, smoke: 2, help: 'pans across photographs (H.264 and VP9 in turn)' },
+  pans: { type: 'number', default: 18, smoke: 1, help: 'pans across photographs (H.264 and VP9 in turn)' },
   reps: { type: 'number', default: 3, smoke: 1, help: 'interleaved repetitions (at least 3 except with --smoke)' },
   threads: { type: 'number', default: 2, help: "Tandem's pool threads and the DataLoader's workers" },
   out: { type: 'string', default: 'docs/bench/video-peers.md', smoke: smokeOut('bench-video-peers.md') },

@@ -55,6 +55,19 @@ ref sine440.m4a.f32 sine440.m4a -f f32le -c:a pcm_f32le
 make testsrc.bt709.h264.mp4 -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -vf "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p" \
   -c:v libx264 -pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv -g 5 -bf 0
 ref testsrc.bt709.h264.mp4.rgb testsrc.bt709.h264.mp4 -f rawvideo -pix_fmt rgb24
+# HEVC (x265 with its B-frames, a keyframe every 5 frames) in MP4, with the CLI's reference and
+# ffprobe's frame times (sorted, a JSON array) for the decoders to be held to.
+make testsrc.hevc.mp4 -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -c:v libx265 -pix_fmt yuv420p \
+  -x265-params log-level=error:keyint=5:min-keyint=5
+ref testsrc.hevc.mp4.rgb testsrc.hevc.mp4 -f rawvideo -pix_fmt rgb24
+probe_pts() { # name: ffprobe's pts of every frame of $out/name, sorted, into name.pts.json
+  [ -s "$out/$1.pts.json" ] && return 0
+  ffprobe -v error -select_streams v -show_entries frame=pts_time -of json "$out/$1" |
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps(sorted(float(f["pts_time"]) for f in json.load(sys.stdin)["frames"])))' \
+      > "$out/$1.pts.json.tmp" && mv "$out/$1.pts.json.tmp" "$out/$1.pts.json"
+  echo "[fixtures] made $out/$1.pts.json (ffprobe's frame times)"
+}
+probe_pts testsrc.hevc.mp4
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"
@@ -87,10 +100,5 @@ echo "$vkey" > "$out/moving-shapes/.key"
 make vfr.h264.mp4 -f lavfi -i testsrc2=size=160x120:rate=50 -frames:v 60 \
   -vf "setpts='if(lt(N,40),floor(N/2)*0.08+mod(N,2)*0.02,1.6+(N-40)*0.1)/TB'" -fps_mode passthrough \
   -c:v libx264 -pix_fmt yuv420p -g 10 -bf 0 -video_track_timescale 1000
-if [ ! -s "$out/vfr.h264.mp4.pts.json" ]; then
-  ffprobe -v error -select_streams v -show_entries frame=pts_time -of json "$out/vfr.h264.mp4" |
-    /usr/bin/python3 -c 'import json, sys; print(json.dumps(sorted(float(f["pts_time"]) for f in json.load(sys.stdin)["frames"])))' \
-      > "$out/vfr.h264.mp4.pts.json.tmp" && mv "$out/vfr.h264.mp4.pts.json.tmp" "$out/vfr.h264.mp4.pts.json"
-  echo "[fixtures] made $out/vfr.h264.mp4.pts.json (ffprobe's frame times)"
-fi
+probe_pts vfr.h264.mp4
 echo "$key" > "$out/.key"

@@ -300,7 +300,7 @@ export class DecodePool {
 
   /**
    * Decodes the frames chosen by `options.frames` of a whole in-memory video (MP4/MOV, WebM, MKV;
-   * H.264, VP8, VP9) into consecutive height × width × channels u8 slots starting at `targetPtr`
+   * H.264, HEVC, VP8, VP9) into consecutive height × width × channels u8 slots starting at `targetPtr`
    * (an NHWC clip of `frameCount(options.frames)` frames). Slots without a frame are zero.
    * `input` may instead be a clip's packets cut from the container (VideoPackets: an MP4's index,
    * read with readMp4Index and readClipPackets); no container is then opened, and the frames are

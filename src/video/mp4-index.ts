@@ -31,7 +31,7 @@ export interface Mp4Timeline {
 export interface Mp4Index extends Mp4Timeline {
   /** The decoder a packets job uses for the sample entry; undefined where only the demuxer's road can decode it. */
   codec: PacketCodec | undefined;
-  /** The sample entry's codec configuration (`avcC`'s payload), as the demuxer hands it to the decoder. */
+  /** The sample entry's codec configuration (`avcC`'s or `hvcC`'s payload), as the demuxer hands it to the decoder. */
   extradata: Uint8Array | undefined;
   /** The `colr` box's tags as libavcodec's enum values; undefined without one. */
   color: { space: number; range: number; primaries: number; transfer: number } | undefined;
@@ -267,9 +267,18 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   const key = stss ? keyFlags(r, stss, count) : new Uint8Array(count).fill(1);
   if (!key) return undefined;
   const children = r.boxes(entry.start + 78, entry.end) ?? [];
-  const config = children.find((b) => b.type === 'avcC');
-  // H.264 needs its avcC; VP9's decoder reads all it needs from the frames (vpcC only repeats it).
-  const codec = (entry.type === 'avc1' || entry.type === 'avc3') && config ? 'h264' : entry.type === 'vp09' ? 'vp9' : undefined;
+  // H.264 and HEVC need their avcC and hvcC; VP9's decoder reads all it needs from the frames
+  // (vpcC only repeats it).
+  const config = children.find((b) => b.type === 'avcC' || b.type === 'hvcC');
+  const codec = !config
+    ? entry.type === 'vp09'
+      ? 'vp9'
+      : undefined
+    : config.type === 'avcC' && (entry.type === 'avc1' || entry.type === 'avc3')
+      ? 'h264'
+      : config.type === 'hvcC' && (entry.type === 'hvc1' || entry.type === 'hev1')
+        ? 'hevc'
+        : undefined;
   const mediaSeconds = media.duration / media.timescale;
   return {
     sampleEntry: entry.type,

@@ -14,7 +14,8 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
   const pool = usePool({ threads: 2 });
 
   for (const [title, body] of Object.entries(mediaScenarios)) it(title, () => body(pool(), load));
-  it("every frame of an H.264 and a VP9 clip against Debian's ffmpeg CLI", () => videoMatchesFfmpegCli(pool(), load));
+  it("every frame of an H.264, a VP9 and an HEVC clip (HEVC: times as ffprobe gives them) against Debian's ffmpeg CLI", () =>
+    videoMatchesFfmpegCli(pool(), load));
   it("MP3, FLAC and AAC sines against Debian's ffmpeg CLI", () => audioMatchesFfmpegCli(pool(), load));
 });
 

@@ -37,6 +37,7 @@ const FILES: Record<string, string[]> = {
   'audio.mp4': [...SOURCE, '-f', 'lavfi', '-i', 'sine=frequency=440:duration=6', ...X264, '-g', '25', '-c:a', 'aac', '-shortest'],
   'baseline.mp4': [...SOURCE, ...X264, '-profile:v', 'baseline', '-g', '30'],
   'vp9.mp4': [...SOURCE, '-c:v', 'libvpx-vp9', '-b:v', '300k', '-g', '25'],
+  'hevc.mp4': [...SOURCE, '-c:v', 'libx265', '-pix_fmt', 'yuv420p', '-x265-params', 'log-level=error:keyint=25'],
   'colr.mp4': [
     ...SOURCE,
     ...X264,
@@ -102,14 +103,14 @@ async function clip(input: Parameters<DecodePool['decodeVideo']>[0], wanted: num
   }
 }
 
-it('packets clips equal container clips byte for byte, with the same times (B-frames, VFR, faststart, audio, baseline, colr, VP9)', async () => {
+it('packets clips equal container clips byte for byte, with the same times (B-frames, VFR, faststart, audio, baseline, colr, VP9, HEVC)', async () => {
   const rng = new Rng(7);
   let multiRun = 0;
   for (const [name, bytes] of bytesOf) {
     const index = await readMp4Index(memoryByteSource(bytes));
     expect(index, name).toBeDefined();
     if (!index) continue;
-    expect(index.codec, name).toBe(name === 'vp9.mp4' ? 'vp9' : 'h264');
+    expect(index.codec, name).toBe(name === 'vp9.mp4' ? 'vp9' : name === 'hevc.mp4' ? 'hevc' : 'h264');
     const all = Array.from(index.frameTimes);
     for (let c = 0; c < 10; c++) {
       // Strides up to 30 frames: some clips skip whole GOPs between their frames.
@@ -192,7 +193,7 @@ it('a packets job refuses a bad table, a clip by times, and a codec it has no de
     const bad = { ...packets, offsets: packets.offsets.map((o, i) => (i === 2 ? packets.data.length : o)) };
     await expect(pool.decodeVideo(bad, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
     await expect(pool.decodeVideo(packets, target, { frames: { times: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
-    const other = { ...packets, codec: 'hevc' as never };
+    const other = { ...packets, codec: 'av1' as never };
     await expect(pool.decodeVideo(other, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
     // Cut packets: the decoder's verdict, typed, and the pool goes on.
     const cut = { ...packets, sizes: packets.sizes.map((s) => Math.max(1, s >> 3)) };

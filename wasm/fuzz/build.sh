@@ -82,11 +82,11 @@ fi
 
 targets_key=$(cat "$here/fuzz_job.c" "$here/fuzz_pool.c" "$here/build.sh" "$here"/../src/*.c "$here"/../src/*.h | sha256sum | cut -c1-16)
 bin="$root/bin-$targets_key"
-if [ -x "$bin/fuzz-pool" ] && [ -x "$bin/fuzz-demux" ]; then
+if [ -x "$bin/fuzz-pool" ] && [ -x "$bin/fuzz-demux" ] && [ -x "$bin/fuzz-packets" ]; then
   flog "fuzz targets up to date (key $targets_key): skipped"
 else
   mkdir -p "$bin"
-  for target in image video audio stream demux; do
+  for target in image video packets audio stream demux; do
     flog "linking fuzz-$target (ASan + UBSan over wasm/src)"
     defines=(-DTD_FUZZ_${target^^})
     [ "$target" = stream ] && defines+=(-DTD_NATIVE_STREAM)

@@ -1,6 +1,7 @@
 /* libFuzzer targets for Tandem's C job API (wasm/src), built natively with clang's AddressSanitizer
- * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, four targets chosen at compile
- * time: TD_FUZZ_IMAGE (td_decode_image), TD_FUZZ_VIDEO (td_decode_video), TD_FUZZ_AUDIO
+ * and UndefinedBehaviorSanitizer by wasm/fuzz/build.sh. One source, six targets chosen at compile
+ * time: TD_FUZZ_IMAGE (td_decode_image), TD_FUZZ_VIDEO (td_decode_video), TD_FUZZ_PACKETS
+ * (td_decode_video over a packets job: the input cut into packets, packets.c), TD_FUZZ_AUDIO
  * (td_decode_audio), TD_FUZZ_DEMUX (td_demux_video, whose result block it checks) and TD_FUZZ_STREAM (td_decode_video reading through the
  * streamed reader, io.c, built with TD_NATIVE_STREAM so that this harness answers its window requests in place of JS). The first 8 bytes of
  * an input choose the request (output size, channels, fit, filter, crop, frame selection, ...); the stream target takes 4 more that choose
@@ -114,6 +115,60 @@ static void check_demux_result(const td_job *job) {
 }
 #endif
 
+#if defined(TD_FUZZ_PACKETS)
+#define MAX_PACKETS 48
+/* A packets job over the input: the file's bytes cut into packets at places drawn from the header
+ * (the harness plays JS's part, so the table itself is well formed: offsets and sizes inside the
+ * input, finite times; what the packets hold is the decoder's to judge), a codec from the header,
+ * the input's first bytes as extradata, runs and key flags from the header's bits. The table is
+ * placed after the bytes, 8-aligned, as src/decode/packets.ts lays out its block. */
+static int packets_job(td_job *job, uint8_t *src, size_t len, const uint8_t *o) {
+  static const int32_t codecs[] = {TD_CODEC_H264, TD_CODEC_HEVC, TD_CODEC_VP8, TD_CODEC_VP9};
+  int n = 1 + o[5] % MAX_PACKETS;
+  if (len < (size_t)n * 2) return 0;
+  size_t table = (len + 7) & ~(size_t)7;
+  if (table + (size_t)n * sizeof(td_packet) + PADDING > MAX_INPUT + PADDING) return 0;
+  memset(src + len, 0, table - len);
+  td_packet *t = (td_packet *)(src + table);
+  size_t extra = o[4] & 1 ? (size_t)(o[4] >> 1) % (len / 2 + 1) : 0;
+  size_t at = extra, step = (len - extra) / (size_t)n;
+  if (step == 0) return 0;
+  uint32_t h = o[0] | o[1] << 8 | o[2] << 16 | (uint32_t)o[3] << 24;
+  for (int i = 0; i < n; i++) {
+    h = h * 1664525u + 1013904223u;
+    size_t size = i == n - 1 ? len - at : step / 2 + h % step;
+    if (size == 0 || at + size > len) size = len - at;
+    if (size == 0) return 0;
+    t[i] = (td_packet){(int32_t)at,
+                       (int32_t)size,
+                       (i == 0 || (h >> 24) % 5 == 0 ? TD_PACKET_KEY : 0) | ((h >> 16) % 7 == 0 ? TD_PACKET_RUN : 0),
+                       40,
+                       (double)(i * 40 + (h >> 8) % 3),
+                       (double)(i * 40)};
+    at += size;
+    if (at >= len && i < n - 1) return 0;
+  }
+  memset(src + table + (size_t)n * sizeof(td_packet), 0, PADDING);
+  job->kind = TD_KIND_VIDEO_PACKETS;
+  job->src_len = (int32_t)(table + (size_t)n * sizeof(td_packet));
+  job->select_mode = TD_SELECT_FRAME_TIMES_MS;
+  int32_t *select = (int32_t *)(uintptr_t)job->select;
+  for (int i = 0; i < job->max_frames; i++) select[i] = (int32_t)((i * (1 + o[6] % 3)) % n) * 40;
+  job->pk_table = (int32_t)table;
+  job->pk_count = n;
+  job->pk_extradata = 0;
+  job->pk_extradata_len = (int32_t)extra;
+  job->pk_codec = codecs[o[7] % 4];
+  job->pk_width = 16 + o[1] % 300;
+  job->pk_height = 16 + o[2] % 300;
+  job->pk_duration_ms = n * 40;
+  job->pk_rate_milli = 25000;
+  job->pk_color = o[3];
+  job->pk_timescale = 1000;
+  return 1;
+}
+#endif
+
 #if defined(TD_FUZZ_STREAM)
 #define HEADER     12
 #define MAX_WINDOW (512 << 10)
@@ -201,7 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     job->crop_h = 1 + o[5] % 128;
   }
   out_bytes = (size_t)job->dst_w * job->dst_h * job->channels;
-#if defined(TD_FUZZ_VIDEO) || defined(TD_FUZZ_STREAM)
+#if defined(TD_FUZZ_VIDEO) || defined(TD_FUZZ_STREAM) || defined(TD_FUZZ_PACKETS)
   job->kind = TD_KIND_VIDEO;
   job->max_frames = 1 + o[6] % 8;
   job->select_mode = o[7] % 4; /* indices, times, a rate, frame times (skipping unreferenced frames) */
@@ -246,12 +301,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job->src_len = 0;
 #endif
 
+#if defined(TD_FUZZ_PACKETS)
+  if (!packets_job(job, src, len, o)) return -1;
+#endif
 #if defined(TD_FUZZ_AUDIO)
   int status = td_decode_audio(&worker, job);
 #elif defined(TD_FUZZ_DEMUX)
   int status = td_demux_video(&worker, job);
   check_demux_result(job);
-#elif defined(TD_FUZZ_VIDEO)
+#elif defined(TD_FUZZ_VIDEO) || defined(TD_FUZZ_PACKETS)
   int status = td_decode_video(&worker, job);
 #elif defined(TD_FUZZ_STREAM)
   int status = td_decode_video(&worker, job);

@@ -6,14 +6,14 @@
 # input is kept under $TANDEM_CACHE/fuzz/artifacts. The corpus each target grows is kept under
 # $TANDEM_CACHE/fuzz/corpus-<target>, so later runs start deeper.
 #
-#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|audio|stream|demux|pool ...]
+#   bash wasm/fuzz/run.sh [SECONDS=60] [image|video|packets|audio|stream|demux|pool ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(image video audio stream demux pool)
+[ ${#targets[@]} -gt 0 ] || targets=(image video packets audio stream demux pool)
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
 bin=$(bash "$here/build.sh" | tail -1)
 fixtures="$repo/test/fixtures/generated"
@@ -45,6 +45,10 @@ seed image "$fixtures"/*.{jpg,webp,gif,png} -- '\x60\x40\x01\x01\x00\x00\x00\x00
 seed video "$fixtures"/*.{mp4,webm,mkv} "$repo/test/fixtures/regress"/*.{webm,mkv} -- \
   '\x20\x20\x05\x01\x00\x00\x03\x00' '\x10\x18\x01\x00\x02\x00\x07\x01' '\x30\x10\x29\x02\x05\x00\x02\x02' \
   '\x18\x14\x03\x01\x01\x00\x05\x03'
+# The packets target cuts the file into packets (fuzz_job.c's packets_job): byte 4 extradata, 5 the
+# packet count, 6 the frames' stride, 7 the codec (h264, hevc, vp8, vp9).
+seed packets "$fixtures"/*.{mp4,webm,mkv} -- '\x20\x20\x05\x01\x00\x10\x03\x00' '\x10\x18\x01\x00\x00\x08\x07\x01' \
+  '\x30\x10\x29\x02\x00\x20\x02\x02' '\x18\x14\x03\x01\x41\x2f\x05\x03'
 # The stream target's 4 more bytes: window size, then knobs (1 size unknown, 2 short reads, 4 fail
 # at request N, 8 with a bogus length), N, salt.
 seed stream "$fixtures"/*.{mp4,webm,mkv} -- '\x20\x20\x05\x01\x00\x00\x03\x00\x00\x00\x00\x00' \

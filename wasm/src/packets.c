@@ -12,6 +12,7 @@
 static enum AVCodecID codec_id(int code) {
   switch (code) {
     case TD_CODEC_H264: return AV_CODEC_ID_H264;
+    case TD_CODEC_HEVC: return AV_CODEC_ID_HEVC;
     case TD_CODEC_VP8: return AV_CODEC_ID_VP8;
     case TD_CODEC_VP9: return AV_CODEC_ID_VP9;
     default: return AV_CODEC_ID_NONE;
