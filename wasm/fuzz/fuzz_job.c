@@ -127,7 +127,13 @@ static int packets_job(td_job *job, uint8_t *src, size_t len, const uint8_t *o) 
   int n = 1 + o[5] % MAX_PACKETS;
   if (len < (size_t)n * 2) return 0;
   size_t table = (len + 7) & ~(size_t)7;
-  if (table + (size_t)n * sizeof(td_packet) + PADDING > MAX_INPUT + PADDING) return 0;
+  const size_t total = table + (size_t)n * sizeof(td_packet);
+  if (total > MAX_INPUT) return 0;
+  /* The input moves down in its guarded area to make room for the table after it. */
+  uint8_t *moved = guarded_tail(&input_area, MAX_INPUT + PADDING, total + PADDING);
+  memmove(moved, src, len);
+  src = moved;
+  job->src = ptr32(src);
   memset(src + len, 0, table - len);
   td_packet *t = (td_packet *)(src + table);
   size_t extra = o[4] & 1 ? (size_t)(o[4] >> 1) % (len / 2 + 1) : 0;
