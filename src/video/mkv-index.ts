@@ -182,7 +182,9 @@ export function readMatroskaIndex(bytes: Uint8Array): Mp4Index | undefined {
   }
   const count = pts.length;
   if (count === 0 || !key[0]) return undefined;
-  const start = Math.min(...pts);
+  // The demuxer's stream start is its first packet's time (in file order), not the earliest: a
+  // block shown before it has a negative time, as the demuxer gives it.
+  const start = pts[0] ?? 0;
   const timescale = 1e9 / timecodeScale;
   const ptsFromStart = Float64Array.from(pts, (t) => t - start);
   const frameTimes = ptsFromStart.map((t) => Math.round((t * 1e6) / timescale) / 1e6).sort();

@@ -109,10 +109,68 @@ it("clips from its packets are the container job's, byte for byte", async () => 
 
 it('cut and corrupted files return an index or undefined, never throw', () => {
   const rng = new Rng(3);
-  const bytes = files.get('vp9.webm')!;
+  // A Uint8Array copy: a Buffer's slice() is a view, and the mutations below must not reach the file.
+  const bytes = new Uint8Array(files.get('vp9.webm')!);
   for (let i = 0; i < 300; i++) {
     const copy = bytes.slice(0, i % 3 === 0 ? Math.floor(rng.float() * bytes.length) : bytes.length);
     for (let k = 0; k < 8; k++) copy[Math.floor(rng.float() * copy.length)] = Math.floor(rng.float() * 256);
     expect(() => readMatroskaIndex(copy)).not.toThrow();
   }
+});
+
+/** An EBML element: its ID bytes, an 8-byte size, its payload. */
+function el(id: number[], ...payload: Uint8Array[]): Uint8Array {
+  const body = Buffer.concat(payload);
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64BE(BigInt(body.length) | (1n << 56n));
+  return Buffer.concat([Buffer.from(id), size, body]);
+}
+const uint = (id: number[], v: number, bytes = 2) => {
+  const b = Buffer.alloc(bytes);
+  b.writeUIntBE(v, 0, bytes);
+  return el(id, b);
+};
+
+it('a block time before its cluster time (a negative relative timecode) is read as the demuxer reads it', async () => {
+  // One cluster at 1000 ms whose blocks are at +0, -40 and +40 ms: signed 16-bit relative times.
+  // Their frames are the first three of vp9.webm (the demuxer's VP9 parser reads them).
+  const vp9 = files.get('vp9.webm')!;
+  const frames = readMatroskaIndex(vp9)!;
+  let next = 0;
+  const block = (relative: number, key: boolean) => {
+    const frame = vp9.subarray(frames.offsets[next]!, frames.offsets[next]! + frames.sizes[next]!);
+    next++;
+    const b = Buffer.alloc(4);
+    b[0] = 0x81; // track 1
+    b.writeInt16BE(relative, 1);
+    b[3] = key ? 0x80 : 0;
+    return el([0xa3], b, frame);
+  };
+  const file = Buffer.concat([
+    el([0x1a, 0x45, 0xdf, 0xa3], el([0x42, 0x82], Buffer.from('webm'))),
+    el(
+      [0x18, 0x53, 0x80, 0x67],
+      el([0x15, 0x49, 0xa9, 0x66], uint([0x2a, 0xd7, 0xb1], 1_000_000, 3), el([0x44, 0x89], Buffer.from([0x40, 0x5e, 0, 0, 0, 0, 0, 0]))),
+      el(
+        [0x16, 0x54, 0xae, 0x6b],
+        el(
+          [0xae],
+          uint([0xd7], 1, 1),
+          uint([0x83], 1, 1),
+          el([0x86], Buffer.from('V_VP9')),
+          el([0xe0], uint([0xb0], 176), uint([0xba], 144)),
+        ),
+      ),
+      el([0x1f, 0x43, 0xb6, 0x75], uint([0xe7], 1000), block(0, true), block(-40, false), block(40, false)),
+    ),
+  ]);
+  const index = readMatroskaIndex(file);
+  expect(index).toBeDefined();
+  // From the stream's start, which libavformat takes from the first block (1000 ms), not the
+  // earliest: -40, 0 and 40 ms.
+  expect(Array.from(index!.frameTimes)).toEqual([-0.04, 0, 0.04]);
+  expect(Array.from(index!.pts)).toEqual([0, -40, 40]);
+  const demuxed = await pool.demuxVideo(file, { packets: false });
+  expect(Array.from(index!.frameTimes)).toEqual(Array.from(demuxed.frameTimes));
+  expect(index!.durationSeconds).toBe(demuxed.durationSeconds);
 });
