@@ -110,8 +110,8 @@ record deno "${pass:-0}" "${fail:-0}" "$rc"
 fi
 
 if due fuzz; then
-echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 40 s per target: wasm/fuzz/run.sh) ==="; start
-timeout --kill-after=30 "$(limit fuzz)" bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-40}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
+echo "=== tier: fuzz (native libFuzzer + ASan/UBSan over wasm/src and TSan over the pool queue, 30 s per target: wasm/fuzz/run.sh) ==="; start
+timeout --kill-after=30 "$(limit fuzz)" bash wasm/fuzz/run.sh "${TANDEM_FUZZ_SECONDS:-30}" 2>&1 | tee "$out/fuzz.log"; rc=${PIPESTATUS[0]}
 read -r pass fail < <(node scripts/tier-count.mjs fuzz "$out/fuzz.log" wasm/fuzz)
 record fuzz "${pass:-0}" "${fail:-0}" "$rc"
 fi

@@ -78,13 +78,6 @@ export async function audioMatchesFfmpegCli(pool: DecodePool, load: FixtureLoade
       const s = stats(got, want);
       measured.push(`${file}: ${info.framesWritten} frames (CLI ${frames}), max ${s.max.toExponential(2)}`);
       check(info.framesWritten === frames, `${file}: ${info.framesWritten} frames, the CLI gave ${frames}`);
-      if (file.includes('hevc')) {
-        // ffprobe's frame times (scripts/make-fixtures.sh), to the ms the job reports.
-        const probed = JSON.parse(new TextDecoder().decode(await load(`${file}.pts.json`))) as number[];
-        const off = probed.map((t, i) => Math.abs(t - (info.timestamps[i] ?? Number.NaN)));
-        check(probed.length === frames && Math.max(...off) <= 0.0005, `${file}: times ${[...info.timestamps]}, ffprobe's ${probed}`);
-        check(info.codec === 'hevc', `${file}: codec ${info.codec}`);
-      }
       check(s.max <= AUDIO_TOLERANCE.max, `${file} against ffmpeg's CLI: max difference ${s.max}`);
     } finally {
       pool.free(ptr);

@@ -139,30 +139,15 @@ it('packets clips equal container clips byte for byte, with the same times (B-fr
 }, 120_000);
 
 it('a clip from the middle of a long file reads at most twice the bytes of its GOPs', async () => {
-  const path = join(dir, 'long.mp4');
-  execFileSync('ffmpeg', [
-    '-hide_banner',
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=320x240:rate=30:duration=60,noise=alls=20:allf=t',
-    ...X264,
-    '-g',
-    '60',
-    '-preset',
-    'veryfast',
-    path,
-  ]);
+  // scripts/make-fixtures.sh: 60 s of 320×240 at 10 fps, a keyframe every 5 s.
+  const path = new URL('../fixtures/generated/long.h264.mp4', import.meta.url);
   const bytes = readFileSync(path);
   const source = counted(bytes);
   const index = await readMp4Index(source);
   if (!index) throw new Error('no index');
   expect(index.indexBytes).toBe(source.served);
   const all = Array.from(index.frameTimes);
-  const own = Array.from({ length: 8 }, (_, i) => all[900 + i * 2]!); // 30 s in
+  const own = Array.from({ length: 8 }, (_, i) => all[310 + i * 2]!); // 31 s in, a second past a keyframe
   const before = source.served;
   const { packets } = await readClipPackets(source, index, own);
   const clipBytes = source.served - before;
