@@ -14,7 +14,6 @@
 //
 //   npx deno run -A bench/video-peers.ts [--shapes 48] [--large 16] [--pans 18] [--reps 3]
 //                                        [--threads 2] [--out docs/bench/video-peers.md] [--smoke]
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import process from 'node:process';
@@ -25,7 +24,7 @@ import { benchArgs, smokeOut } from './shared/args.ts';
 import { describeMachine, machineLines, machineLoad } from './shared/machine.ts';
 import { fixed, median } from './shared/stats.ts';
 import { type BenchVideo, LARGE, largeVideos, PHOTO_PANS, photoPanVideos, shapesVideos } from './video/corpus.ts';
-import { torchvisionVideo } from './video/torchvision.ts';
+import { jsonLineOf, torchvisionVideo } from './video/torchvision.ts';
 import { MEAN, STD } from './video/types.ts';
 
 const args = benchArgs('video-peers', {
@@ -117,23 +116,6 @@ interface Sample {
   firstError: string | null;
 }
 
-function runPass(cmd: string, cmdArgs: string[]): Promise<Sample> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Uint8Array) => (stdout += String(b)));
-    child.stderr.on('data', (b: Uint8Array) => (stderr = (stderr + String(b)).slice(-2000)));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const line = stdout.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !line.startsWith('{'))
-        return reject(new Error(`${cmdArgs[0]} exited with ${code}: ${stderr.trim().split('\n').pop()}`));
-      resolve(JSON.parse(line) as Sample);
-    });
-  });
-}
-
 type Side = 'tandem' | 'dataloader';
 const LABELS: Record<Side, string> = {
   tandem: `Tandem videoLoader, wasm road, ${threads} threads`,
@@ -150,8 +132,13 @@ for (let rep = 0; rep < reps; rep++) {
     for (const side of sides) {
       const s =
         side === 'tandem'
-          ? await runPass(process.execPath, ['run', '-A', new URL('./video/tandem-pass.ts', import.meta.url).pathname, plan.tandem])
-          : await runPass('/usr/bin/python3', [new URL('./video/dataloader_clips.py', import.meta.url).pathname, plan.peer]);
+          ? await jsonLineOf<Sample>(process.execPath, [
+              'run',
+              '-A',
+              new URL('./video/tandem-pass.ts', import.meta.url).pathname,
+              plan.tandem,
+            ])
+          : await jsonLineOf<Sample>('/usr/bin/python3', [new URL('./video/dataloader_clips.py', import.meta.url).pathname, plan.peer]);
       const key = `${corpus.id}/${side}`;
       samples.set(key, [...(samples.get(key) ?? []), s]);
       if (s.failures || s.wrongTimes || s.clips !== plan.clips)

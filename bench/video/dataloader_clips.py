@@ -18,35 +18,14 @@ import sys
 import time
 
 import torch
-import torchvision
-import torchvision.io
-import torchvision.transforms.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-torchvision.set_video_backend("video_reader")
+from torchvision_clip import clip_decoder
+
 plan = json.load(open(sys.argv[1]))
 frames, stride, size = plan["frames"], plan["stride"], plan["size"]
-mean = torch.tensor(plan["mean"]).view(1, 3, 1, 1)
-std = torch.tensor(plan["std"]).view(1, 3, 1, 1)
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def clip(path, start):
-    reader = torchvision.io.VideoReader(path, "video")
-    if start > 0.001:
-        reader.seek(start - 0.001)
-    got = []
-    for i, frame in enumerate(reader):
-        if i % stride == 0:
-            got.append(frame["data"])
-            if len(got) == frames:
-                break
-    if len(got) != frames:
-        raise ValueError(f"{len(got)} of {frames} frames")
-    x = torch.stack(got).float().div_(255)
-    x = F.resize(x, size, antialias=True)
-    x = F.center_crop(x, [size, size])
-    return (x - mean) / std
+clip = clip_decoder(plan)
 
 
 class Clips(Dataset):

@@ -37,27 +37,34 @@ export function torchvisionPlan(id: string, videos: readonly BenchVideo[], plans
   return path;
 }
 
-export function torchvisionPass(planPath: string): Promise<TorchvisionSample> {
+export async function torchvisionPass(planPath: string): Promise<TorchvisionSample> {
+  const r = await jsonLineOf<TorchvisionSample & { firstError: string | null }>(PYTHON, [SCRIPT, planPath]);
+  return {
+    seconds: r.seconds,
+    cpu: r.cpu,
+    clips: r.clips,
+    failures: r.failures,
+    ...(r.firstError ? { firstError: r.firstError } : {}),
+  };
+}
+
+/**
+ * Runs a peer's process and parses the JSON line it prints last; a non-zero exit or no JSON line
+ * rejects with the last line of its stderr (the peers log per file there, so only the end is kept).
+ */
+export function jsonLineOf<T>(command: string, args: string[]): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [SCRIPT, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '',
       stderr = '';
     child.stdout.on('data', (b: Uint8Array) => (stdout += String(b)));
-    // The backend logs a line per opened file on stderr; only the end is kept, for a failure.
     child.stderr.on('data', (b: Uint8Array) => (stderr = (stderr + String(b)).slice(-2000)));
     child.on('error', reject);
     child.on('close', (code) => {
       const line = stdout.trim().split('\n').pop() ?? '';
       if (code !== 0 || !line.startsWith('{'))
-        return reject(new Error(`torchvision pass exited with ${code}: ${stderr.trim().split('\n').pop()}`));
-      const r = JSON.parse(line) as TorchvisionSample & { firstError: string | null };
-      resolve({
-        seconds: r.seconds,
-        cpu: r.cpu,
-        clips: r.clips,
-        failures: r.failures,
-        ...(r.firstError ? { firstError: r.firstError } : {}),
-      });
+        return reject(new Error(`${args[0]} exited with ${code}: ${stderr.trim().split('\n').pop()}`));
+      resolve(JSON.parse(line) as T);
     });
   });
 }
