@@ -209,7 +209,18 @@ for (const corpus of corpora) {
   lines.push(...table(['side', 'clips/s', 'CPU ms / clip', 'read KiB / clip', 'video KiB / clip (own count)', 'peak MiB'], rows), '');
   const speed = med(t, rate) / med(d, rate);
   const cpu = med(t, cpuMs) / med(d, cpuMs);
-  lines.push(`Tandem ÷ DataLoader: **${fixed(speed, 2)}×** the clips per second, **${fixed(cpu, 2)}×** the CPU per clip.`, '');
+  // Each repetition's own ratio (its two sides ran back to back), for the spread beside the medians.
+  const perRep = (f: (s: Sample) => number) => {
+    const ts = samples.get(t) ?? [];
+    const ds = samples.get(d) ?? [];
+    const r = ts.map((s, i) => f(s) / f(ds[i] ?? s));
+    return `${fixed(Math.min(...r), 2)}–${fixed(Math.max(...r), 2)}`;
+  };
+  lines.push(
+    `Tandem ÷ DataLoader: **${fixed(speed, 2)}×** the clips per second, **${fixed(cpu, 2)}×** the CPU per clip ` +
+      `(each repetition's own ratios: ${perRep(rate)}× and ${perRep(cpuMs)}×).`,
+    '',
+  );
   // Tandem's stages in the timed epoch: the working time of each per clip, and its median task.
   const names = Object.keys(samples.get(t)?.[0]?.stages ?? {});
   if (names.length) {

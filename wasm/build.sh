@@ -27,8 +27,8 @@ MODULE_COMMON=(
   -sEXPORTED_RUNTIME_METHODS=wasmMemory,HEAPU8
 )
 declare -A MODULE_FLAGS_OF=(
-  [mt]="-pthread -sEXPORT_NAME=createTandemDecode -sPTHREAD_POOL_SIZE=Module.tandemThreads -sPTHREAD_POOL_SIZE_STRICT=0 -sDEFAULT_PTHREAD_STACK_SIZE=1MB -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_pool_start,_td_pool_stop,_td_pool_alive,_td_pool_alive_address,_td_submit,_td_decode_now -sINCOMING_MODULE_JS_API=tandemThreads,print,printErr,locateFile --post-js post.js"
-  [st]="-sEXPORT_NAME=createTandemDecodeSingle -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_decode_now -sINCOMING_MODULE_JS_API=print,printErr,locateFile"
+  [mt]="-pthread -sEXPORT_NAME=createTandemDecode -sPTHREAD_POOL_SIZE=Module.tandemThreads -sPTHREAD_POOL_SIZE_STRICT=0 -sDEFAULT_PTHREAD_STACK_SIZE=1MB -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_simd_check,_td_pool_start,_td_pool_stop,_td_pool_alive,_td_pool_alive_address,_td_submit,_td_decode_now -sINCOMING_MODULE_JS_API=tandemThreads,print,printErr,locateFile --post-js post.js"
+  [st]="-sEXPORT_NAME=createTandemDecodeSingle -sEXPORTED_FUNCTIONS=_malloc,_free,_td_heap_in_use,_td_job_words,_td_job_size,_td_simd_check,_td_decode_now -sINCOMING_MODULE_JS_API=print,printErr,locateFile"
 )
 
 # libjpeg-turbo: only the static TurboJPEG library (libturbojpeg.a, which also holds the libjpeg API)
@@ -63,8 +63,22 @@ TURBOJPEG_PATCHES=(neon-wasm.patch jdhuff-bitbuf64.patch chroma-scale.patch jdhu
 TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c jidctred-wasm.c)   # Tandem's own SIMD128 code, copied into src/simd/wasm/
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
+# Tandem's wasm SIMD128 versions of libavcodec's hottest C (wasm/ffmpeg/*_wasm.c, copied into
+# libavcodec/) and the patch that installs them from the DSP init functions. Wasm only: the native
+# fuzz build runs ffmpeg's C, which these must equal (ff_*_wasm_check, run by test/unit/simd-check).
+FFMPEG_WASM_PATCHES=(wasm-simd-hooks.patch)
+FFMPEG_WASM_ADDED=(vp9mc_wasm.c h264mc_wasm.c h264deblock_wasm.c)
+ffmpeg_wasm_text() { local p; for p in "${FFMPEG_WASM_PATCHES[@]}" "${FFMPEG_WASM_ADDED[@]}"; do cat "$here/ffmpeg/$p"; done; }
+apply_ffmpeg_wasm_simd() { # unpacked ffmpeg tree
+  local p; for p in "${FFMPEG_WASM_PATCHES[@]}"; do
+    wlog "applying wasm/ffmpeg/$p"
+    patch -d "$1" -p1 --quiet --forward < "$here/ffmpeg/$p" || { wlog "wasm/ffmpeg/$p does not apply"; return 1; }
+  done
+  for p in "${FFMPEG_WASM_ADDED[@]}"; do wlog "adding wasm/ffmpeg/$p"; cp "$here/ffmpeg/$p" "$1/libavcodec/"; done
+}
+
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
-ffmpeg_key() { { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1"); ffmpeg_patches_text; } | sha256sum | cut -c1-16; }
+ffmpeg_key() { { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1"); ffmpeg_patches_text; ffmpeg_wasm_text; } | sha256sum | cut -c1-16; }
 turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}" "${TURBOJPEG_ADDED[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
 module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
@@ -107,6 +121,7 @@ build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
   local work="$build_root/ffmpeg-$key"; rm -rf "$work"; mkdir -p "$work"
   tar -xf "$TANDEM_CACHE/sources/$FFMPEG_ORIG" -C "$work"; mv "$work"/ffmpeg-* "$work/ffmpeg"
   apply_ffmpeg_patches "$work/ffmpeg"
+  apply_ffmpeg_wasm_simd "$work/ffmpeg"
   tar -xf "$TANDEM_CACHE/sources/$ZLIB_ORIG" -C "$work"; mv "$work"/zlib-* "$work/zlib"
   wlog "building zlib with emcc ($variant)"
   in_chroot "cd /build/ffmpeg-$key/zlib && CFLAGS='$cflags' emconfigure ./configure --static --prefix=$prefix >/dev/null && emmake make -j$(nproc) install >/dev/null 2>&1"

@@ -9,6 +9,8 @@ export interface TandemDecodeSingleModule {
   _td_heap_in_use(): number;
   _td_job_words(): number;
   _td_job_size(): number;
+  /** Tandem's SIMD128 motion compensation against ffmpeg's C: 0 when equal, else the first differing case. */
+  _td_simd_check(seed: number, rounds: number): number;
   _td_decode_now(job: number): number;
 }
 export interface TandemDecodeSingleOptions {

@@ -8,6 +8,8 @@ export interface TandemDecodeModule {
   _td_heap_in_use(): number;
   _td_job_words(): number;
   _td_job_size(): number;
+  /** Tandem's SIMD128 motion compensation against ffmpeg's C: 0 when equal, else the first differing case. */
+  _td_simd_check(seed: number, rounds: number): number;
   _td_pool_start(threads: number): number;
   _td_pool_stop(): void;
   _td_pool_alive(): number;

@@ -67,6 +67,25 @@ EMSCRIPTEN_KEEPALIVE int td_heap_in_use(void) { return (int)mallinfo().uordblks;
 #endif
 EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
 
+#ifdef __wasm_simd128__
+/* Defined in the added libavcodec files (libavcodec's internal headers are not installed). */
+int ff_vp9_wasm_check(unsigned seed, int rounds);
+int ff_h264_wasm_check(unsigned seed, int rounds);
+int ff_h264_deblock_wasm_check(unsigned seed, int rounds);
+/* Runs Tandem's SIMD128 versions of libavcodec's C (wasm/ffmpeg/: VP9 and H.264 motion
+ * compensation, H.264 deblocking) against ffmpeg's own C on random and extreme blocks: 0 when every
+ * output is equal, else a code naming the first that is not (VP9's as they come, H.264 motion
+ * compensation's plus 1 000 000, deblocking's plus 2 000 000). For test/unit/simd-check.test.ts. */
+EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
+  const int vp9 = ff_vp9_wasm_check(seed, rounds);
+  if (vp9 != 0) return vp9;
+  const int h264 = ff_h264_wasm_check(seed, rounds);
+  if (h264 != 0) return 1000000 + h264;
+  const int deblock = ff_h264_deblock_wasm_check(seed, rounds);
+  return deblock == 0 ? 0 : 2000000 + deblock;
+}
+#endif
+
 /* Decodes on the calling thread: the single-threaded build's only entry (one instance per worker)
  * and, in the threaded build, tests of the C path itself. */
 EMSCRIPTEN_KEEPALIVE int td_decode_now(td_job *job) {

@@ -1,0 +1,29 @@
+// Tandem's wasm SIMD128 code (wasm/ffmpeg/vp9mc_wasm.c, h264mc_wasm.c, h264deblock_wasm.c)
+// replaces libavcodec's C inside both decode modules. Decoders must stay bit-exact, so each module
+// runs every replaced function beside ffmpeg's own C on the same blocks and reports the first
+// difference: every VP9 filter, size, put/avg and sub-pel position, and every H.264 quarter-pel
+// position at 16, 8 and 4 and chroma offset, on random and all-0-or-255 blocks; every H.264 edge
+// filter on smooth blocks with a step, random alpha, beta and tc0, some near 0 and 255. Each
+// check was seen failing with an off-by-one rounding or threshold put in on purpose.
+import { describe, expect, it } from 'vitest';
+import { loadDecodeModule, loadSingleModule } from '../../src/decode/module.ts';
+
+const warn = (): void => {};
+
+// A nonzero code names the case (td_simd_check in wasm/src/tandem_decode.c): VP9 motion
+// compensation as it comes, H.264's plus 1 000 000, H.264 deblocking plus 2 000 000.
+describe('SIMD128 decoding kernels equal ffmpeg C', () => {
+  it('in the single-threaded module, over 12 rounds of random and extreme blocks', async () => {
+    const module = await loadSingleModule(warn);
+    for (let seed = 1; seed <= 3; seed++) expect(module.exports._td_simd_check(seed, 4), `seed ${seed}`).toBe(0);
+  }, 120_000);
+
+  it('in the pthreads module', async () => {
+    const module = await loadDecodeModule(1, warn);
+    try {
+      expect(module.exports._td_simd_check(7, 4)).toBe(0);
+    } finally {
+      module.close();
+    }
+  }, 120_000);
+});
