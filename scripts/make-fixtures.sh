@@ -68,6 +68,13 @@ probe_pts() { # name: ffprobe's pts of every frame of $out/name, sorted, into na
   echo "[fixtures] made $out/$1.pts.json (ffprobe's frame times)"
 }
 probe_pts testsrc.hevc.mp4
+# AV1 (libaom, a keyframe every 5 frames) in MP4 and in WebM, with the CLI's references and ffprobe's times.
+for container in mp4 webm; do
+  make testsrc.av1.$container -f lavfi -i testsrc2=size=160x120:rate=10 -t 2 -c:v libaom-av1 -cpu-used 8 -pix_fmt yuv420p \
+    -g 5 -b:v 200k
+  ref testsrc.av1.$container.rgb testsrc.av1.$container -f rawvideo -pix_fmt rgb24
+  probe_pts testsrc.av1.$container
+done
 # Images: progressive and CMYK JPEG, lossy/lossless/alpha WebP, animated GIF, with references.
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || { echo "[fixtures] python3-pil missing: run scripts/apt-setup.sh" >&2; exit 1; }
 /usr/bin/python3 scripts/make-image-fixtures.py "$out"

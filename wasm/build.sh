@@ -13,7 +13,7 @@ start=$(date +%s)
 # mix objects built with and without atomics, so each variant has its own ffmpeg libraries.
 FFMPEG_CONFIG=(
   --target-os=none --arch=x86_32 --enable-cross-compile --disable-asm --disable-x86asm --disable-inline-asm
-  --cc=emcc --cxx=em++ --ar=emar --ranlib=emranlib --nm=emnm --pkg-config=false
+  --cc=emcc --cxx=em++ --ar=emar --ranlib=emranlib --nm=emnm
   --disable-everything --disable-programs --disable-doc --disable-debug --disable-network --disable-autodetect
   --disable-avdevice --disable-avfilter --disable-postproc --enable-swscale --enable-swresample
 )
@@ -78,7 +78,14 @@ apply_ffmpeg_wasm_simd() { # unpacked ffmpeg tree
 }
 
 ffmpeg_config() { echo "${FFMPEG_CONFIG[*]} ${THREADS_CONFIG[$1]} ${FFMPEG_CONFIG_TAIL[*]}"; }
-ffmpeg_key() { { printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1"); ffmpeg_patches_text; ffmpeg_wasm_text; } | sha256sum | cut -c1-16; }
+# dav1d (AV1): C only (its assembly is x86 and Arm), 8-bit, a static library per variant. Its
+# meson.build asks for -pthread on wasm; the st variant must not have it (wasm-ld refuses to mix
+# objects with and without atomics), so the threads dependency becomes the variant's own flags.
+# libavcodec's libdav1d wrapper passes the codec context's thread count (Tandem sets 1), so dav1d
+# starts no thread of its own in either variant.
+DAV1D_MESON=(--buildtype=release "${DAV1D_OPTIONS[@]}")
+dav1d_key() { printf '%s\n' "$DAV1D_SHA256" "$DAV1D_DEBIAN_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "${DAV1D_MESON[@]}" | sha256sum | cut -c1-16; }
+ffmpeg_key() { { dav1d_key "$1"; printf '%s\n' "$FFMPEG_VERSION" "$FFMPEG_SHA256" "$ZLIB_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" $(ffmpeg_config "$1"); ffmpeg_patches_text; ffmpeg_wasm_text; } | sha256sum | cut -c1-16; }
 turbojpeg_key() { { printf '%s\n' "$LIBJPEG_TURBO_VERSION" "$LIBJPEG_TURBO_SHA256" "$EMSCRIPTEN_VERSION" "${CFLAGS_OF[$1]}" "$TURBOJPEG_CFLAGS" "${TURBOJPEG_CMAKE[@]}" "${TURBOJPEG_HEADERS[@]}" "${TURBOJPEG_PATCHES[@]}"; for p in "${TURBOJPEG_PATCHES[@]}" "${TURBOJPEG_ADDED[@]}"; do cat "$here/turbojpeg/$p"; done; } | sha256sum | cut -c1-16; }
 module_key=$( { ffmpeg_key mt; ffmpeg_key st; turbojpeg_key mt; turbojpeg_key st; printf '%s\n' "${MODULE_COMMON[@]}" "${MODULE_FLAGS_OF[@]}"; cat "$here/build.sh" "$here/toolchain.sh" "$here/bundler-safe.mjs" "$here"/src/*; } | sha256sum | cut -c1-16)
 out="$here/dist"
@@ -100,6 +107,7 @@ fi
 ensure_trixie_root
 ensure_chroot_cmake
 ensure_chroot_simde
+ensure_chroot_meson
 ensure_sources
 build_root="$TRIXIE_ROOT/build"          # seen as /build inside the chroot
 mkdir -p "$build_root"
@@ -108,6 +116,41 @@ if [ -n "$TRIXIE_ROOT" ]; then
 else
   in_chroot() { /bin/bash -ec "$1"; }
 fi
+
+build_dav1d() { # variant -> sets $dav1d_prefix (as seen inside the chroot)
+  local variant=$1 key; key=$(dav1d_key "$variant")
+  dav1d_prefix="/build/dav1d-$key/prefix"
+  if [ -f "$TRIXIE_ROOT$dav1d_prefix/.done" ]; then
+    wlog "dav1d $DAV1D_VERSION ($variant) present (key $key): skipped"; return
+  fi
+  local t0; t0=$(date +%s)
+  local work="$build_root/dav1d-$key"; rm -rf "$work"; mkdir -p "$work"
+  wlog "unpacking dav1d sources ($variant)"
+  unpack_dav1d "$work"
+  sed -i "s/thread_dependency = dependency('threads')/thread_dependency = declare_dependency()/" "$work/dav1d/meson.build"
+  local cflags="" f; for f in ${CFLAGS_OF[$variant]}; do cflags+="'$f', "; done
+  cat > "$work/cross.txt" <<CROSS
+[binaries]
+c = 'emcc'
+cpp = 'em++'
+ar = 'emar'
+strip = 'emstrip'
+[host_machine]
+system = 'emscripten'
+cpu_family = 'wasm32'
+cpu = 'wasm32'
+endian = 'little'
+[built-in options]
+c_args = [${cflags%, }]
+c_link_args = [${cflags%, }]
+CROSS
+  wlog "building dav1d with meson and emcc ($variant)"
+  in_chroot "cd /build/dav1d-$key && meson setup obj dav1d --cross-file cross.txt --prefix=$dav1d_prefix --libdir=lib ${DAV1D_MESON[*]} > meson.out 2>&1 || { tail -30 meson.out; exit 1; }
+    ninja -C obj install > ninja.out 2>&1 || { tail -40 ninja.out; exit 1; }
+    touch $dav1d_prefix/.done"
+  rm -rf "$work/dav1d" "$work/obj"
+  wlog "dav1d ($variant) built in $(( $(date +%s) - t0 )) s"
+}
 
 build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
   local variant=$1 key; key=$(ffmpeg_key "$variant")
@@ -126,7 +169,8 @@ build_ffmpeg() { # variant -> sets $prefix (as seen inside the chroot)
   wlog "building zlib with emcc ($variant)"
   in_chroot "cd /build/ffmpeg-$key/zlib && CFLAGS='$cflags' emconfigure ./configure --static --prefix=$prefix >/dev/null && emmake make -j$(nproc) install >/dev/null 2>&1"
   wlog "configuring ffmpeg ($variant, about 90 s)"
-  in_chroot "cd /build/ffmpeg-$key/ffmpeg && ./configure --prefix=$prefix --extra-cflags='$cflags -I$prefix/include' --extra-ldflags='$ldflags -L$prefix/lib' $(ffmpeg_config "$variant") > configure.out 2>&1 || { tail -30 configure.out ffbuild/config.log; exit 1; }"
+  # pkg-config finds dav1d in its prefix only (PKG_CONFIG_LIBDIR replaces the system's paths).
+  in_chroot "cd /build/ffmpeg-$key/ffmpeg && PKG_CONFIG_LIBDIR=$dav1d_prefix/lib/pkgconfig ./configure --prefix=$prefix --extra-cflags='$cflags -I$prefix/include' --extra-ldflags='$ldflags -L$prefix/lib' $(ffmpeg_config "$variant") --pkg-config=pkg-config --pkg-config-flags=--static > configure.out 2>&1 || { tail -30 configure.out ffbuild/config.log; exit 1; }"
   wlog "building ffmpeg ($variant, about 4 min on 2 cores)"
   in_chroot "cd /build/ffmpeg-$key/ffmpeg && make -j$(nproc) >make.out 2>&1 || { tail -40 make.out; exit 1; }; make install >/dev/null && touch $prefix/.done"
   # The libraries are installed; the object files are 1 GB we no longer need.
@@ -170,12 +214,13 @@ variants="mt st"
 [ -n "$dev_out" ] && variants=mt
 mkdir -p "$cached" "$out"
 for variant in $variants; do
+  build_dav1d "$variant"
   build_ffmpeg "$variant"
   build_turbojpeg "$variant"
   name=${OUTPUT_OF[$variant]}
   wlog "linking the decode module $name.mjs"
   mkdir -p "$build_root/module" && rm -rf "$build_root/module"/* && cp "$here"/src/*.c "$here"/src/*.h "$here"/src/post.js "$build_root/module/"
-  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz ${TANDEM_WASM_DEV_FLAGS:-} -o $name.mjs"
+  in_chroot "cd /build/module && emcc ${MODULE_COMMON[*]} ${MODULE_FLAGS_OF[$variant]} -I$prefix/include -I$tjprefix/include *.c -L$prefix/lib -L$tjprefix/lib -L$dav1d_prefix/lib -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -ldav1d -lz ${TANDEM_WASM_DEV_FLAGS:-} -o $name.mjs"
   node "$here/bundler-safe.mjs" "$build_root/module/$name.mjs" "$name"
   if [ -n "$dev_out" ]; then
     mkdir -p "$dev_out" && cp "$build_root/module/$name.mjs" "$build_root/module/$name.wasm" "$dev_out/"

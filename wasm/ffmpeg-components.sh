@@ -1,10 +1,10 @@
 # The parts of ffmpeg Tandem uses, for the wasm modules (wasm/build.sh) and the native fuzz build
 # (wasm/fuzz/build.sh), which must decode with the same components.
 FFMPEG_CONFIG_TAIL=(
-  --enable-zlib
-  --enable-decoder=mjpeg,png,webp,bmp,gif,h264,hevc,vp8,vp9,mp3,mp3float,aac,pcm_s16le,pcm_s24le,pcm_f32le,pcm_u8,flac,opus,vorbis
+  --enable-zlib --enable-libdav1d
+  --enable-decoder=mjpeg,png,webp,bmp,gif,h264,hevc,vp8,vp9,libdav1d,mp3,mp3float,aac,pcm_s16le,pcm_s24le,pcm_f32le,pcm_u8,flac,opus,vorbis
   --enable-demuxer=mov,matroska,mp3,aac,wav,flac,ogg
-  --enable-parser=h264,hevc,vp8,vp9,mjpeg,aac,mpegaudio,flac,opus,vorbis
+  --enable-parser=h264,hevc,vp8,vp9,av1,mjpeg,aac,mpegaudio,flac,opus,vorbis
   --enable-bsf=h264_mp4toannexb,vp9_superframe_split
 )
 
@@ -20,3 +20,8 @@ apply_ffmpeg_patches() { # unpacked ffmpeg tree; prints each patch to stderr
     patch -d "$1" -p1 --quiet --forward < "$FFMPEG_PATCH_DIR/$p" || { echo "wasm/ffmpeg/$p does not apply" >&2; return 1; }
   done
 }
+
+# dav1d, ffmpeg's AV1 decoder (libdav1d), for both builds: C only (its assembly is x86 and Arm, and
+# the fuzz build runs the C the module runs), 8-bit. Each build adds its own build type and flags.
+DAV1D_OPTIONS=(--default-library=static -Denable_asm=false -Denable_tools=false -Denable_examples=false
+  -Denable_tests=false -Denable_docs=false -Dbitdepths=8 -Dlogging=false)

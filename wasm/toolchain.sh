@@ -28,6 +28,13 @@ ZLIB_SHA256=71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1
 LIBJPEG_TURBO_VERSION=1:2.1.5-2
 LIBJPEG_TURBO_ORIG=libjpeg-turbo_2.1.5.orig.tar.gz
 LIBJPEG_TURBO_SHA256=254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c
+# dav1d (AV1), built with meson; Debian's security patches (debian/patches, in series order) are
+# applied to the upstream tarball.
+DAV1D_VERSION=1.0.0-2+deb12u1
+DAV1D_ORIG=dav1d_1.0.0.orig.tar.xz
+DAV1D_SHA256=51737db7e4897e599684f873a4725176dd3c779e639411d7c4fce134bb5ebb82
+DAV1D_DEBIAN=dav1d_1.0.0-2+deb12u1.debian.tar.xz
+DAV1D_DEBIAN_SHA256=ae53e2bda2a18275cc66570194fced9b9681df2b3b8e041586a26a59d69a727e
 
 wlog() { printf '[wasm] %s\n' "$*"; }
 
@@ -82,6 +89,23 @@ ensure_chroot_package() { # package file why
 
 # CMake builds libjpeg-turbo.
 ensure_chroot_cmake() { ensure_chroot_package cmake /usr/bin/cmake "builds libjpeg-turbo"; }
+# Meson and Ninja build dav1d.
+ensure_chroot_meson() {
+  ensure_chroot_package meson /usr/bin/meson "builds dav1d"
+  ensure_chroot_package ninja-build /usr/bin/ninja "builds dav1d"
+}
+
+# Unpacks dav1d's sources into DIR/dav1d with Debian's patches applied.
+unpack_dav1d() { # dir
+  local dir=$1 p
+  tar -xf "$TANDEM_CACHE/sources/$DAV1D_ORIG" -C "$dir" && mv "$dir"/dav1d-* "$dir/dav1d"
+  tar -xf "$TANDEM_CACHE/sources/$DAV1D_DEBIAN" -C "$dir/dav1d"
+  while read -r p; do
+    case "$p" in ''|'#'*) continue;; esac
+    wlog "applying Debian's dav1d patch $p"
+    patch -d "$dir/dav1d" -p1 --quiet --forward < "$dir/dav1d/debian/patches/$p" || { wlog "Debian's $p does not apply"; return 1; }
+  done < "$dir/dav1d/debian/patches/series"
+}
 
 # SIMDe's headers: emscripten's compat arm_neon.h is SIMDe's top-level header and includes
 # "neon/*.h", which Debian ships only in libsimde-dev. With it, libjpeg-turbo's Arm NEON
@@ -108,19 +132,22 @@ check_sha256() { # file expected
 # Downloads the pinned Debian source packages into $TANDEM_CACHE/sources and checks them.
 ensure_sources() {
   local dir="$TANDEM_CACHE/sources"; mkdir -p "$dir"
-  if [ -f "$dir/$FFMPEG_ORIG" ] && [ -f "$dir/$ZLIB_ORIG" ] && [ -f "$dir/$LIBJPEG_TURBO_ORIG" ]; then
-    wlog "sources present: $FFMPEG_ORIG, $ZLIB_ORIG, $LIBJPEG_TURBO_ORIG"
+  if [ -f "$dir/$FFMPEG_ORIG" ] && [ -f "$dir/$ZLIB_ORIG" ] && [ -f "$dir/$LIBJPEG_TURBO_ORIG" ] && [ -f "$dir/$DAV1D_ORIG" ] && [ -f "$dir/$DAV1D_DEBIAN" ]; then
+    wlog "sources present: $FFMPEG_ORIG, $ZLIB_ORIG, $LIBJPEG_TURBO_ORIG, $DAV1D_ORIG"
   else
     command -v dpkg-source >/dev/null || { wlog "dpkg-dev missing: run scripts/apt-setup.sh"; return 1; }
     local want=()
     [ -f "$dir/$FFMPEG_ORIG" ] || want+=("ffmpeg=$FFMPEG_VERSION")
     [ -f "$dir/$ZLIB_ORIG" ] || want+=("zlib=$ZLIB_VERSION")
     [ -f "$dir/$LIBJPEG_TURBO_ORIG" ] || want+=("libjpeg-turbo=$LIBJPEG_TURBO_VERSION")
+    [ -f "$dir/$DAV1D_ORIG" ] && [ -f "$dir/$DAV1D_DEBIAN" ] || want+=("dav1d=$DAV1D_VERSION")
     wlog "apt-get source --download-only ${want[*]}"
     (cd "$dir" && apt-get source -qq --download-only "${want[@]}" >/dev/null)
   fi
   check_sha256 "$dir/$FFMPEG_ORIG" "$FFMPEG_SHA256"
   check_sha256 "$dir/$ZLIB_ORIG" "$ZLIB_SHA256"
   check_sha256 "$dir/$LIBJPEG_TURBO_ORIG" "$LIBJPEG_TURBO_SHA256"
+  check_sha256 "$dir/$DAV1D_ORIG" "$DAV1D_SHA256"
+  check_sha256 "$dir/$DAV1D_DEBIAN" "$DAV1D_DEBIAN_SHA256"
   wlog "sources verified by SHA-256"
 }

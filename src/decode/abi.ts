@@ -179,4 +179,4 @@ export const FILTER_CODES = { bilinear: 0, bicubic: 1, area: 2, nearest: 3, lanc
 export const FORMAT_NAMES = ['unknown', 'jpeg', 'png', 'webp', 'bmp', 'gif'] as const;
 /** Containers of audio and video jobs, indexed by the same `format` code (6 onwards). */
 export const MEDIA_FORMAT_NAMES = [...FORMAT_NAMES, 'mp4', 'matroska', 'mp3', 'aac', 'wav', 'flac', 'ogg'] as const;
-export const CODEC_NAMES = ['other', 'h264', 'vp8', 'vp9', 'mp3', 'aac', 'pcm', 'flac', 'opus', 'vorbis', 'hevc'] as const;
+export const CODEC_NAMES = ['other', 'h264', 'vp8', 'vp9', 'mp3', 'aac', 'pcm', 'flac', 'opus', 'vorbis', 'hevc', 'av1'] as const;

@@ -38,7 +38,8 @@ export interface DemuxedVideo {
   /**
    * The WebCodecs codec string: 'avc1.PPCCLL' (from the avcC record's profile, constraint and level
    * bytes), 'vp8', 'vp09.PP.LL.DD' (profile, level — 10 when the container gives none —, bit
-   * depth); '' for other codecs.
+   * depth), 'av01.P.LLT.DD' (from the av1C record: profile, level, tier, bit depth); '' for other
+   * codecs and for AV1 without its av1C.
    */
   codecString: string;
   /** VideoDecoderConfig.description: the avcC record for H.264 in MP4/MKV; undefined where WebCodecs wants none. */
@@ -189,6 +190,13 @@ export function codecString(codec: MediaCodec, profile: number, level: number, b
   }
   if (codec === 'vp8') return 'vp8';
   if (codec === 'vp9') return `vp09.${dec2(Math.max(0, profile))}.${dec2(level > 0 ? level : 10)}.${dec2(bitDepth || 8)}`;
+  // AV1 from its av1C record (marker and version byte 0x81): profile and level, tier, bit depth.
+  if (codec === 'av1' && extradata.length >= 4 && extradata[0] === 0x81) {
+    const b1 = extradata[1] ?? 0,
+      b2 = extradata[2] ?? 0;
+    const depth = b2 & 0x40 ? (b2 & 0x20 ? 12 : 10) : 8;
+    return `av01.${b1 >> 5}.${dec2(b1 & 31)}${b2 & 0x80 ? 'H' : 'M'}.${dec2(depth)}`;
+  }
   return '';
 }
 

@@ -6,7 +6,7 @@ import { CODEC_NAMES, Field, JobKind } from './abi.ts';
 import { badRequest } from './media.ts';
 
 /** The codecs a packets job takes (the module's video decoders). */
-export type PacketCodec = 'h264' | 'hevc' | 'vp8' | 'vp9';
+export type PacketCodec = 'h264' | 'hevc' | 'vp8' | 'vp9' | 'av1';
 
 /**
  * A clip's packets in decode order, with what a container would tell the decoder. Packet i is
@@ -17,7 +17,7 @@ export interface VideoPackets {
   codec: PacketCodec;
   codedWidth: number;
   codedHeight: number;
-  /** The codec's configuration from the container (an MP4's `avcC` or `hvcC` payload); none for VP8 and VP9. */
+  /** The codec's configuration from the container (an MP4's `avcC`, `hvcC` or `av1C` payload); none for VP8 and VP9. */
   extradata?: Uint8Array;
   /** The duration the container declares (checked against maxDurationSeconds); NaN when unknown. */
   durationSeconds: number;
@@ -56,7 +56,8 @@ export function packetsInput(p: VideoPackets): { bytes: Uint8Array; fill: (w: In
   const codec = CODEC_NAMES.indexOf(p.codec);
   if (!(Number.isInteger(p.timescale) && p.timescale > 0 && p.timescale <= 0x7fffffff))
     badRequest('packets: timescale must be a positive 32-bit integer');
-  if (codec <= 0 || !['h264', 'hevc', 'vp8', 'vp9'].includes(p.codec)) badRequest(`packets: no decoder for codec '${String(p.codec)}'`);
+  if (codec <= 0 || !['h264', 'hevc', 'vp8', 'vp9', 'av1'].includes(p.codec))
+    badRequest(`packets: no decoder for codec '${String(p.codec)}'`);
   const extradata = p.extradata ?? new Uint8Array(0);
   const table = align8(p.data.length);
   const extraAt = table + n * PACKET_BYTES;

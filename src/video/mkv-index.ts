@@ -42,7 +42,13 @@ const ID = {
   referenceBlock: 0xfb,
 } as const;
 
-const CODECS: Record<string, PacketCodec> = { 'V_MPEG4/ISO/AVC': 'h264', 'V_MPEGH/ISO/HEVC': 'hevc', V_VP9: 'vp9', V_VP8: 'vp8' };
+const CODECS: Record<string, PacketCodec> = {
+  'V_MPEG4/ISO/AVC': 'h264',
+  'V_MPEGH/ISO/HEVC': 'hevc',
+  V_VP9: 'vp9',
+  V_VP8: 'vp8',
+  V_AV1: 'av1',
+};
 /** The most blocks read here, on the caller's thread (as mp4-index.ts's MAX_SAMPLES). */
 const MAX_BLOCKS = 100_000;
 

@@ -267,9 +267,9 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   const key = stss ? keyFlags(r, stss, count) : new Uint8Array(count).fill(1);
   if (!key) return undefined;
   const children = r.boxes(entry.start + 78, entry.end) ?? [];
-  // H.264 and HEVC need their avcC and hvcC; VP9's decoder reads all it needs from the frames
-  // (vpcC only repeats it).
-  const config = children.find((b) => b.type === 'avcC' || b.type === 'hvcC');
+  // H.264, HEVC and AV1 need their avcC, hvcC and av1C (AV1's sequence header may be there
+  // alone); VP9's decoder reads all it needs from the frames (vpcC only repeats it).
+  const config = children.find((b) => b.type === 'avcC' || b.type === 'hvcC' || b.type === 'av1C');
   const codec = !config
     ? entry.type === 'vp09'
       ? 'vp9'
@@ -278,7 +278,9 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
       ? 'h264'
       : config.type === 'hvcC' && (entry.type === 'hvc1' || entry.type === 'hev1')
         ? 'hevc'
-        : undefined;
+        : config.type === 'av1C' && entry.type === 'av01'
+          ? 'av1'
+          : undefined;
   const mediaSeconds = media.duration / media.timescale;
   return {
     sampleEntry: entry.type,

@@ -14,7 +14,7 @@ describe('wasm audio and video decoding (Chromium, cross-origin isolated)', () =
   const pool = usePool({ threads: 2 });
 
   for (const [title, body] of Object.entries(mediaScenarios)) it(title, () => body(pool(), load));
-  it("every frame of an H.264, a VP9 and an HEVC clip (HEVC: times as ffprobe gives them) against Debian's ffmpeg CLI", () =>
+  it("every frame of an H.264, a VP9, an HEVC and two AV1 clips (HEVC and AV1: times as ffprobe gives them) against Debian's ffmpeg CLI", () =>
     videoMatchesFfmpegCli(pool(), load));
   it("MP3, FLAC and AAC sines against Debian's ffmpeg CLI", () => audioMatchesFfmpegCli(pool(), load));
 });

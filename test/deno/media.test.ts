@@ -17,7 +17,7 @@ for (const [title, body] of Object.entries(mediaScenarios)) {
   Deno.test({ name: title, ...opts, fn: () => withPool(2, (p) => body(p, load)).then(() => {}) });
 }
 Deno.test({
-  name: "every frame of an H.264, a VP9 and an HEVC clip (HEVC: times as ffprobe gives them), and MP3/FLAC/AAC sines, against Debian's ffmpeg CLI",
+  name: "every frame of an H.264, a VP9, an HEVC and two AV1 clips (HEVC and AV1: times as ffprobe gives them), and MP3/FLAC/AAC sines, against Debian's ffmpeg CLI",
   ...opts,
   fn: () =>
     withPool(2, async (p) => {

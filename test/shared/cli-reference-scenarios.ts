@@ -8,8 +8,8 @@ import type { FixtureLoader } from './media-scenarios.ts';
 /**
  * Video: the same libavcodec decoders on both sides; the YUV 4:2:0 → RGB conversions (Tandem's
  * against swscale's default) round and upsample chroma differently. Measured on 2026-12-01: mean
- * 0.453 and 0.454, max 3, for H.264 and VP9; a regression of a few levels fails. HEVC is held to
- * the same bound.
+ * 0.453 and 0.454, max 3, for H.264 and VP9; a regression of a few levels fails. HEVC and AV1
+ * (MP4 and WebM) are held to the same bound.
  */
 export const VIDEO_TOLERANCE = { mean: 0.6, max: 4 };
 /**
@@ -31,7 +31,7 @@ function stats(got: ArrayLike<number>, want: ArrayLike<number>): { mean: number;
 
 export async function videoMatchesFfmpegCli(pool: DecodePool, load: FixtureLoader): Promise<string[]> {
   const measured: string[] = [];
-  for (const file of ['testsrc.h264.mp4', 'testsrc.vp9.webm', 'testsrc.hevc.mp4']) {
+  for (const file of ['testsrc.h264.mp4', 'testsrc.vp9.webm', 'testsrc.hevc.mp4', 'testsrc.av1.mp4', 'testsrc.av1.webm']) {
     const want = await load(`${file}.rgb`);
     const frameBytes = 160 * 120 * 3;
     const frames = want.length / frameBytes;
@@ -44,12 +44,13 @@ export async function videoMatchesFfmpegCli(pool: DecodePool, load: FixtureLoade
         frames: { indices: Array.from({ length: frames }, (_, i) => i) },
       });
       check(info.framesWritten === frames, `${file}: ${info.framesWritten} frames, the CLI gave ${frames}`);
-      if (file.includes('hevc')) {
+      const codec = file.includes('hevc') ? 'hevc' : file.includes('av1') ? 'av1' : undefined;
+      if (codec) {
         // ffprobe's frame times (scripts/make-fixtures.sh), to the ms the job reports.
         const probed = JSON.parse(new TextDecoder().decode(await load(`${file}.pts.json`))) as number[];
         const off = probed.map((t, i) => Math.abs(t - (info.timestamps[i] ?? Number.NaN)));
         check(probed.length === frames && Math.max(...off) <= 0.0005, `${file}: times ${[...info.timestamps]}, ffprobe's ${probed}`);
-        check(info.codec === 'hevc', `${file}: codec ${info.codec}`);
+        check(info.codec === codec, `${file}: codec ${info.codec}`);
       }
       const got = new Uint8Array(pool.memory.buffer, ptr, want.length);
       const s = stats(got, want);

@@ -13,7 +13,7 @@ import { mutate } from './fuzz-scenarios.ts';
 import { hubStructFile } from './parquet-files.ts';
 import type { FixtureLoader } from './media-scenarios.ts';
 
-export const CLIP_FIXTURES = ['testsrc.h264.mp4', 'rgb.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv'] as const;
+export const CLIP_FIXTURES = ['testsrc.h264.mp4', 'rgb.h264.mp4', 'testsrc.vp9.webm', 'testsrc.h264.mkv', 'testsrc.av1.mp4'] as const;
 const MEAN = [0.5, 0.5, 0.5],
   STD = [0.25, 0.25, 0.25];
 const BASE = {
@@ -371,7 +371,7 @@ export async function clipCropsAreSeeded(pool: DecodePool, load: FixtureLoader):
 }
 
 /** Class names of the Parquet video file's ClassLabel. */
-const VIDEO_CLASSES = ['pan', 'zoom', 'still', 'shake'];
+const VIDEO_CLASSES = ['pan', 'zoom', 'still', 'shake', 'orbit'];
 
 /**
  * A Hub-shaped Parquet file of videos: `video` as the Hub's Video struct `{ bytes, path }`, `label`
@@ -411,7 +411,7 @@ export async function parquetVideosAreTheListsClips(pool: DecodePool, load: Fixt
   const failures = fromParquet.failures();
   check(
     failures.length === 1 &&
-      failures[0]?.key === 'videos.parquet#4' &&
+      failures[0]?.key === `videos.parquet#${videos.length}` &&
       failures[0].stage === 'read' &&
       failures[0].error instanceof TandemError,
     `the row without bytes fails alone, typed: ${failures.map((f) => `${f.key} ${f.stage} ${f.error}`)}`,

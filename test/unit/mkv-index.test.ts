@@ -1,7 +1,7 @@
 // The Matroska/WebM index reader (src/video/mkv-index.ts) against libavformat's matroska demuxer
 // (the wasm module's demuxVideo): on files written here by Debian's ffmpeg CLI (VP9 with alt-ref
 // frames, VP8, H.264 with B-frames in MKV, an Opus track beside VP9, a variable frame rate, a
-// 90 kHz-free time scale) and the WebM and MKV fixtures, each timeline it takes is the demuxer's
+// 90 kHz-free time scale) and the WebM and MKV fixtures (AV1 among them), each timeline it takes is the demuxer's
 // to the microsecond, with its duration, size and keyframes; a file piped out (unknown sizes) is
 // left to the demuxer. Clips from its packets (a packets job, no container opened) are the
 // container job's by frame number, byte for byte. Cut or corrupted files never throw.
@@ -49,7 +49,7 @@ beforeAll(async () => {
   const piped = spawnSync('ffmpeg', ['-hide_banner', '-v', 'error', ...SOURCE, ...VP9, '-f', 'webm', 'pipe:1'], { maxBuffer: 1 << 26 });
   writeFileSync(join(dir, 'piped.webm'), piped.stdout);
   for (const name of [...Object.keys(VARIANTS), 'piped.webm']) files.set(name, readFileSync(join(dir, name)));
-  for (const name of ['testsrc.vp9.webm', 'rgb.vp9.webm', 'long.vp9.webm', 'testsrc.h264.mkv'])
+  for (const name of ['testsrc.vp9.webm', 'rgb.vp9.webm', 'long.vp9.webm', 'testsrc.h264.mkv', 'testsrc.av1.webm'])
     files.set(`fixture ${name}`, readFileSync(new URL(`../fixtures/generated/${name}`, import.meta.url)));
   pool = await DecodePool.create({ threads: 2 });
 }, 120_000);

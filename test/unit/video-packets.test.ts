@@ -38,6 +38,7 @@ const FILES: Record<string, string[]> = {
   'baseline.mp4': [...SOURCE, ...X264, '-profile:v', 'baseline', '-g', '30'],
   'vp9.mp4': [...SOURCE, '-c:v', 'libvpx-vp9', '-b:v', '300k', '-g', '25'],
   'hevc.mp4': [...SOURCE, '-c:v', 'libx265', '-pix_fmt', 'yuv420p', '-x265-params', 'log-level=error:keyint=25'],
+  'av1.mp4': [...SOURCE, '-c:v', 'libaom-av1', '-cpu-used', '8', '-pix_fmt', 'yuv420p', '-g', '25', '-b:v', '300k'],
   'colr.mp4': [
     ...SOURCE,
     ...X264,
@@ -103,14 +104,14 @@ async function clip(input: Parameters<DecodePool['decodeVideo']>[0], wanted: num
   }
 }
 
-it('packets clips equal container clips byte for byte, with the same times (B-frames, VFR, faststart, audio, baseline, colr, VP9, HEVC)', async () => {
+it('packets clips equal container clips byte for byte, with the same times (B-frames, VFR, faststart, audio, baseline, colr, VP9, HEVC, AV1)', async () => {
   const rng = new Rng(7);
   let multiRun = 0;
   for (const [name, bytes] of bytesOf) {
     const index = await readMp4Index(memoryByteSource(bytes));
     expect(index, name).toBeDefined();
     if (!index) continue;
-    expect(index.codec, name).toBe(name === 'vp9.mp4' ? 'vp9' : name === 'hevc.mp4' ? 'hevc' : 'h264');
+    expect(index.codec, name).toBe(({ 'vp9.mp4': 'vp9', 'hevc.mp4': 'hevc', 'av1.mp4': 'av1' } as Record<string, string>)[name] ?? 'h264');
     const all = Array.from(index.frameTimes);
     for (let c = 0; c < 10; c++) {
       // Strides up to 30 frames: some clips skip whole GOPs between their frames.
@@ -178,13 +179,39 @@ it('a packets job refuses a bad table, a clip by times, and a codec it has no de
     const bad = { ...packets, offsets: packets.offsets.map((o, i) => (i === 2 ? packets.data.length : o)) };
     await expect(pool.decodeVideo(bad, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
     await expect(pool.decodeVideo(packets, target, { frames: { times: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
-    const other = { ...packets, codec: 'av1' as never };
+    const other = { ...packets, codec: 'mpeg4' as never };
     await expect(pool.decodeVideo(other, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject({ code: 'bad-request' });
     // Cut packets: the decoder's verdict, typed, and the pool goes on.
     const cut = { ...packets, sizes: packets.sizes.map((s) => Math.max(1, s >> 3)) };
     await expect(pool.decodeVideo(cut, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject({ name: 'DecodeError' });
     const ok = await pool.decodeVideo(packets, target, { frames: { frameTimes: own }, ...SIZE });
     expect(ok.framesWritten).toBe(FRAMES);
+  } finally {
+    target.free();
+  }
+}, 60_000);
+
+it('AV1 at 10 bits fails by name on both roads (the module decodes 8-bit AV1 only), and the pool goes on', async () => {
+  const path = join(dir, 'av1-10bit.mp4');
+  execFileSync(
+    'ffmpeg',
+    ['-hide_banner', '-v', 'error', '-y', ...SOURCE, '-t', '1', '-c:v', 'libaom-av1', '-cpu-used', '8', '-pix_fmt', 'yuv420p10le', path],
+    {
+      stdio: 'pipe',
+    },
+  );
+  const bytes = readFileSync(path);
+  const index = (await readMp4Index(memoryByteSource(bytes)))!;
+  expect(index.codec).toBe('av1');
+  const own = Array.from(index.frameTimes.subarray(0, FRAMES));
+  const { packets } = await readClipPackets(memoryByteSource(bytes), index, own);
+  const target = pool.allocate(FRAMES * SIZE.width * SIZE.height * 3);
+  try {
+    const unknown = { code: 'unknown-format', message: expect.stringContaining('8-bit AV1 only') };
+    await expect(pool.decodeVideo(packets, target, { frames: { frameTimes: own }, ...SIZE })).rejects.toMatchObject(unknown);
+    await expect(pool.decodeVideo(bytes, target, { frames: { indices: [0, 1] }, ...SIZE })).rejects.toMatchObject(unknown);
+    const ok = await pool.decodeVideo(bytesOf.get('av1.mp4')!, target, { frames: { indices: [0, 1, 2] }, ...SIZE });
+    expect([ok.framesWritten, ok.codec]).toEqual([3, 'av1']);
   } finally {
     target.free();
   }

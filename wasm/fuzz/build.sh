@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the native libFuzzer targets of Tandem's C job API (wasm/fuzz/fuzz_job.c over wasm/src):
 # fuzz-image, fuzz-video, fuzz-audio, fuzz-stream, fuzz-demux and fuzz-pool, into $TANDEM_CACHE/fuzz/<key>/bin, with Debian bookworm's
-# clang 14. ffmpeg, zlib and libjpeg-turbo come from the same pinned sources as the wasm modules,
+# clang 14. ffmpeg, zlib, libjpeg-turbo and dav1d come from the same pinned sources as the wasm modules,
 # with the same ffmpeg components and, as in wasm, no assembly or SIMD, so the fuzzers run the C
 # paths the browser runs. Sanitizers:
 #   - Tandem's C (wasm/src, the harness): AddressSanitizer + UndefinedBehaviorSanitizer (any UB
@@ -15,7 +15,7 @@ source "$here/../toolchain.sh"
 source "$here/../ffmpeg-components.sh"
 flog() { printf '[fuzz] %s\n' "$*" >&2; }
 
-CLANG_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
+CLANG_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev meson ninja-build pkg-config)
 missing=()
 for p in "${CLANG_PACKAGES[@]}"; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -23,7 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 else
-  flog "clang 14, libFuzzer and the sanitizer runtimes present"
+  flog "clang 14, libFuzzer, the sanitizer runtimes and meson present"
 fi
 CC=clang-14
 # The libraries get edge coverage only. Comparison tracing (-fsanitize=fuzzer-no-link's trace-cmp)
@@ -43,7 +43,7 @@ TURBOJPEG_C_PATCHES=(jdhuff-bitbuf64.patch chroma-scale.patch jdhuff-fused.patch
 turbojpeg_c_patches_text() { for p in "${TURBOJPEG_C_PATCHES[@]}"; do cat "$here/../turbojpeg/$p"; done; }
 
 ensure_sources >&2
-libs_key=$(printf '%s\n' "$FFMPEG_SHA256" "$ZLIB_SHA256" "$LIBJPEG_TURBO_SHA256" "$($CC --version | head -1)" "$LIB_SAN" \
+libs_key=$(printf '%s\n' "$FFMPEG_SHA256" "$ZLIB_SHA256" "$LIBJPEG_TURBO_SHA256" "$DAV1D_SHA256" "$DAV1D_DEBIAN_SHA256" "${DAV1D_OPTIONS[@]}" "$($CC --version | head -1)" "$LIB_SAN" \
   "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" "$(ffmpeg_patches_text)" "$(turbojpeg_c_patches_text)" | sha256sum | cut -c1-16)
 root="$TANDEM_CACHE/fuzz/libs-$libs_key"
 prefix="$root/prefix"
@@ -69,9 +69,17 @@ else
   mkdir -p "$prefix/lib" "$prefix/include"
   cp "$root/work/libjpeg-turbo/obj/libturbojpeg.a" "$prefix/lib/"; cp "$root/work/libjpeg-turbo/obj/jconfig.h" "$prefix/include/"
   for h in turbojpeg.h jpeglib.h jmorecfg.h jerror.h; do cp "$root/work/libjpeg-turbo/$h" "$prefix/include/"; done
+  flog "building dav1d with $CC and ASan (C only, 8-bit, as in wasm)"
+  unpack_dav1d "$root/work" >&2
+  # A plain build type: the sanitizer flags alone decide optimisation, as for the other libraries.
+  (cd "$root/work/dav1d" && CC=$CC CFLAGS="$LIB_SAN" LDFLAGS="-fsanitize=address" meson setup obj --prefix="$prefix" --libdir=lib \
+    --buildtype=plain "${DAV1D_OPTIONS[@]}" >meson.out 2>&1 && ninja -C obj install >ninja.out 2>&1) ||
+    { tail -30 "$root/work/dav1d/"*.out; exit 1; }
   flog "configuring ffmpeg with $CC and ASan (about 1 min)"
-  (cd "$root/work/ffmpeg" && ./configure --prefix="$prefix" --extra-cflags="$LIB_SAN -I$prefix/include" \
-    --extra-ldflags="-fsanitize=address -L$prefix/lib" "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" >configure.out 2>&1) ||
+  # pkg-config finds dav1d in this prefix only.
+  (cd "$root/work/ffmpeg" && PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" ./configure --prefix="$prefix" --extra-cflags="$LIB_SAN -I$prefix/include" \
+    --extra-ldflags="-fsanitize=address -L$prefix/lib" "${FFMPEG_NATIVE[@]}" "${FFMPEG_CONFIG_TAIL[@]}" --pkg-config=pkg-config \
+    --pkg-config-flags=--static >configure.out 2>&1) ||
     { tail -30 "$root/work/ffmpeg/configure.out"; exit 1; }
   flog "building ffmpeg with $CC and ASan (about 5 min on 2 cores)"
   (cd "$root/work/ffmpeg" && make -j"$(nproc)" >make.out 2>&1 && make install >/dev/null 2>&1) || { tail -40 "$root/work/ffmpeg/make.out"; exit 1; }
@@ -93,7 +101,7 @@ else
     extra=()
     [ "$target" = demux ] && extra+=("$here/../src/demux.c")
     $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,media,container,io,packets}.c "${extra[@]}" \
-      -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -lz -lm -lpthread -o "$bin/fuzz-$target"
+      -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -ldav1d -lz -lm -lpthread -ldl -o "$bin/fuzz-$target"
   done
   # The pool's queue under ThreadSanitizer (which cannot share a binary with AddressSanitizer);
   # tandem_decode.c without coverage counters, which would race (see fuzz_pool.c).

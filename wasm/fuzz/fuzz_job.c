@@ -123,7 +123,7 @@ static void check_demux_result(const td_job *job) {
  * the input's first bytes as extradata, runs and key flags from the header's bits. The table is
  * placed after the bytes, 8-aligned, as src/decode/packets.ts lays out its block. */
 static int packets_job(td_job *job, uint8_t *src, size_t len, const uint8_t *o) {
-  static const int32_t codecs[] = {TD_CODEC_H264, TD_CODEC_HEVC, TD_CODEC_VP8, TD_CODEC_VP9};
+  static const int32_t codecs[] = {TD_CODEC_H264, TD_CODEC_HEVC, TD_CODEC_VP8, TD_CODEC_VP9, TD_CODEC_AV1};
   int n = 1 + o[5] % MAX_PACKETS;
   if (len < (size_t)n * 2) return 0;
   size_t table = (len + 7) & ~(size_t)7;
@@ -164,7 +164,7 @@ static int packets_job(td_job *job, uint8_t *src, size_t len, const uint8_t *o) 
   job->pk_count = n;
   job->pk_extradata = 0;
   job->pk_extradata_len = (int32_t)extra;
-  job->pk_codec = codecs[o[7] % 4];
+  job->pk_codec = codecs[o[7] % 5];
   job->pk_width = 16 + o[1] % 300;
   job->pk_height = 16 + o[2] % 300;
   job->pk_duration_ms = n * 40;

@@ -43,6 +43,7 @@ static int codec_code(enum AVCodecID id) {
   switch (id) {
     case AV_CODEC_ID_H264: return TD_CODEC_H264;
     case AV_CODEC_ID_HEVC: return TD_CODEC_HEVC;
+    case AV_CODEC_ID_AV1: return TD_CODEC_AV1;
     case AV_CODEC_ID_VP8: return TD_CODEC_VP8;
     case AV_CODEC_ID_VP9: return TD_CODEC_VP9;
     case AV_CODEC_ID_MP3: return TD_CODEC_MP3;

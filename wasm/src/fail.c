@@ -69,6 +69,16 @@ static int checked_get_buffer(AVCodecContext *ctx, AVFrame *frame, int flags) {
   return avcodec_default_get_buffer2(ctx, frame, flags);
 }
 
+/* The module's dav1d decodes 8-bit AV1 only (its 16-bit code would add to every download): a
+ * stream whose av1C says 10 or 12 bits fails here by name rather than as a decode error later.
+ * Without an av1C the decoder's own error stands. */
+int td_check_decodable(const AVCodecContext *ctx, td_job *job) {
+  const uint8_t *x = ctx->extradata;
+  if (ctx->codec_id == AV_CODEC_ID_AV1 && ctx->extradata_size >= 4 && (x[0] & 0x80) && (x[2] & 0x40))
+    return td_fail(job, TD_E_UNKNOWN_FORMAT, 0, "AV1 at 10 or 12 bits: the module decodes 8-bit AV1 only");
+  return TD_OK;
+}
+
 void td_limit_decoder(AVCodecContext *ctx, td_job *job) {
   ctx->thread_count = 1;
   ctx->max_pixels = job->max_pixels;

@@ -23,6 +23,8 @@ int td_size_refused(void);
  * thread), the job's pixel limit, which the decoder checks before it allocates a frame, and a
  * get_buffer2 that checks it again on every video frame and fails with AVERROR(ERANGE). */
 void td_limit_decoder(struct AVCodecContext *ctx, td_job *job);
+/* TD_OK, or the job's failure for a stream the module's decoders do not take (8-bit AV1 only). */
+int td_check_decodable(const struct AVCodecContext *ctx, td_job *job);
 
 /* Called by Tandem's libavutil (wasm/ffmpeg/size-refused-hook.patch) with every picture size
  * av_image_check_size2 refuses, on the refusing thread. Not for Tandem's own code. */

@@ -40,6 +40,7 @@ static int media_open_decoder(media *m, td_job *job) {
   int r = avcodec_parameters_to_context(m->dec, par);
   if (r < 0) return td_fail(job, TD_E_CORRUPT, r, "invalid codec parameters");
   td_limit_decoder(m->dec, job);
+  if ((r = td_check_decodable(m->dec, job)) != TD_OK) return r;
   m->dec->pkt_timebase = m->st->time_base;
   r = avcodec_open2(m->dec, codec, NULL);
   if (r < 0) return td_fail(job, r == AVERROR(ENOMEM) ? TD_E_NOMEM : TD_E_CORRUPT, r, "the decoder rejected the stream parameters");

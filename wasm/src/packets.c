@@ -13,6 +13,7 @@ static enum AVCodecID codec_id(int code) {
   switch (code) {
     case TD_CODEC_H264: return AV_CODEC_ID_H264;
     case TD_CODEC_HEVC: return AV_CODEC_ID_HEVC;
+    case TD_CODEC_AV1: return AV_CODEC_ID_AV1;
     case TD_CODEC_VP8: return AV_CODEC_ID_VP8;
     case TD_CODEC_VP9: return AV_CODEC_ID_VP9;
     default: return AV_CODEC_ID_NONE;
@@ -81,6 +82,8 @@ int td_packets_open(media *m, td_job *job) {
     d->extradata_size = job->pk_extradata_len;
   }
   td_limit_decoder(d, job);
+  st = td_check_decodable(d, job);
+  if (st != TD_OK) return st;
   m->tb = (AVRational){1, job->pk_timescale};
   m->start = 0;
   d->pkt_timebase = m->tb;

@@ -74,7 +74,8 @@ enum td_codec {
   TD_CODEC_FLAC = 7,
   TD_CODEC_OPUS = 8,
   TD_CODEC_VORBIS = 9,
-  TD_CODEC_HEVC = 10
+  TD_CODEC_HEVC = 10,
+  TD_CODEC_AV1 = 11
 };
 
 /* Upper bounds checked before anything is allocated. */
