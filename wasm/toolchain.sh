@@ -8,7 +8,7 @@
 #     which ensure_chroot_simde installs the same way
 # Sourced by wasm/build.sh; every step prints what it does and skips what is already there.
 # Off Debian, run the same build inside a `debian:trixie` container (docker run -v "$PWD":/src -w /src
-# debian:trixie) after `apt-get install emscripten dpkg-dev cmake libsimde-dev` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
+# debian:trixie) after `apt-get install emscripten dpkg-dev cmake libsimde-dev meson ninja-build pkgconf` there, with TANDEM_NATIVE_EMSCRIPTEN=1:
 # emcc then runs directly, with no chroot.
 
 TANDEM_CACHE=${TANDEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem}
