@@ -6,7 +6,8 @@ import { CODEC_NAMES, Field, JobKind } from './abi.ts';
 import { badRequest } from './media.ts';
 
 /** The codecs a packets job takes (the module's video decoders). */
-export type PacketCodec = 'h264' | 'hevc' | 'vp8' | 'vp9' | 'av1';
+const PACKET_CODECS = ['h264', 'hevc', 'vp8', 'vp9', 'av1'] as const;
+export type PacketCodec = (typeof PACKET_CODECS)[number];
 
 /**
  * A clip's packets in decode order, with what a container would tell the decoder. Packet i is
@@ -56,8 +57,7 @@ export function packetsInput(p: VideoPackets): { bytes: Uint8Array; fill: (w: In
   const codec = CODEC_NAMES.indexOf(p.codec);
   if (!(Number.isInteger(p.timescale) && p.timescale > 0 && p.timescale <= 0x7fffffff))
     badRequest('packets: timescale must be a positive 32-bit integer');
-  if (codec <= 0 || !['h264', 'hevc', 'vp8', 'vp9', 'av1'].includes(p.codec))
-    badRequest(`packets: no decoder for codec '${String(p.codec)}'`);
+  if (codec <= 0 || !PACKET_CODECS.includes(p.codec)) badRequest(`packets: no decoder for codec '${String(p.codec)}'`);
   const extradata = p.extradata ?? new Uint8Array(0);
   const table = align8(p.data.length);
   const extraAt = table + n * PACKET_BYTES;
