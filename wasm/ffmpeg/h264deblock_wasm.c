@@ -15,6 +15,7 @@
 #include <wasm_simd128.h>
 
 #include "libavutil/attributes.h"
+#include "simd_check_wasm.h"
 
 static _Thread_local int c_only;
 
@@ -328,15 +329,6 @@ void ff_h264dsp_init_wasm(H264DSPContext *c, const int bit_depth, const int chro
 }
 
 /* ---- the check: each filter against ffmpeg's C on the same edges ---- */
-
-/* A counter through murmur3's finaliser (an LCG's low bytes are too regular for this). */
-static uint32_t check_rand(uint32_t *state)
-{
-    uint32_t z = *state += 0x9E3779B9u;
-    z = (z ^ (z >> 16)) * 0x85EBCA6Bu;
-    z = (z ^ (z >> 13)) * 0xC2B2AE35u;
-    return z ^ (z >> 16);
-}
 
 enum { STRIDE = 32, ROWS = 24 };
 

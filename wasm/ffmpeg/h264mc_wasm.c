@@ -19,6 +19,7 @@
 #include <wasm_simd128.h>
 
 #include "libavutil/attributes.h"
+#include "simd_check_wasm.h"
 
 /* Set on the checking thread only: the init functions then leave ffmpeg's C in the table. */
 static _Thread_local int c_only;
@@ -259,25 +260,6 @@ void ff_h264chroma_init_wasm(H264ChromaContext *c, int bit_depth)
 }
 
 /* ---- the check: every replaced function against ffmpeg's C on the same inputs ---- */
-
-/* A counter through murmur3's finaliser: an LCG's low bytes have a lattice structure that never
- * produces some sums of neighbouring pixels (a rounding mutation went unseen with one). */
-static uint32_t check_rand(uint32_t *state)
-{
-    uint32_t z = *state += 0x9E3779B9u;
-    z = (z ^ (z >> 16)) * 0x85EBCA6Bu;
-    z = (z ^ (z >> 13)) * 0xC2B2AE35u;
-    return z ^ (z >> 16);
-}
-
-/* Random bytes, or (every other round) only 0s and 255s, which reach the filters' extreme sums. */
-static void check_fill(uint8_t *p, int n, uint32_t *state, int extremes)
-{
-    for (int i = 0; i < n; i++) {
-        const uint32_t r = check_rand(state);
-        p[i] = extremes ? ((r & 1) ? 255 : 0) : (uint8_t)r;
-    }
-}
 
 enum { STRIDE = 48, ROWS = 16 + 8 };
 

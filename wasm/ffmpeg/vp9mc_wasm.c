@@ -20,6 +20,7 @@
 #include <wasm_simd128.h>
 
 #include "libavutil/attributes.h"
+#include "simd_check_wasm.h"
 
 typedef struct Taps {
     v128_t c[8];
@@ -204,26 +205,6 @@ void ff_vp9dsp_init_wasm(VP9DSPContext *dsp, int bpp)
 }
 
 /* ---- the check: every replaced function against ff_vp9dsp_init_8's C on the same inputs ---- */
-
-/* A counter through murmur3's finaliser: an LCG's low bytes have a lattice structure that never
- * produces some sums of neighbouring pixels (a rounding mutation went unseen with one). */
-static uint32_t check_rand(uint32_t *state)
-{
-    uint32_t z = *state += 0x9E3779B9u;
-    z = (z ^ (z >> 16)) * 0x85EBCA6Bu;
-    z = (z ^ (z >> 13)) * 0xC2B2AE35u;
-    return z ^ (z >> 16);
-}
-
-/* Fills with random bytes, or (every other round) only 0s and 255s, which reach the extreme
- * sums of every filter. */
-static void check_fill(uint8_t *p, int n, uint32_t *state, int extremes)
-{
-    for (int i = 0; i < n; i++) {
-        uint32_t r = check_rand(state);
-        p[i] = extremes ? ((r & 1) ? 255 : 0) : (uint8_t)r;
-    }
-}
 
 /* Returns 0 when every output equals the C's, else 1 + the index of the first case that differs
  * (bs, filter, avg, mx, my packed as bs*10000 + filter*1000 + avg*500 + mx*16 + my). */
