@@ -109,6 +109,8 @@ interface Sample {
   cpu: number;
   readBytes: number;
   loaderBytes?: number;
+  /** Tandem: its decode jobs for its clips (clips of one video that share frames share a job). */
+  decodes?: { clips: number; jobs: number; shared: number };
   peakRssMb: number;
   clips: number;
   failures: number;
@@ -228,6 +230,12 @@ for (const corpus of corpora) {
       fixed(
         med(t, (s) => f(s.stages?.[name] ?? { msPerClip: Number.NaN, p50: Number.NaN })),
         2,
+      );
+    const d = samples.get(t)?.[0]?.decodes;
+    if (d)
+      lines.push(
+        `Tandem's decode jobs: ${d.jobs} for ${d.clips} clips (${d.shared} of them in a job shared with another clip of their video).`,
+        '',
       );
     lines.push(
       "Tandem's stages (its pipeline statistics; a stage's working time is its tasks in flight, I/O waits included, summed over its slots):",

@@ -8,7 +8,7 @@
 //              times: { "<path>#<clip>": [s, …] } } — the clips the peer decodes, checked here.
 // Prints one JSON line: seconds, cpu (this process's utime + stime over the timed pass, from
 // /proc), readBytes (/proc/self/io rchar over it), loaderBytes (the loader's own count of bytes
-// read, loader.reads()), peakRssMb (VmHWM), clips, failures, wrongTimes, firstError, and stages
+// read, loader.reads()), decodes (loader.decodes(): clips, jobs, shared), peakRssMb (VmHWM), clips, failures, wrongTimes, firstError, and stages
 // (per pipeline stage: its working time per clip and its median task, in ms).
 import { readFileSync } from 'node:fs';
 import { DecodePool } from '../../src/decode/index.ts';
@@ -83,6 +83,7 @@ async function pass(timed: boolean) {
     cpu: cpuSeconds() - cpu0,
     readBytes: procField('io', 'rchar:') - io0,
     loaderBytes: data.reads().bytes,
+    decodes: data.decodes(),
     clips,
     failures: data.failures().length,
     wrongTimes,

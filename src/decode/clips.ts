@@ -6,14 +6,19 @@ import { OptionChecker } from '../errors/index.ts';
 import { DecodeError } from './errors.ts';
 import type { FIT_CODES } from './abi.ts';
 import type { DecodePool } from './pool.ts';
-import type { VideoDecodeOptions } from './media.ts';
+import type { DecodedVideoInfo, VideoDecodeOptions } from './media.ts';
 import type { VideoPackets } from './packets.ts';
+import { isSharedClip, type SharedClip } from './shared-clips.ts';
 import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 
 /** One clip to decode: the video's bytes, the frames wanted, and what travels with them. */
 export interface EncodedClip {
-  /** The whole file, or the clip's packets cut from it (VideoPackets; `times` must then be `ownFrameTimes`). */
-  bytes: Uint8Array | VideoPackets;
+  /**
+   * The whole file, or the clip's packets cut from it (VideoPackets; `times` must then be
+   * `ownFrameTimes`), or its part of a decode shared with other clips of the video (SharedClip,
+   * from SharedClipDecode.clip: the frames are then the member's own).
+   */
+  bytes: Uint8Array | VideoPackets | SharedClip;
   /**
    * Presentation times (s, from the stream's start) of the frames wanted, one per slot: each slot
    * gets the frame shown at that time. Give a frame's own time (a sampler's `frameTimes`) to get
@@ -75,6 +80,24 @@ export interface VideoClipBatcherOptions {
  */
 export function decoderTimes(times: ArrayLike<number>): number[] {
   return Array.from(times, (t) => Math.max(0, Math.ceil((t - 1e-6) * 1000) / 1000));
+}
+
+/**
+ * A clip's frames into `target` in the pool's memory: decoded from its own bytes or packets, or
+ * taken from the decode it shares with other clips of its video.
+ */
+export function decodeClipInto(
+  pool: DecodePool,
+  input: Uint8Array | VideoPackets | SharedClip,
+  target: number,
+  options: VideoDecodeOptions,
+  signal?: AbortSignal,
+): Promise<DecodedVideoInfo> {
+  if (!isSharedClip(input)) return pool.decodeVideo(input, target, options, signal);
+  if (input.decode.pool !== pool)
+    throw new DecodeError('bad-request', 'a shared clip is decoded on the pool its SharedClipDecode was made with');
+  const { frames: _ownFrames, ...shared } = options;
+  return input.decode.decodeInto(input.member, target, shared, signal);
 }
 
 /**
@@ -148,7 +171,7 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
       ...(item.crop ? { crop: item.crop } : {}),
       ...(item.flip ? { flip: true } : {}),
     };
-    const info = await this.#pool.decodeVideo(item.bytes, pointer, request, signal);
+    const info = await decodeClipInto(this.#pool, item.bytes, pointer, request, signal);
     times.set(info.timestamps);
   }
 

@@ -14,6 +14,7 @@ export { codecString, type DemuxedVideo, type VideoDemuxOptions } from './demux.
 export { fileByteSource, memoryByteSource, type ByteSource } from './stream.ts';
 export { PACKET_KEY, PACKET_RUN, type PacketCodec, type VideoPackets } from './packets.ts';
 export { DecodeError, type DecodeErrorCode } from './errors.ts';
+export { SharedClip, SharedClipDecode, type SharedClipOptions } from './shared-clips.ts';
 export { VideoClipBatcher, type EncodedClip, type VideoClipBatch, type VideoClipBatcherOptions } from './clips.ts';
 export { ImageBatcher, type EncodedImage, type ImageBatch, type ImageBatcherOptions, type SlotToken } from './batches.ts';
 export {

@@ -59,6 +59,31 @@ export function clipRuns(index: Mp4Index, frameTimes: ArrayLike<number>): Array<
   return runs;
 }
 
+/**
+ * Clips (each by its frames' own times) in groups whose decodes would share frames: a clip joins
+ * the first group one of whose runs overlaps one of its own (the same samples would otherwise be
+ * decoded twice), while the group has fewer than `maxMembers`. Groups list clip indices in
+ * ascending order; a clip that shares nothing is a group of its own.
+ */
+export function sharingGroups(index: Mp4Index, clips: ReadonlyArray<ArrayLike<number>>, maxMembers: number): number[][] {
+  const runsOf = clips.map((times) => clipRuns(index, times));
+  const order = Array.from(clips.keys()).sort((a, b) => (runsOf[a]?.[0]?.[0] ?? 0) - (runsOf[b]?.[0]?.[0] ?? 0) || a - b);
+  const groups: Array<{ members: number[]; runs: Array<[number, number]> }> = [];
+  for (const c of order) {
+    const runs = runsOf[c] ?? [];
+    const group = groups.find((g) => g.members.length < maxMembers && overlaps(g.runs, runs));
+    if (group) {
+      group.members.push(c);
+      group.runs.push(...runs);
+    } else groups.push({ members: [c], runs: [...runs] });
+  }
+  return groups.map((g) => g.members.sort((a, b) => a - b)).sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0));
+}
+
+function overlaps(a: ReadonlyArray<[number, number]>, b: ReadonlyArray<[number, number]>): boolean {
+  return a.some(([from, to]) => b.some(([f, t]) => from <= t && f <= to));
+}
+
 /** The packets of a clip, read from `source` (the file the index came from). */
 export async function readClipPackets(
   source: ByteSource,

@@ -3,8 +3,8 @@
 // (SlotBatcher over GPU buffers). A clip comes either from WebCodecs (VideoDecoder → frame pass,
 // straight into its slot) or from the wasm threads (decoded into a wasm scratch clip, uploaded,
 // normalised in WGSL, copied into its slot); no pixel comes back to the CPU on either road.
-import { type DecodePool, DecodeError, type DemuxedVideo, type VideoPackets } from '../decode/index.ts';
-import { SlotBatcher, type FinishedBuffer, type SlotStorage } from '../decode/internal.ts';
+import { type DecodePool, DecodeError, type DemuxedVideo, type SharedClip, type VideoPackets } from '../decode/index.ts';
+import { decodeClipInto, SlotBatcher, type FinishedBuffer, type SlotStorage } from '../decode/internal.ts';
 import { NormalizeKernel } from '../gpu/index.ts';
 import { SlotPool } from '../sync/index.ts';
 import type { SampledClip } from './samplers.ts';
@@ -14,8 +14,8 @@ import type { EncodedClip, WebCodecsClipDecoder } from './webcodecs.ts';
 export interface ClipJob {
   key: string;
   label: number;
-  /** The whole file, or the clip's packets cut through the MP4's index (no container opened). */
-  bytes: Uint8Array | VideoPackets;
+  /** The whole file, the clip's packets cut through the video's index (no container opened), or its part of a shared decode. */
+  bytes: Uint8Array | VideoPackets | SharedClip;
   clip: SampledClip;
   /** The clip's frame times (= clip.frameTimes), so a job is also a wasm clip batcher's item. */
   times: Float64Array;
@@ -189,7 +189,8 @@ export class GpuClipBatcher extends SlotBatcher<ClipJob, VideoDeviceBatch> {
     }
     const lane = this.#lanes.tryAcquire() ?? (await this.#lanes.acquire(signal));
     try {
-      const info = await this.#pool.decodeVideo(
+      const info = await decodeClipInto(
+        this.#pool,
         job.bytes,
         lane.pointer,
         {

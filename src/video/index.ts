@@ -9,6 +9,7 @@ export {
   type VideoReads,
   type VideoRoads,
   type VideoTimelines,
+  type VideoDecodes,
 } from './loader.ts';
 // An MP4's index and a clip's packets from it, for DecodePool.decodeVideo without the loader.
 export { readMp4Index, type Mp4Index, type Mp4Timeline } from './mp4-index.ts';

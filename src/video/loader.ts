@@ -24,6 +24,8 @@ import {
   DecodePool,
   type DemuxedVideo,
   memoryByteSource,
+  SharedClip,
+  SharedClipDecode,
   VideoClipBatcher,
   type VideoClipBatch,
   type VideoPackets,
@@ -54,7 +56,7 @@ import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
-import { readClipPackets } from './clip-packets.ts';
+import { readClipPackets, sharingGroups } from './clip-packets.ts';
 import { readMatroskaIndex } from './mkv-index.ts';
 import { type Mp4Index, type Mp4Timeline, readMp4Index, readMp4Timeline } from './mp4-index.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
@@ -77,6 +79,16 @@ export type VideoLoaderBatch<O extends VideoLoaderOptions> = O extends { to: GPU
 export interface VideoRoads {
   webcodecs: number;
   wasm: number;
+}
+
+/**
+ * The wasm road's decode jobs so far, counted when sampled: `jobs` for `clips` clips. Clips of one
+ * video that need some of the same frames share one job (`shared` of the clips).
+ */
+export interface VideoDecodes {
+  clips: number;
+  jobs: number;
+  shared: number;
 }
 
 /**
@@ -114,7 +126,23 @@ type Timeline = Pick<Mp4Timeline, 'frameTimes' | 'durationSeconds' | 'codedWidth
  * A video as the read stage hands it on: its clips drawn and their packets read through its index
  * (`packets[i]` for `clips[skip + i]`), or its bytes whole.
  */
-type ReadVideo = PassVideo & ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: VideoPackets[] });
+type ReadVideo = PassVideo &
+  ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: Array<VideoPackets | SharedClip> });
+
+/** At most this many clips share one decode, and their frames at most this many bytes of staging. */
+const MAX_SHARED_CLIPS = 16;
+const MAX_SHARED_BYTES = 32 << 20;
+
+/** The frame times of several clips, one after another. */
+function joined(times: ReadonlyArray<ArrayLike<number>>): Float64Array {
+  const out = new Float64Array(times.reduce((n, t) => n + t.length, 0));
+  let at = 0;
+  for (const t of times) {
+    out.set(Array.from(t), at);
+    at += t.length;
+  }
+  return out;
+}
 
 interface Opened {
   pool: DecodePool;
@@ -153,6 +181,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   #resumed = false;
   #position: CellPosition;
   readonly #roads: VideoRoads = { webcodecs: 0, wasm: 0 };
+  readonly #decodes: VideoDecodes = { clips: 0, jobs: 0, shared: 0 };
+  /** Shared decodes not yet done with: freed at the end of their pass should it stop first. */
+  readonly #shared = new Set<SharedClipDecode>();
   readonly #timelines: VideoTimelines = { index: 0, scan: 0 };
   readonly #reads: VideoReads = { bytes: 0, requests: 0, ranged: 0, whole: 0 };
 
@@ -176,6 +207,20 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /** Clips sent through WebCodecs and through the wasm threads so far. */
   roads(): VideoRoads {
     return { ...this.#roads };
+  }
+
+  /** Clips decoded on the wasm threads so far, and the jobs that decoded them. */
+  decodes(): VideoDecodes {
+    return { ...this.#decodes };
+  }
+
+  #countDecode(input: Uint8Array | VideoPackets | SharedClip): void {
+    this.#roads.wasm++;
+    const d = this.#decodes;
+    d.clips++;
+    const shared = input instanceof SharedClip;
+    if (shared) d.shared++;
+    if (!shared || input.member === 0) d.jobs++;
   }
 
   /** Videos whose timeline came from the container's index, and those scanned by the demuxer. */
@@ -239,7 +284,13 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     return s.buffers - s.free;
   }
 
+  /** Shared decodes whose clips a stopped pass never filled. */
+  #dropShared(): void {
+    for (const shared of [...this.#shared]) shared.close();
+  }
+
   protected async closeOpened(r: Opened): Promise<void> {
+    this.#dropShared();
     await r.webcodecs?.close();
     await r.closeSource();
     await r.tfjs?.close();
@@ -253,6 +304,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   }
 
   protected override passEnded(finished: boolean): void {
+    this.#dropShared();
     const perEpoch = this.opened?.order.perEpoch;
     if (perEpoch === undefined) return;
     // A pass that ran to its end is done with every clip, also failed ones after the last batch.
@@ -336,7 +388,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       reads.whole++;
       reads.requests++;
       reads.bytes += bytes.length;
-      return wasmRoad ? this.#fromBytes(v, bytes, skip) : { ...v, bytes };
+      return wasmRoad ? this.#fromBytes(r, v, bytes, skip) : { ...v, bytes };
     }
     const source: RangedSource = {
       size: ranged.size,
@@ -352,26 +404,54 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       const index = await readMp4Index(source);
       if (!index?.codec || overLimits(index, o.decode)) {
         reads.whole++;
-        return this.#fromBytes(v, await readWhole(source), skip);
+        return this.#fromBytes(r, v, await readWhole(source), skip);
       }
       reads.ranged++;
-      return { ...v, ...(await this.#clipsOf(v.item, index, source, skip)) };
+      return { ...v, ...(await this.#clipsOf(r, v.item, index, source, skip)) };
     } finally {
       await source.close();
     }
   }
 
   /** A video read whole, on the wasm road: its packets where an index takes it, else its bytes. */
-  async #fromBytes(v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
+  async #fromBytes(r: Opened, v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
     const index = readMatroskaIndex(bytes) ?? readMp4Timeline(bytes);
     if (!index?.codec || overLimits(index, this.#o.decode)) return { ...v, bytes };
-    return { ...v, ...(await this.#clipsOf(v.item, index, memoryByteSource(bytes), skip)) };
+    return { ...v, ...(await this.#clipsOf(r, v.item, index, memoryByteSource(bytes), skip)) };
   }
 
-  /** The sampler's clips of an indexed video, and the packets of those after the first `skip`. */
-  async #clipsOf(item: PassItem, index: Mp4Index, source: ByteSource, skip: number) {
+  /**
+   * The sampler's clips of an indexed video, and the packets of those after the first `skip`.
+   * Clips whose decodes would share frames get one read and one decode between them (a
+   * SharedClipDecode), unless each clip has a crop of its own.
+   */
+  async #clipsOf(r: Opened, item: PassItem, index: Mp4Index, source: ByteSource, skip: number) {
+    const o = this.#o;
     const clips = this.#draw(item, index);
-    const packets = await Promise.all(clips.slice(skip).map(async (c) => (await readClipPackets(source, index, c.frameTimes)).packets));
+    const wanted = clips.slice(skip).map((c) => c.frameTimes);
+    const clipBytes = o.frames * o.height * o.width * 3;
+    const maxMembers =
+      o.transform === 'random-crop' ? 1 : Math.max(1, Math.min(MAX_SHARED_CLIPS, Math.floor(MAX_SHARED_BYTES / clipBytes)));
+    const groups = sharingGroups(index, wanted, maxMembers);
+    const read = await Promise.all(
+      groups.map((g) => readClipPackets(source, index, g.length === 1 ? (wanted[g[0] ?? 0] ?? []) : joined(g.map((i) => wanted[i] ?? [])))),
+    );
+    // Made only once every read succeeded: a shared decode is never left without its clips.
+    const packets = new Array<VideoPackets | SharedClip>(wanted.length);
+    groups.forEach((g, k) => {
+      const p = read[k]?.packets as VideoPackets;
+      if (g.length === 1) packets[g[0] ?? 0] = p;
+      else {
+        const shared: SharedClipDecode = new SharedClipDecode(
+          r.pool,
+          p,
+          g.map((i) => wanted[i] ?? []),
+          () => this.#shared.delete(shared),
+        );
+        this.#shared.add(shared);
+        for (const [member, i] of g.entries()) packets[i] = shared.clip(member);
+      }
+    });
     return { timeline: index, clips, packets };
   }
 
@@ -394,12 +474,12 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const { item, seq } = v;
     let video: Timeline;
     let clips: SampledClip[];
-    let inputs: (clip: number) => Uint8Array | VideoPackets;
+    let inputs: (clip: number) => Uint8Array | VideoPackets | SharedClip;
     let demuxed: DemuxedVideo | undefined;
     if ('packets' in v) {
       video = v.timeline;
       clips = v.clips;
-      inputs = (i) => v.packets[i - skip] as VideoPackets;
+      inputs = (i) => v.packets[i - skip] as VideoPackets | SharedClip;
       this.#timelines.index++;
     } else {
       const bytes = v.bytes;
@@ -434,12 +514,13 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
               clip: clip.clipIndex,
             })
           : undefined;
+      const input = inputs(clip.clipIndex);
       if (demuxed) this.#roads.webcodecs++;
-      else this.#roads.wasm++;
+      else this.#countDecode(input);
       jobs.push({
         key: keys[clip.clipIndex] ?? item.key,
         label: item.label,
-        bytes: inputs(clip.clipIndex),
+        bytes: input,
         clip,
         times: clip.frameTimes,
         ownFrameTimes: true,

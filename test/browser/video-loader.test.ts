@@ -14,6 +14,7 @@ import {
   gpuClipsAreCpuClipsNormalised,
   longVideoReadsItsGops,
   mutatedVideosFailTyped,
+  sharedDecodesGiveEachClipItsFrames,
   vfrClipsFollowTime,
   webcodecsRoadMatchesWasmRoad,
 } from '../shared/video-loader-scenarios.ts';
@@ -32,6 +33,10 @@ describe('videoLoader (Chromium)', () => {
   });
 
   it('the wasm road to the GPU: each clip is the CPU clip normalised', () => gpuClipsAreCpuClipsNormalised(pool(), gpu, load));
+  it('six clips a video, sharing decodes: the GPU clips are the CPU clips normalised, each CPU clip its decode alone', async () => {
+    await sharedDecodesGiveEachClipItsFrames(pool(), load);
+    await gpuClipsAreCpuClipsNormalised(pool(), gpu, load, 6);
+  });
   it('a long MP4 as a File is read in slices: its index and its clips GOPs only', async () => {
     const file = new File([(await load('long.h264.mp4')) as Uint8Array<ArrayBuffer>], 'long.h264.mp4');
     await longVideoReadsItsGops(pool(), { file, key: 'long.h264.mp4' }, load);

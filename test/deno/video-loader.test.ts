@@ -11,12 +11,15 @@ import {
   longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
+  sharedDecodesGiveEachClipItsFrames,
   vfrClipsFollowTime,
 } from '../shared/video-loader-scenarios.ts';
 
 const load: FixtureLoader = (name) => Deno.readFile(new URL(`../fixtures/generated/${name}`, import.meta.url));
 
 Deno.test('videoLoader: hands out the clips the sampler draws', () => withPool(2, (p) => cpuClipsFollowTheSampler(p, load)).then(() => {}));
+Deno.test('videoLoader: clips that share frames share one decode, each clip its decode alone', () =>
+  withPool(2, (p) => sharedDecodesGiveEachClipItsFrames(p, load)).then(() => {}));
 Deno.test('videoLoader: broken videos fail their own item with a typed error', () =>
   withPool(2, (p) => brokenVideosFailTheirOwnItem(p, load)).then(() => {}));
 Deno.test('videoLoader: 60 mutated videos, each delivered or failed typed; the loader goes on', () =>

@@ -83,6 +83,63 @@ export async function cpuClipsFollowTheSampler(
   check(data.held() === 0, `${data.held()} batch buffers still held`);
 }
 
+/**
+ * Clips of one video that need some of the same frames (six 7-frame clips over a 20-frame file,
+ * keyframes 5 apart) share one decode job: fewer jobs than clips, and every clip's pixels and
+ * times are those the container road gives for that clip alone (libavformat's demuxer and seek,
+ * not the index or the shared job). A pass stopped early leaves no staging block behind.
+ */
+export async function sharedDecodesGiveEachClipItsFrames(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const source = await items(load);
+  const options = { ...BASE, clipsPerVideo: 6, batchSize: 4, seed: 2, pool } as const;
+  const seen = new Map<string, { bytes: Uint8Array; times: Float64Array }>();
+  {
+    await using data = videoLoader(source, options);
+    for await (const batch of data) {
+      const clipBytes = batch.data.length / batch.count;
+      batch.keys.forEach((key, i) => {
+        seen.set(key, { bytes: batch.data.slice(i * clipBytes, (i + 1) * clipBytes), times: batch.frameTimes.slice(i * 4, i * 4 + 4) });
+      });
+      batch.release();
+    }
+    check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+    const decodes = data.decodes();
+    const clips = 6 * CLIP_FIXTURES.length;
+    check(decodes.clips === clips && decodes.shared > 0 && decodes.jobs < clips, `decodes ${JSON.stringify(decodes)} for ${clips} clips`);
+  }
+  const slot = 4 * 32 * 32 * 3;
+  const target = pool.malloc(slot);
+  try {
+    for (const { bytes, key } of source) {
+      const video = await pool.demuxVideo(bytes, { packets: false });
+      for (const clip of sampleClips(video, { framesPerClip: 4, stride: 2 }, { kind: 'uniform', clips: 6 }, { seed: 2, epoch: 0, key })) {
+        const got = seen.get(`${key}#${clip.clipIndex}`);
+        check(got !== undefined, `${key}#${clip.clipIndex} not delivered`);
+        const alone = await pool.decodeVideo(bytes, target, { frames: { frameTimes: Array.from(clip.frameTimes) }, width: 32, height: 32 });
+        const want = new Uint8Array(pool.memory.buffer, target, slot);
+        const differ = got.bytes.findIndex((v, i) => v !== want[i]);
+        check(differ < 0, `${key}#${clip.clipIndex}: byte ${differ} differs from the clip decoded alone`);
+        check(
+          got.times.every((t, i) => Math.abs(t - (alone.timestamps[i] ?? Number.NaN)) < 1e-9),
+          `${key}#${clip.clipIndex}: times ${got.times} against ${alone.timestamps}`,
+        );
+      }
+    }
+  } finally {
+    pool.free(target);
+  }
+  // A pass stopped after its first batch: the shared decodes of clips never filled are freed.
+  const heap = pool.stats().heapBytes;
+  for (let pass = 0; pass < 3; pass++) {
+    await using data = videoLoader(source, options);
+    for await (const batch of data) {
+      batch.release();
+      break;
+    }
+  }
+  check(pool.stats().heapBytes <= heap, `the pool holds ${pool.stats().heapBytes - heap} more bytes after three stopped passes`);
+}
+
 /** Videos that cannot give a clip, each for its own reason. */
 async function brokenItems(load: FixtureLoader) {
   const rgb = await load('rgb.h264.mp4');
@@ -162,11 +219,17 @@ async function unpack(gpu: GpuContext, kept: Awaited<ReturnType<typeof gpuClips>
 }
 
 /** The wasm road to a GPU: each clip is the CPU loader's u8 clip normalised (NHWC per frame), to float rounding. */
-export async function gpuClipsAreCpuClipsNormalised(pool: DecodePool, gpu: GpuContext, load: FixtureLoader): Promise<void> {
+export async function gpuClipsAreCpuClipsNormalised(
+  pool: DecodePool,
+  gpu: GpuContext,
+  load: FixtureLoader,
+  clipsPerVideo = 2,
+): Promise<void> {
   const source = await items(load);
   const cpu = new Map<string, Uint8Array>();
+  const options = { ...BASE, clipsPerVideo, pool };
   {
-    await using data = videoLoader(source, { ...BASE, pool });
+    await using data = videoLoader(source, options);
     for await (const batch of data) {
       batch.keys.forEach((key, i) => {
         cpu.set(key, batch.data.slice(i * 4 * 32 * 32 * 3, (i + 1) * 4 * 32 * 32 * 3));
@@ -174,8 +237,8 @@ export async function gpuClipsAreCpuClipsNormalised(pool: DecodePool, gpu: GpuCo
       batch.release();
     }
   }
-  const { kept, roads } = await gpuClips(gpu, { ...BASE, pool, backend: 'wasm' }, source);
-  check(roads.wasm === 2 * CLIP_FIXTURES.length && roads.webcodecs === 0, `roads ${JSON.stringify(roads)}`);
+  const { kept, roads } = await gpuClips(gpu, { ...options, backend: 'wasm' }, source);
+  check(roads.wasm === clipsPerVideo * CLIP_FIXTURES.length && roads.webcodecs === 0, `roads ${JSON.stringify(roads)}`);
   const gpuSeen = await unpack(gpu, kept);
   check(gpuSeen.size === cpu.size, `${gpuSeen.size} GPU clips, ${cpu.size} CPU clips`);
   for (const [key, bytes] of cpu) {

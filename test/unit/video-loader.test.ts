@@ -12,6 +12,7 @@ import {
   longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
+  sharedDecodesGiveEachClipItsFrames,
   vfrClipsFollowTime,
 } from '../shared/video-loader-scenarios.ts';
 
@@ -20,6 +21,8 @@ describe('videoLoader (Node, CPU clips)', () => {
   it('hands out the clips the sampler draws: frame times, labels, keys, batch shape', () => cpuClipsFollowTheSampler(pool(), load));
   it('random-crop: one crop box and flip per clip from (seed, epoch, key, clip)', () => clipCropsAreSeeded(pool(), load));
   it("random clips are the sampler's draws for (seed, epoch, key)", () => cpuClipsFollowTheSampler(pool(), load, 'random'));
+  it("clips that share frames share one decode, each clip's pixels and times those of its decode alone; a stopped pass frees what it shared", () =>
+    sharedDecodesGiveEachClipItsFrames(pool(), load));
   it('a cut, random, audio-only or empty file fails its own item in the sample stage with a typed error; nothing is lost', () =>
     brokenVideosFailTheirOwnItem(pool(), load));
   it("a variable-frame-rate file: the timeline is ffprobe's, time-based clips hold the frame shown at each time", () =>
