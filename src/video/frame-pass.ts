@@ -55,6 +55,9 @@ export class FramePass {
   readonly texturePipeline: GPUComputePipeline;
   readonly externalPipeline: GPUComputePipeline | undefined;
   #route: FrameRoute;
+  /** What finished clips gave back, for the next clips: buffers and textures are made once, not per clip. */
+  readonly #spare: ClipResources[] = [];
+  #closed = false;
 
   private constructor(device: GPUDevice, texture: GPUComputePipeline, external: GPUComputePipeline | undefined, route: FrameRoute) {
     this.device = device;
@@ -88,22 +91,81 @@ export class FramePass {
   demote(): void {
     this.#route = this.#route === 'external' ? 'copy' : 'bitmap';
   }
+
+  /** A clip's buffers: a spare set whose slot list holds `slotBytes`, else the largest spare grown, else new. */
+  takeResources(slotBytes: number): ClipResources {
+    const fits = this.#spare.findIndex((r) => r.slots.size >= slotBytes);
+    const taken = fits >= 0 ? this.#spare.splice(fits, 1)[0] : this.#spare.pop();
+    const params =
+      taken?.params ??
+      this.device.createBuffer({
+        size: FramePassParams.bytes,
+        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+        label: 'tandem frame pass params',
+      });
+    let slots = taken?.slots;
+    if (!slots || slots.size < slotBytes) {
+      slots?.destroy();
+      slots = this.device.createBuffer({
+        size: Math.max(256, slotBytes),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+        label: 'tandem frame pass slots',
+      });
+    }
+    return { params, slots, texture: taken?.texture };
+  }
+
+  /**
+   * Takes a finished clip's buffers back. Reusing them is safe: the next clip's writes into them are
+   * queue operations, ordered after the work this clip submitted.
+   */
+  giveBack(r: ClipResources): void {
+    if (this.#closed) destroyResources(r);
+    else this.#spare.push(r);
+  }
+
+  /** Destroys the spare buffers and textures; clips still running destroy theirs when they finish. */
+  close(): void {
+    this.#closed = true;
+    for (const r of this.#spare.splice(0)) destroyResources(r);
+  }
+
+  /** Buffers and textures kept for the next clips (for tests and statistics). */
+  get spareSets(): number {
+    return this.#spare.length;
+  }
+}
+
+/** One clip's GPU objects: its uniforms, its slot list and the texture frames are copied into. */
+interface ClipResources {
+  params: GPUBuffer;
+  slots: GPUBuffer;
+  texture: GPUTexture | undefined;
+}
+
+function destroyResources(r: ClipResources): void {
+  r.params.destroy();
+  r.slots.destroy();
+  r.texture?.destroy();
 }
 
 /**
  * One clip's writes: its uniforms and the slot list (the target's slot indices in the order frames
- * serve them) live in two small buffers made once per clip; each frame writes its range of the list.
+ * serve them) live in two small buffers taken from the FramePass's spares (made only when none
+ * fits) and given back by close(); each frame writes its range of the list. The texture routes
+ * keep one texture and one bind group for every frame of the clip of one size.
  */
 export class ClipPass {
   readonly #pass: FramePass;
   readonly #target: ClipFrameTarget;
-  readonly #params: GPUBuffer;
-  readonly #slots: GPUBuffer;
+  readonly #resources: ClipResources;
   readonly #uniform: ArrayBuffer;
   readonly #view: DataView;
-  #texture: GPUTexture | undefined;
   #frameSize = [0, 0];
   #groups: [number, number] = [1, 1];
+  /** The texture routes' bind group, for the texture it binds. */
+  #textureGroup: { texture: GPUTexture; group: GPUBindGroup } | undefined;
+  #closed = false;
 
   constructor(pass: FramePass, target: ClipFrameTarget, slotOrder: Uint32Array<ArrayBuffer>, norm: { mean: number[]; invStd: number[] }) {
     this.#pass = pass;
@@ -124,17 +186,8 @@ export class ClipPass {
       inv_std: norm.invStd,
     });
     this.#view = new DataView(this.#uniform);
-    this.#params = device.createBuffer({
-      size: FramePassParams.bytes,
-      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
-      label: 'tandem frame pass params',
-    });
-    this.#slots = device.createBuffer({
-      size: Math.max(16, slotOrder.byteLength),
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
-      label: 'tandem frame pass slots',
-    });
-    device.queue.writeBuffer(this.#slots, 0, slotOrder);
+    this.#resources = pass.takeResources(slotOrder.byteLength);
+    device.queue.writeBuffer(this.#resources.slots, 0, slotOrder);
   }
 
   /**
@@ -142,6 +195,10 @@ export class ClipPass {
    * submitted (also on a throw). Rejects with a DecodeError 'bad-request' when the crop leaves the frame.
    */
   async write(frame: VideoFrame, begin: number, count: number): Promise<void> {
+    if (this.#closed) {
+      frame.close();
+      throw new DecodeError('closed', 'the clip pass was closed before this frame');
+    }
     let bitmap: ImageBitmap | undefined;
     let open: VideoFrame | undefined = frame;
     try {
@@ -160,7 +217,8 @@ export class ClipPass {
           binding = undefined;
         }
       }
-      if (!binding) {
+      const external = binding !== undefined;
+      if (!external) {
         const texture = this.#textureFor(width, height);
         if (this.#pass.route === 'copy') {
           try {
@@ -175,21 +233,12 @@ export class ClipPass {
           open = undefined;
           device.queue.copyExternalImageToTexture({ source: bitmap }, { texture }, [width, height]);
         }
-        binding = texture.createView();
         pipeline = this.#pass.texturePipeline;
       }
       this.#view.setUint32(FramePassParams.offsetOf('slot_begin'), begin, true);
       this.#view.setUint32(FramePassParams.offsetOf('slot_count'), count, true);
-      device.queue.writeBuffer(this.#params, 0, this.#uniform);
-      const group = device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: binding },
-          { binding: 1, resource: { buffer: this.#target.buffer } },
-          { binding: 2, resource: { buffer: this.#slots } },
-          { binding: 3, resource: { buffer: this.#params } },
-        ],
-      });
+      device.queue.writeBuffer(this.#resources.params, 0, this.#uniform);
+      const group = external && binding ? this.#bindGroup(pipeline, binding) : this.#textureBindGroup(pipeline);
       const encoder = device.createCommandEncoder({ label: 'tandem frame pass' });
       const pass = encoder.beginComputePass({ label: 'tandem frame pass' });
       pass.setPipeline(pipeline);
@@ -220,24 +269,43 @@ export class ClipPass {
     this.#frameSize = [width, height];
   }
 
+  #bindGroup(pipeline: GPUComputePipeline, source: GPUBindingResource): GPUBindGroup {
+    return this.#pass.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: source },
+        { binding: 1, resource: { buffer: this.#target.buffer } },
+        { binding: 2, resource: { buffer: this.#resources.slots } },
+        { binding: 3, resource: { buffer: this.#resources.params } },
+      ],
+    });
+  }
+
+  /** The texture routes' bind group: made once per texture (a frame size), not per frame. */
+  #textureBindGroup(pipeline: GPUComputePipeline): GPUBindGroup {
+    const texture = this.#resources.texture as GPUTexture;
+    if (this.#textureGroup?.texture !== texture) this.#textureGroup = { texture, group: this.#bindGroup(pipeline, texture.createView()) };
+    return this.#textureGroup.group;
+  }
+
   #textureFor(width: number, height: number): GPUTexture {
-    const t = this.#texture;
+    const t = this.#resources.texture;
     if (t && t.width === width && t.height === height) return t;
     t?.destroy();
-    this.#texture = this.#pass.device.createTexture({
+    this.#resources.texture = this.#pass.device.createTexture({
       size: [width, height],
       format: 'rgba8unorm',
       usage: GPUTextureUsage.COPY_DST | GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.RENDER_ATTACHMENT,
       label: 'tandem frame pass source',
     });
-    return this.#texture;
+    return this.#resources.texture;
   }
 
-  /** Frees the clip's buffers and texture; work already submitted still completes. */
+  /** Gives the clip's buffers and texture back to the pass for the next clip; work already submitted still completes. */
   close(): void {
-    this.#params.destroy();
-    this.#slots.destroy();
-    this.#texture?.destroy();
-    this.#texture = undefined;
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#textureGroup = undefined;
+    this.#pass.giveBack(this.#resources);
   }
 }

@@ -135,6 +135,7 @@ export class WebCodecsClipDecoder {
     if (!this.#closing.signal.aborted) this.#closing.abort(new DecodeError('closed', 'WebCodecsClipDecoder closed'));
     await Promise.allSettled([...this.#running]);
     for (const d of this.#pool.slots) d.close();
+    this.#pass.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

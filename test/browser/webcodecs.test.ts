@@ -251,6 +251,34 @@ describe('WebCodecsClipDecoder (Chromium)', () => {
     else expect(['copy', 'bitmap']).toContain(decoder.route);
   });
 
+  it('later clips make no GPU buffer or texture: the frame pass reuses its buffers, texture and bind group, and writes the same values', async () => {
+    const { clip, frames } = await clipOf('vp8');
+    const want = Float64Array.from(frames, (f) => f.timestampUs);
+    const geometry = { firstFrame: 0, width: 40, height: 32, channels: 3, fit: 'cover', flip: false } as const;
+    const first = makeTarget(want.length, geometry);
+    const second = makeTarget(want.length, geometry);
+    await decoder.decodeClip(clip, want, first);
+    const device = gpu.device;
+    const made = { buffers: 0, textures: 0, bindGroups: 0 };
+    const originals = { buffer: device.createBuffer, texture: device.createTexture, bindGroup: device.createBindGroup };
+    device.createBuffer = (d) => (made.buffers++, originals.buffer.call(device, d));
+    device.createTexture = (d) => (made.textures++, originals.texture.call(device, d));
+    device.createBindGroup = (d) => (made.bindGroups++, originals.bindGroup.call(device, d));
+    let written: number;
+    try {
+      written = (await decoder.decodeClip(clip, want, second)).framesWritten;
+    } finally {
+      Object.assign(device, { createBuffer: originals.buffer, createTexture: originals.texture, createBindGroup: originals.bindGroup });
+    }
+    expect(made.buffers).toBe(0);
+    expect(made.textures).toBe(0);
+    // A texture route binds one texture for the whole clip; an external texture is new with each frame.
+    expect(made.bindGroups).toBe(decoder.route === 'external' ? written : 1);
+    expect(Array.from(await read(second))).toEqual(Array.from(await read(first)));
+    first.buffer.destroy();
+    second.buffer.destroy();
+  });
+
   it('bad arguments are OptionErrors; close() ends with every decoder closed and no frame open', async () => {
     const { clip } = await clipOf('vp8');
     const small = makeTarget(1, { firstFrame: 0, width: 8, height: 8, channels: 3, fit: 'cover', flip: false });
