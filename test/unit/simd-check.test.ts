@@ -1,17 +1,20 @@
-// Tandem's wasm SIMD128 code (wasm/ffmpeg/vp9mc_wasm.c, h264mc_wasm.c, h264deblock_wasm.c)
+// Tandem's wasm SIMD128 code (wasm/ffmpeg/vp9mc_wasm.c, h264mc_wasm.c, h264deblock_wasm.c, h264idct_wasm.c)
 // replaces libavcodec's C inside both decode modules. Decoders must stay bit-exact, so each module
 // runs every replaced function beside ffmpeg's own C on the same blocks and reports the first
 // difference: every VP9 filter, size, put/avg and sub-pel position, and every H.264 quarter-pel
 // position at 16, 8 and 4 and chroma offset, on random and all-0-or-255 blocks; every H.264 edge
-// filter on smooth blocks with a step, random alpha, beta and tc0, some near 0 and 255. Each
-// check was seen failing with an off-by-one rounding or threshold put in on purpose.
+// filter on smooth blocks with a step, random alpha, beta and tc0, some near 0 and 255; every H.264
+// inverse transform (4x4, 8x8, their DC-only forms) and macroblock loop on random coefficients,
+// some across all of int16 where the C's 16-bit block wraps. Each check was seen failing with an
+// off-by-one rounding, shift or threshold (or a saturating add for a wrapping one) put in on purpose.
 import { describe, expect, it } from 'vitest';
 import { loadDecodeModule, loadSingleModule } from '../../src/decode/module.ts';
 
 const warn = (): void => {};
 
 // A nonzero code names the case (td_simd_check in wasm/src/tandem_decode.c): VP9 motion
-// compensation as it comes, H.264's plus 1 000 000, H.264 deblocking plus 2 000 000.
+// compensation as it comes, H.264's plus 1 000 000, H.264 deblocking plus 2 000 000, H.264's inverse
+// transforms plus 3 000 000.
 describe('SIMD128 decoding kernels equal ffmpeg C', () => {
   it('in the single-threaded module, over 12 rounds of random and extreme blocks', async () => {
     const module = await loadSingleModule(warn);

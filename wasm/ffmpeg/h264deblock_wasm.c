@@ -316,6 +316,7 @@ void ff_h264dsp_init_wasm(H264DSPContext *c, const int bit_depth, const int chro
 {
     if (bit_depth != 8 || c_only)
         return;
+    ff_h264_idct_init_wasm(c, chroma_format_idc);
     c->h264_v_loop_filter_luma = v_luma;
     c->h264_h_loop_filter_luma = h_luma;
     c->h264_v_loop_filter_luma_intra = v_luma_intra;
@@ -326,6 +327,14 @@ void ff_h264dsp_init_wasm(H264DSPContext *c, const int bit_depth, const int chro
         c->h264_h_loop_filter_chroma = h_chroma;
         c->h264_h_loop_filter_chroma_intra = h_chroma_intra;
     }
+}
+
+/* ffmpeg's own C functions, for the checks: the init with these hooks off on this thread. */
+void ff_h264dsp_init_c(H264DSPContext *c, const int bit_depth, const int chroma_format_idc)
+{
+    c_only = 1;
+    ff_h264dsp_init(c, bit_depth, chroma_format_idc);
+    c_only = 0;
 }
 
 /* ---- the check: each filter against ffmpeg's C on the same edges ---- */
@@ -354,9 +363,7 @@ int ff_h264_deblock_wasm_check(unsigned seed, int rounds)
     H264DSPContext ref, simd;
     uint8_t start[STRIDE * ROWS], out_ref[STRIDE * ROWS], out_simd[STRIDE * ROWS];
     uint32_t state = seed;
-    c_only = 1;
-    ff_h264dsp_init(&ref, 8, 1);
-    c_only = 0;
+    ff_h264dsp_init_c(&ref, 8, 1);
     ff_h264dsp_init(&simd, 8, 1);
     for (int round = 0; round < rounds * 16; round++) {
         const int alpha = (int)(check_rand(&state) % 256), beta = (int)(check_rand(&state) % 19);

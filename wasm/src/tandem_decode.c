@@ -72,6 +72,7 @@ EMSCRIPTEN_KEEPALIVE int td_job_size(void) { return (int)sizeof(td_job); }
 int ff_vp9_wasm_check(unsigned seed, int rounds);
 int ff_h264_wasm_check(unsigned seed, int rounds);
 int ff_h264_deblock_wasm_check(unsigned seed, int rounds);
+int ff_h264_idct_wasm_check(unsigned seed, int rounds);
 /* Runs Tandem's SIMD128 versions of libavcodec's C (wasm/ffmpeg/: VP9 and H.264 motion
  * compensation, H.264 deblocking) against ffmpeg's own C on random and extreme blocks: 0 when every
  * output is equal, else a code naming the first that is not (VP9's as they come, H.264 motion
@@ -82,7 +83,9 @@ EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
   const int h264 = ff_h264_wasm_check(seed, rounds);
   if (h264 != 0) return 1000000 + h264;
   const int deblock = ff_h264_deblock_wasm_check(seed, rounds);
-  return deblock == 0 ? 0 : 2000000 + deblock;
+  if (deblock != 0) return 2000000 + deblock;
+  const int idct = ff_h264_idct_wasm_check(seed, rounds);
+  return idct == 0 ? 0 : 3000000 + idct;
 }
 #endif
 
