@@ -6,7 +6,7 @@ import { allVideoResizeChecks } from '../shared/video-resize-scenarios.ts';
 
 for (const mode of ['pthreads', 'workers'] as const) {
   Deno.test({
-    name: `video (${mode}): a reduced decode is resize.c's filter on the own-size frame (byte for byte, or within the plane road's bound); other filters keep swscale; BT.709 tags honoured and reported`,
+    name: `video (${mode}): a reduced decode is resize.c's filter on the own-size frame; other filters keep swscale; BT.709 tags honoured and reported`,
     ...SANITIZED,
     fn: () => withPool(2, (p) => allVideoResizeChecks(p, denoFixture), mode),
   });

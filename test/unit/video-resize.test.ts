@@ -8,17 +8,14 @@ import {
   colourTagNames,
   demuxReportsColourTags,
   otherFiltersKeepSwscale,
-  planeRoadConvertsAsSwscale,
   reducedVideoDecodesEqualResizeOfOwnSize,
 } from '../shared/video-resize-scenarios.ts';
 
 describe('video resize and colour tags (Node)', () => {
   const pool = usePool({ threads: 2, maxInFlight: 4 });
 
-  it("a reduced decode is resize.c's filter on the own-size frame: byte for byte, or within the plane road's bound where the frame shrinks 2× or more", () =>
+  it("a reduced decode is resize.c's filter on the own-size frame, byte for byte", () =>
     reducedVideoDecodesEqualResizeOfOwnSize(pool(), load));
-  it("the plane road converts with swscale's table arithmetic to the bit: solid colours shrunk 4× keep the own-size colour", () =>
-    planeRoadConvertsAsSwscale(pool(), load));
   it('other filters keep libswscale', () => otherFiltersKeepSwscale(pool(), load));
   it("a BT.709-tagged clip matches ffmpeg's CLI", async () => {
     console.log(`[ffmpeg cli] ${await bt709ClipMatchesFfmpegCli(pool(), load)}`);

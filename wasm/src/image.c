@@ -31,7 +31,6 @@ void td_worker_free(td_worker *w) {
   free(w->pixels);
   td_resizer_free(&w->resizer);
   free(w->converted);
-  free(w->planes);
   memset(w, 0, sizeof *w);
 }
 
@@ -262,15 +261,6 @@ static int is_full_range_format(int format) {
          format == AV_PIX_FMT_YUVJ411P;
 }
 
-/* The matrix a frame's YUV converts with: its tag, or BT.601 where untagged or where swscale has no
- * coefficients for it. */
-static int frame_matrix(const AVFrame *f) {
-  const int matrix = f->colorspace;
-  return matrix < AVCOL_SPC_BT709 || matrix > AVCOL_SPC_BT2020_CL || matrix == AVCOL_SPC_YCGCO ? AVCOL_SPC_BT470BG : matrix;
-}
-
-static int frame_full_range(const AVFrame *f) { return f->color_range == AVCOL_RANGE_JPEG || is_full_range_format(f->format); }
-
 /* YUV to RGB with the matrix and range the frame is tagged with, as the ffmpeg CLI's scale filter
  * takes them: an untagged matrix (or one swscale has no coefficients for) is BT.601, an untagged
  * range limited, except in the full-range yuvj formats. Gray output keeps the context's matrix
@@ -279,11 +269,13 @@ static int frame_full_range(const AVFrame *f) { return f->color_range == AVCOL_R
 static void use_colour_tags(struct SwsContext *sws, const AVFrame *f, int gray_out) {
   const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
   if (!d || (d->flags & AV_PIX_FMT_FLAG_RGB) || d->nb_components < 3) return;
-  const int full = frame_full_range(f);
+  int matrix = f->colorspace;
+  if (matrix < AVCOL_SPC_BT709 || matrix > AVCOL_SPC_BT2020_CL || matrix == AVCOL_SPC_YCGCO) matrix = AVCOL_SPC_BT470BG;
+  const int full = f->color_range == AVCOL_RANGE_JPEG || is_full_range_format(f->format);
   int *in_table, *out_table, in_full, out_full, brightness, contrast, saturation;
   if (sws_getColorspaceDetails(sws, &in_table, &in_full, &out_table, &out_full, &brightness, &contrast, &saturation) < 0) return;
   int want[4], keep[4];
-  memcpy(want, gray_out ? in_table : sws_getCoefficients(frame_matrix(f)), sizeof want);
+  memcpy(want, gray_out ? in_table : sws_getCoefficients(matrix), sizeof want);
   memcpy(keep, out_table, sizeof keep);
   if (in_full == full && memcmp(in_table, want, sizeof want) == 0) return;
   sws_setColorspaceDetails(sws, want, full, keep, out_full, brightness, contrast, saturation);
@@ -352,72 +344,6 @@ static int convert_then_resize(td_worker *w, const td_job *job, const AVFrame *f
   return td_resize(&w->resizer, w->converted, win.w * in_ch, win.w, win.h, in_ch, area, target, stride, dst.w, dst.h, ch) == 0 ? TD_OK : -1;
 }
 
-/* Target-size YUV 4:4:4 planes to RGB (or RGBA, alpha 255) with the frame's matrix and range, by
- * the arithmetic of libswscale's table converter (yuv2rgb.c's tables for 24-bit RGB at default
- * brightness, contrast and saturation), which the other road, the ffmpeg CLI and torchvision all
- * convert with: each chroma term a whole number of luma steps, floored, and the luma table's own
- * offset (a little darker than the exact formula). Equal bytes for equal Y, U and V. */
-static void yuv444_to_rgb(const AVFrame *f, uint8_t *const yuv[3], int w, int h, uint8_t *out, int stride, int ch) {
-  const int *k = sws_getCoefficients(frame_matrix(f));
-  const int full = frame_full_range(f);
-  const int64_t cy = full ? 1 << 16 : ((int64_t)1 << 16) * 255 / 219, oy = full ? 0 : 16 << 16;
-  const int64_t unit[4] = {k[0], k[1], -k[2], -k[3]};
-  int64_t c[4]; /* crv, cbu, cgu, cgv in luma steps (16.16), as the tables hold them */
-  for (int i = 0; i < 4; i++) c[i] = ((full ? unit[i] * 224 / 255 : unit[i]) * (1 << 16) + 0x8000) / cy;
-  const int64_t base = -((int64_t)384 << 16) - oy + (full ? 384 : 326) * cy + 0x8000;
-  for (int y = 0; y < h; y++) {
-    const uint8_t *py = yuv[0] + (size_t)y * w, *pu = yuv[1] + (size_t)y * w, *pv = yuv[2] + (size_t)y * w;
-    uint8_t *o = out + (ptrdiff_t)y * stride;
-    for (int x = 0; x < w; x++, o += ch) {
-      const int64_t u = pu[x], v = pv[x], luma = py[x];
-      const int64_t steps[3] = {luma + ((v * c[0]) >> 16) - (c[0] >> 9),
-                                luma + ((u * c[2]) >> 16) - (c[2] >> 9) + ((v * c[3]) >> 16) - (c[3] >> 9),
-                                luma + ((u * c[1]) >> 16) - (c[1] >> 9)};
-      for (int j = 0; j < 3; j++) {
-        const int64_t value = (base + steps[j] * cy) >> 16;
-        o[j] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
-      }
-      if (ch == 4) o[3] = 255;
-    }
-  }
-}
-
-/* The plane road, for planar 8-bit YUV shrunk at least by its chroma subsampling: each plane's part of `src` resized by resize.c's filter
- * to the target size (chroma over the same picture area in its own grid, a chroma sample standing for the luma pixels it covers, as the
- * nearest-chroma conversion of the other road takes it), then converted at the target size. The conversion runs on the target's pixels
- * instead of the source's, and the filter on one channel of luma and two of subsampled chroma instead of three full ones. -1: not such a
- * frame. */
-static int resize_planes_then_convert(td_worker *w, const td_job *job, const AVFrame *f, rect src, rect dst, uint8_t *target, int stride) {
-  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
-  const int ch = job->channels;
-  const uint64_t not_plain_yuv = AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_ALPHA;
-  if ((ch != 3 && ch != 4) || !d || d->nb_components != 3 || !(d->flags & AV_PIX_FMT_FLAG_PLANAR) || (d->flags & not_plain_yuv) ||
-      d->comp[0].depth != 8 || d->comp[1].plane != 1 || d->comp[2].plane != 2)
-    return -1;
-  /* Only where the chroma planes shrink too: nearer 1:1 or up, the conversion costs about as much
-   * at either size, and the other road keeps chroma edges as that conversion draws them. */
-  if ((int64_t)dst.w << d->log2_chroma_w > src.w || (int64_t)dst.h << d->log2_chroma_h > src.h) return -1;
-  const size_t plane = (size_t)dst.w * dst.h;
-  /* 16 bytes of slack, as resize.c's SIMD loads want of every buffer they read. */
-  if (plane * 3 + 16 > w->planes_cap) {
-    free(w->planes);
-    w->planes = malloc(plane * 3 + 16);
-    w->planes_cap = w->planes ? plane * 3 + 16 : 0;
-    if (!w->planes) return TD_E_NOMEM;
-  }
-  uint8_t *yuv[3] = {w->planes, w->planes + plane, w->planes + 2 * plane};
-  for (int p = 0; p < 3; p++) {
-    const int sx = p ? d->log2_chroma_w : 0, sy = p ? d->log2_chroma_h : 0;
-    const double kx = 1.0 / (1 << sx), ky = 1.0 / (1 << sy);
-    const td_area area = {src.x * kx, src.y * ky, src.w * kx, src.h * ky};
-    if (td_resize(&w->resizer, f->data[p], f->linesize[p], AV_CEIL_RSHIFT(f->width, sx), AV_CEIL_RSHIFT(f->height, sy), 1, area, yuv[p],
-                  dst.w, dst.w, dst.h, 1) != 0)
-      return TD_E_NOMEM;
-  }
-  yuv444_to_rgb(f, yuv, dst.w, dst.h, target, stride, ch);
-  return TD_OK;
-}
-
 int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned char *out) {
   int ch = job->channels;
   rect src, dst;
@@ -427,8 +353,7 @@ int td_scale_frame(td_worker *w, const td_job *job, const AVFrame *f, unsigned c
   if (job->fit == TD_FIT_CONTAIN) memset(out, job->pad_value, (size_t)stride * job->dst_h);
   uint8_t *target = out + (ptrdiff_t)dst.y * stride + (ptrdiff_t)dst.x * ch;
   if (job->filter == TD_FILTER_BILINEAR && (dst.w != src.w || dst.h != src.h)) {
-    int st = resize_planes_then_convert(w, job, f, src, dst, target, stride);
-    if (st < 0) st = convert_then_resize(w, job, f, src, dst, target, stride);
+    int st = convert_then_resize(w, job, f, src, dst, target, stride);
     if (st >= 0) return st;
   }
   return sws_convert(w, f, src, sws_flags_for(job->filter), pixel_format_for(ch), dst.w, dst.h, target, stride);

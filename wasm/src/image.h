@@ -23,17 +23,14 @@ typedef struct td_worker {
   td_resizer resizer;       /* resizes those decoded pixels (bilinear) without libswscale */
   unsigned char *converted; /* a video frame's pixels as RGB or gray at their own size, before the resize */
   size_t converted_cap;
-  unsigned char *planes; /* a YUV frame's planes resized to the target size, before the conversion */
-  size_t planes_cap;
 } td_worker;
 
 int td_worker_init(td_worker *w);
 void td_worker_free(td_worker *w);
 /* Crops (job->crop_*), fits (job->fit, pad_value) and converts one decoded frame into `out`, a
  * dst_h x dst_w x channels u8 image, with the YUV matrix and range the frame is tagged with; no
- * orientation. Bilinear resizes go through resize.c (as JPEG images do): a planar 8-bit YUV frame's
- * planes are resized, then converted at the target size; other frames are converted, then resized.
- * The other filters and same-size output take one libswscale call. Returns TD_OK or a td_status. */
+ * orientation. Bilinear resizes go through resize.c (as JPEG images do), the other filters and
+ * same-size output through one libswscale call. Returns TD_OK or a td_status. */
 int td_scale_frame(td_worker *w, const td_job *job, const struct AVFrame *f, unsigned char *out);
 /* Mirrors a h x w x ch image left to right, in place. */
 void td_mirror_image(unsigned char *out, int w, int h, int ch);
