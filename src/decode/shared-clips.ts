@@ -86,6 +86,8 @@ export class SharedClipDecode {
    * memory), from the shared job; the first member to ask starts it. Each member is filled once.
    */
   async decodeInto(i: number, target: number, options: SharedClipOptions, signal?: AbortSignal): Promise<DecodedVideoInfo> {
+    if (!Number.isInteger(i) || i < 0 || i >= this.#members.length)
+      throw new DecodeError('bad-request', `SharedClipDecode: no member ${i} of ${this.#members.length}`);
     if (this.#closed) throw new DecodeError('closed', 'SharedClipDecode: closed before this clip was filled');
     const frames = this.#frames;
     const slotBytes = frames * options.height * options.width * (options.channels ?? 3);

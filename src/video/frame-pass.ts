@@ -129,11 +129,6 @@ export class FramePass {
     this.#closed = true;
     for (const r of this.#spare.splice(0)) destroyResources(r);
   }
-
-  /** Buffers and textures kept for the next clips (for tests and statistics). */
-  get spareSets(): number {
-    return this.#spare.length;
-  }
 }
 
 /** One clip's GPU objects: its uniforms, its slot list and the texture frames are copied into. */

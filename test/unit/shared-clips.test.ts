@@ -104,6 +104,7 @@ describe('SharedClipDecode', () => {
     const p = pool();
     const packets = await packetsFor(MEMBERS);
     expect(() => new SharedClipDecode(p, packets, [[0.6], [0.7, 0.8]])).toThrow(DecodeError);
+    await expect(new SharedClipDecode(p, packets, MEMBERS).decodeInto(2, 0, SIZE)).rejects.toMatchObject({ code: 'bad-request' });
     const shared = new SharedClipDecode(p, packets, MEMBERS);
     const target = p.malloc(CLIP_BYTES * 2);
     try {
