@@ -8,7 +8,7 @@ import type { FIT_CODES } from './abi.ts';
 import type { DecodePool } from './pool.ts';
 import type { DecodedVideoInfo, VideoDecodeOptions } from './media.ts';
 import type { VideoPackets } from './packets.ts';
-import { isSharedClip, type SharedClip } from './shared-clips.ts';
+import { SharedClip } from './shared-clips.ts';
 import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 
 /** One clip to decode: the video's bytes, the frames wanted, and what travels with them. */
@@ -93,7 +93,7 @@ export function decodeClipInto(
   options: VideoDecodeOptions,
   signal?: AbortSignal,
 ): Promise<DecodedVideoInfo> {
-  if (!isSharedClip(input)) return pool.decodeVideo(input, target, options, signal);
+  if (!(input instanceof SharedClip)) return pool.decodeVideo(input, target, options, signal);
   if (input.decode.pool !== pool)
     throw new DecodeError('bad-request', 'a shared clip is decoded on the pool its SharedClipDecode was made with');
   const { frames: _ownFrames, ...shared } = options;

@@ -29,10 +29,6 @@ export class SharedClip {
   ) {}
 }
 
-export function isSharedClip(input: unknown): input is SharedClip {
-  return input instanceof SharedClip;
-}
-
 /**
  * One decode for several clips of a video. `packets` must hold every member's frames (read with
  * readClipPackets for the members' times together); `members[i]` are member i's frames' own times

@@ -201,18 +201,14 @@ export class ClipPass {
       const height = frame.displayHeight;
       if (width !== this.#frameSize[0] || height !== this.#frameSize[1]) this.#plan(width, height);
       const device = this.#pass.device;
-      let binding: GPUBindingResource | undefined;
-      let pipeline = this.#pass.texturePipeline;
+      let external: GPUExternalTexture | undefined;
       if (this.#pass.route === 'external' && this.#pass.externalPipeline) {
         try {
-          binding = device.importExternalTexture({ source: frame });
-          pipeline = this.#pass.externalPipeline;
+          external = device.importExternalTexture({ source: frame });
         } catch {
           this.#pass.demote();
-          binding = undefined;
         }
       }
-      const external = binding !== undefined;
       if (!external) {
         const texture = this.#textureFor(width, height);
         if (this.#pass.route === 'copy') {
@@ -228,12 +224,12 @@ export class ClipPass {
           open = undefined;
           device.queue.copyExternalImageToTexture({ source: bitmap }, { texture }, [width, height]);
         }
-        pipeline = this.#pass.texturePipeline;
       }
       this.#view.setUint32(FramePassParams.offsetOf('slot_begin'), begin, true);
       this.#view.setUint32(FramePassParams.offsetOf('slot_count'), count, true);
       device.queue.writeBuffer(this.#resources.params, 0, this.#uniform);
-      const group = external && binding ? this.#bindGroup(pipeline, binding) : this.#textureBindGroup(pipeline);
+      const pipeline = external ? (this.#pass.externalPipeline as GPUComputePipeline) : this.#pass.texturePipeline;
+      const group = external ? this.#bindGroup(pipeline, external) : this.#textureBindGroup();
       const encoder = device.createCommandEncoder({ label: 'tandem frame pass' });
       const pass = encoder.beginComputePass({ label: 'tandem frame pass' });
       pass.setPipeline(pipeline);
@@ -277,9 +273,10 @@ export class ClipPass {
   }
 
   /** The texture routes' bind group: made once per texture (a frame size), not per frame. */
-  #textureBindGroup(pipeline: GPUComputePipeline): GPUBindGroup {
+  #textureBindGroup(): GPUBindGroup {
     const texture = this.#resources.texture as GPUTexture;
-    if (this.#textureGroup?.texture !== texture) this.#textureGroup = { texture, group: this.#bindGroup(pipeline, texture.createView()) };
+    if (this.#textureGroup?.texture !== texture)
+      this.#textureGroup = { texture, group: this.#bindGroup(this.#pass.texturePipeline, texture.createView()) };
     return this.#textureGroup.group;
   }
 

@@ -138,7 +138,7 @@ function joined(times: ReadonlyArray<ArrayLike<number>>): Float64Array {
   const out = new Float64Array(times.reduce((n, t) => n + t.length, 0));
   let at = 0;
   for (const t of times) {
-    out.set(Array.from(t), at);
+    out.set(t, at);
     at += t.length;
   }
   return out;
@@ -433,9 +433,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const maxMembers =
       o.transform === 'random-crop' ? 1 : Math.max(1, Math.min(MAX_SHARED_CLIPS, Math.floor(MAX_SHARED_BYTES / clipBytes)));
     const groups = sharingGroups(index, wanted, maxMembers);
-    const read = await Promise.all(
-      groups.map((g) => readClipPackets(source, index, g.length === 1 ? (wanted[g[0] ?? 0] ?? []) : joined(g.map((i) => wanted[i] ?? [])))),
-    );
+    const read = await Promise.all(groups.map((g) => readClipPackets(source, index, joined(g.map((i) => wanted[i] ?? [])))));
     // Made only once every read succeeded: a shared decode is never left without its clips.
     const packets = new Array<VideoPackets | SharedClip>(wanted.length);
     groups.forEach((g, k) => {
