@@ -105,6 +105,8 @@ async function planOf(corpus: Corpus): Promise<{ tandem: string; peer: string; c
 
 interface Sample {
   stages?: Record<string, { msPerClip: number; p50: number }>;
+  /** Tandem: CPU seconds per kind of thread over the timed epoch (main, the pool's, the runtime's). */
+  threads?: Record<string, number>;
   seconds: number;
   cpu: number;
   readBytes: number;
@@ -148,7 +150,14 @@ for (let rep = 0; rep < reps; rep++) {
           `${corpus.name} / ${LABELS[side]}: ${s.clips} of ${plan.clips} clips, ${s.failures} failed, ${s.wrongTimes ?? 0} wrong; ${s.firstError}`,
         );
       log(
-        `rep ${rep + 1} ${corpus.name} / ${side}: ${(s.clips / s.seconds).toFixed(1)} clips/s, ${((1000 * s.cpu) / s.clips).toFixed(1)} CPU ms/clip, ${(s.readBytes / s.clips / 1024).toFixed(0)} KiB read/clip, ${s.peakRssMb.toFixed(0)} MiB peak`,
+        `rep ${rep + 1} ${corpus.name} / ${side}: ${(s.clips / s.seconds).toFixed(1)} clips/s, ${((1000 * s.cpu) / s.clips).toFixed(1)} CPU ms/clip, ${(s.readBytes / s.clips / 1024).toFixed(0)} KiB read/clip, ${s.peakRssMb.toFixed(0)} MiB peak${
+          s.threads
+            ? `; CPU ms/clip by thread: ${Object.entries(s.threads)
+                .filter(([, v]) => v > 0)
+                .map(([k, v]) => `${k} ${((1000 * v) / s.clips).toFixed(1)}`)
+                .join(', ')}`
+            : ''
+        }`,
       );
     }
   }
@@ -237,6 +246,15 @@ for (const corpus of corpora) {
         `Tandem's decode jobs: ${d.jobs} for ${d.clips} clips (${d.shared} of them in a job shared with another clip of their video).`,
         '',
       );
+    const threadMs = (kind: string) =>
+      fixed(
+        med(t, (s) => (1000 * (s.threads?.[kind] ?? 0)) / s.clips),
+        1,
+      );
+    lines.push(
+      `Tandem's CPU ms per clip by thread: the pool's wasm threads ${threadMs('pool')}, the main thread (the pipeline's event loop, reads, the index) ${threadMs('main')}, V8's own threads (concurrent GC, compilation, wasm tier-up) ${threadMs('v8')}, the runtime's others ${threadMs('runtime')}.`,
+      '',
+    );
     lines.push(
       "Tandem's stages (its pipeline statistics; a stage's working time is its tasks in flight, I/O waits included, summed over its slots):",
       '',

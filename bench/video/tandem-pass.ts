@@ -10,7 +10,8 @@
 // /proc), readBytes (/proc/self/io rchar over it), loaderBytes (the loader's own count of bytes
 // read, loader.reads()), decodes (loader.decodes(): clips, jobs, shared), peakRssMb (VmHWM), clips, failures, wrongTimes, firstError, and stages
 // (per pipeline stage: its working time per clip and its median task, in ms).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import process from 'node:process';
 import { DecodePool } from '../../src/decode/index.ts';
 import { videoLoader } from '../../src/video/index.ts';
 
@@ -35,6 +36,26 @@ function cpuSeconds(): number {
   return (Number(f[11]) + Number(f[12])) / TICKS;
 }
 
+/** CPU seconds per kind of thread (main, pool, v8, runtime), from /proc/self/task. */
+function threadSeconds(): Record<string, number> {
+  const out: Record<string, number> = {};
+  const pid = String(process.pid);
+  for (const tid of readdirSync('/proc/self/task', { withFileTypes: true })) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid.name}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // Deno names a Web Worker's thread worker-N (the pool's threads are such workers) and V8's
+      // platform threads (concurrent GC, compilation, wasm tier-up) V8 DefaultWorker.
+      const name = tid.name === pid ? 'main' : comm.startsWith('worker-') ? 'pool' : comm.startsWith('V8 ') ? 'v8' : 'runtime';
+      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
 function procField(file: string, name: string): number {
   const line = readFileSync(`/proc/self/${file}`, 'utf8')
     .split('\n')
@@ -57,6 +78,7 @@ async function pass(timed: boolean) {
     failureBudget: { maxFailures: 1_000_000 },
   });
   const cpu0 = cpuSeconds();
+  const threads0 = threadSeconds();
   const io0 = procField('io', 'rchar:');
   const t0 = performance.now();
   let clips = 0;
@@ -77,8 +99,11 @@ async function pass(timed: boolean) {
   const stages = Object.fromEntries(
     (data.stats()?.stages ?? []).map((st) => [st.name, { msPerClip: st.timeMs.working / Math.max(1, clips), p50: st.taskMs.p50 }]),
   );
+  const threads1 = threadSeconds();
+  const threads = Object.fromEntries(Object.entries(threads1).map(([k, v]) => [k, v - (threads0[k] ?? 0)]));
   const out = {
     stages,
+    threads,
     seconds,
     cpu: cpuSeconds() - cpu0,
     readBytes: procField('io', 'rchar:') - io0,

@@ -5,8 +5,11 @@
 // position at 16, 8 and 4 and chroma offset, on random and all-0-or-255 blocks; every H.264 edge
 // filter on smooth blocks with a step, random alpha, beta and tc0, some near 0 and 255; every H.264
 // inverse transform (4x4, 8x8, their DC-only forms) and macroblock loop on random coefficients,
-// some across all of int16 where the C's 16-bit block wraps. Each check was seen failing with an
-// off-by-one rounding, shift or threshold (or a saturating add for a wrapping one) put in on purpose.
+// some across all of int16 where the C's 16-bit block wraps. Tandem's yuv420p to RGB24 converter
+// (wasm/src/yuv2rgb.c) replaces libswscale's for unscaled frames: it is held to sws_scale on every
+// Y, U and V under every matrix and range, and on windows whose widths leave every tail. Each check
+// was seen failing with an off-by-one rounding, shift or threshold (or a saturating add for a
+// wrapping one; for the converter, a chroma coefficient one off and a misplaced byte) put in on purpose.
 import { describe, expect, it } from 'vitest';
 import { loadDecodeModule, loadSingleModule } from '../../src/decode/module.ts';
 
@@ -14,7 +17,7 @@ const warn = (): void => {};
 
 // A nonzero code names the case (td_simd_check in wasm/src/tandem_decode.c): VP9 motion
 // compensation as it comes, H.264's plus 1 000 000, H.264 deblocking plus 2 000 000, H.264's inverse
-// transforms plus 3 000 000.
+// transforms plus 3 000 000, the YUV converter plus 4 000 000.
 describe('SIMD128 decoding kernels equal ffmpeg C', () => {
   it('in the single-threaded module, over 12 rounds of random and extreme blocks', async () => {
     const module = await loadSingleModule(warn);

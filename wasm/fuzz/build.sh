@@ -100,7 +100,7 @@ else
     [ "$target" = stream ] && defines+=(-DTD_NATIVE_STREAM)
     extra=()
     [ "$target" = demux ] && extra+=("$here/../src/demux.c")
-    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,media,container,io,packets}.c "${extra[@]}" \
+    $CC $TANDEM_SAN "${defines[@]}" -I"$prefix/include" "$here/fuzz_job.c" "$here"/../src/{image,fail,crop,jpeg,probe,resize,yuv2rgb,media,container,io,packets}.c "${extra[@]}" \
       -L"$prefix/lib" -lturbojpeg -lavformat -lavcodec -lswscale -lswresample -lavutil -ldav1d -lz -lm -lpthread -ldl -o "$bin/fuzz-$target"
   done
   # The pool's queue under ThreadSanitizer (which cannot share a binary with AddressSanitizer);

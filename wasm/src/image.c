@@ -6,6 +6,7 @@
 #include "fail.h"
 #include "jpeg.h"
 #include "probe.h"
+#include "yuv2rgb.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -261,6 +262,15 @@ static int is_full_range_format(int format) {
          format == AV_PIX_FMT_YUVJ411P;
 }
 
+/* The matrix a frame's YUV converts with: its tag, or BT.601 where untagged or where swscale has no
+ * coefficients for it. */
+static int frame_matrix(const AVFrame *f) {
+  const int matrix = f->colorspace;
+  return matrix < AVCOL_SPC_BT709 || matrix > AVCOL_SPC_BT2020_CL || matrix == AVCOL_SPC_YCGCO ? AVCOL_SPC_BT470BG : matrix;
+}
+
+static int frame_full_range(const AVFrame *f) { return f->color_range == AVCOL_RANGE_JPEG || is_full_range_format(f->format); }
+
 /* YUV to RGB with the matrix and range the frame is tagged with, as the ffmpeg CLI's scale filter
  * takes them: an untagged matrix (or one swscale has no coefficients for) is BT.601, an untagged
  * range limited, except in the full-range yuvj formats. Gray output keeps the context's matrix
@@ -269,13 +279,11 @@ static int is_full_range_format(int format) {
 static void use_colour_tags(struct SwsContext *sws, const AVFrame *f, int gray_out) {
   const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(f->format);
   if (!d || (d->flags & AV_PIX_FMT_FLAG_RGB) || d->nb_components < 3) return;
-  int matrix = f->colorspace;
-  if (matrix < AVCOL_SPC_BT709 || matrix > AVCOL_SPC_BT2020_CL || matrix == AVCOL_SPC_YCGCO) matrix = AVCOL_SPC_BT470BG;
-  const int full = f->color_range == AVCOL_RANGE_JPEG || is_full_range_format(f->format);
+  const int full = frame_full_range(f);
   int *in_table, *out_table, in_full, out_full, brightness, contrast, saturation;
   if (sws_getColorspaceDetails(sws, &in_table, &in_full, &out_table, &out_full, &brightness, &contrast, &saturation) < 0) return;
   int want[4], keep[4];
-  memcpy(want, gray_out ? in_table : sws_getCoefficients(matrix), sizeof want);
+  memcpy(want, gray_out ? in_table : sws_getCoefficients(frame_matrix(f)), sizeof want);
   memcpy(keep, out_table, sizeof keep);
   if (in_full == full && memcmp(in_table, want, sizeof want) == 0) return;
   sws_setColorspaceDetails(sws, want, full, keep, out_full, brightness, contrast, saturation);
@@ -290,6 +298,15 @@ static int sws_convert(td_worker *w, const AVFrame *f, rect r, int flags, enum A
                        int target_stride) {
   uint8_t *planes[4];
   offset_planes(f, &r, planes);
+  if (out_fmt == AV_PIX_FMT_RGB24 && f->format == AV_PIX_FMT_YUV420P && r.w == out_w && r.h == out_h && !(r.w & 1) && !(r.h & 1)) {
+    /* The converter swscale takes here (its tables for an unscaled yuv420p of even height), in
+     * lanes without the tables: the same bytes (yuv2rgb.c; td_yuv2rgb_check holds them equal). */
+    td_yuv_coeffs k;
+    td_yuv_coeffs_init(&k, sws_getCoefficients(frame_matrix(f)), frame_full_range(f));
+    const int strides[3] = {f->linesize[0], f->linesize[1], f->linesize[2]};
+    td_yuv420_to_rgb24(&k, (const uint8_t *const *)planes, strides, r.w, r.h, target, target_stride);
+    return TD_OK;
+  }
   w->sws = sws_getCachedContext(w->sws, r.w, r.h, f->format, out_w, out_h, out_fmt, flags, NULL, NULL, NULL);
   if (!w->sws) return TD_E_CORRUPT;
   use_colour_tags(w->sws, f, out_fmt == AV_PIX_FMT_GRAY8);

@@ -17,6 +17,7 @@
 #include "media.h"
 #include "demux.h"
 #include "tandem_decode.h"
+#include "yuv2rgb.h"
 
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
@@ -74,9 +75,11 @@ int ff_h264_wasm_check(unsigned seed, int rounds);
 int ff_h264_deblock_wasm_check(unsigned seed, int rounds);
 int ff_h264_idct_wasm_check(unsigned seed, int rounds);
 /* Runs Tandem's SIMD128 versions of libavcodec's C (wasm/ffmpeg/: VP9 and H.264 motion
- * compensation, H.264 deblocking) against ffmpeg's own C on random and extreme blocks: 0 when every
- * output is equal, else a code naming the first that is not (VP9's as they come, H.264 motion
- * compensation's plus 1 000 000, deblocking's plus 2 000 000). For test/unit/simd-check.test.ts. */
+ * compensation, H.264 deblocking and inverse transforms) against ffmpeg's own C on random and
+ * extreme blocks, and its YUV to RGB converter (yuv2rgb.c) against libswscale's on every Y, U and V:
+ * 0 when every output is equal, else a code naming the first that is not (VP9's as they come, H.264
+ * motion compensation's plus 1 000 000, deblocking's plus 2 000 000, transforms' plus 3 000 000,
+ * the converter's plus 4 000 000, run once, not per seed). For test/unit/simd-check.test.ts. */
 EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
   const int vp9 = ff_vp9_wasm_check(seed, rounds);
   if (vp9 != 0) return vp9;
@@ -85,7 +88,10 @@ EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
   const int deblock = ff_h264_deblock_wasm_check(seed, rounds);
   if (deblock != 0) return 2000000 + deblock;
   const int idct = ff_h264_idct_wasm_check(seed, rounds);
-  return idct == 0 ? 0 : 3000000 + idct;
+  if (idct != 0) return 3000000 + idct;
+  static int yuv = -1; /* exhaustive and seedless: once per module */
+  if (yuv < 0) yuv = td_yuv2rgb_check();
+  return yuv == 0 ? 0 : 4000000 + yuv;
 }
 #endif
 
