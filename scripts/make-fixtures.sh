@@ -36,6 +36,11 @@ make rgb.h264.mp4 -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lav
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libx264 -pix_fmt yuv420p -g 10 -crf 10
 make rgb.vp9.webm -f lavfi -i "color=c=red:size=64x48:rate=10:duration=1" -f lavfi -i "color=c=lime:size=64x48:rate=10:duration=1" \
   -f lavfi -i "color=c=blue:size=64x48:rate=10:duration=1" -filter_complex "[0][1][2]concat=n=3:v=1:a=0" -c:v libvpx-vp9 -pix_fmt yuv420p -g 10 -crf 10 -b:v 0
+# One solid colour at an odd width (63x48; VP9 allows it, H.264's 4:2:0 does not), 4:2:0 and 4:2:2,
+# lossless: every pixel of every decode, at its own size or resized, is that one colour (the last
+# column, which swscale's table converter leaves unwritten, included).
+make odd.vp9.webm -f lavfi -i "color=c=0x3366cc:size=64x48:rate=10:duration=1" -vf "scale=63:48,format=yuv420p" -c:v libvpx-vp9 -lossless 1 -g 10
+make odd422.vp9.webm -f lavfi -i "color=c=0x3366cc:size=64x48:rate=10:duration=1" -vf "scale=63:48,format=yuv422p" -c:v libvpx-vp9 -lossless 1 -g 10
 # References decoded by Debian's ffmpeg CLI, for the media decodes to be compared with: every frame
 # of the H.264 and VP9 clips as RGB at their own size, and the compressed sines as interleaved f32
 # stereo at their own rate (no resampling or mixing on either side).

@@ -290,6 +290,50 @@ export async function solidColourClips(pool: DecodePool, load: FixtureLoader): P
 }
 
 /**
+ * A solid colour at an odd width (63x48 VP9, 4:2:0 and 4:2:2): every pixel of two frames is that one
+ * colour, at the video's own size into a slot that held other bytes and stretched to 31x24 after
+ * other videos went through the pool's threads. swscale's table converter leaves an odd width's last
+ * column unwritten; Tandem's converter writes it.
+ */
+export async function oddWidthFramesAreWhole(pool: DecodePool, load: FixtureLoader): Promise<void> {
+  const other = await load('testsrc.vp9.webm');
+  for (const file of ['odd.vp9.webm', 'odd422.vp9.webm']) {
+    const bytes = await load(file);
+    for (const [w, h] of [
+      [63, 48],
+      [31, 24],
+    ] as const) {
+      const slot = w * h * 3;
+      // Other frames through every thread first: the conversion buffers they leave hold other pixels.
+      await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          withClip(pool, 160 * 120 * 3, (ptr) =>
+            pool.decodeVideo(other, ptr, { width: 160, height: 120, fit: 'stretch', frames: { indices: [i] } }),
+          ),
+        ),
+      );
+      await withClip(pool, 2 * slot, async (ptr, view) => {
+        view().fill(77);
+        const info = await pool.decodeVideo(bytes, ptr, { width: w, height: h, fit: 'stretch', frames: { indices: [0, 5] } });
+        check(info.sourceWidth === 63 && info.sourceHeight === 48, `${file}: source ${info.sourceWidth}x${info.sourceHeight}`);
+        check(info.framesWritten === 2, `${file}: ${info.framesWritten} frames`);
+        const pixels = view().slice(0, 2 * slot);
+        const first = [pixels[0]!, pixels[1]!, pixels[2]!];
+        check(
+          first.every((v, c) => Math.abs(v - [51, 102, 204][c]!) <= 6),
+          `${file} at ${w}x${h}: colour ${first}, expected 51,102,204`,
+        );
+        for (let i = 0; i < 2 * w * h; i++)
+          check(
+            pixels[3 * i] === first[0] && pixels[3 * i + 1] === first[1] && pixels[3 * i + 2] === first[2],
+            `${file} at ${w}x${h}: pixel (${i % w}, ${Math.floor(i / w) % h}) of frame ${Math.floor(i / (w * h))} is ${[...pixels.subarray(3 * i, 3 * i + 3)]}, not ${first}`,
+          );
+      });
+    }
+  }
+}
+
+/**
  * testsrc2 (a moving pattern, 20 frames at 10 fps) in MP4, WebM and MKV: every frame by index has
  * pts i/10 and differs from its neighbour; the same frames by time (forcing seeks, out of order)
  * are byte-identical to those by index; contain-fit pads with padValue.
@@ -402,5 +446,6 @@ export const mediaScenarios: Record<string, (pool: DecodePool, load: FixtureLoad
   'gives typed errors for broken audio and stays healthy': brokenAudioGetsTypedErrors,
   'samples solid-colour H.264 and VP9 by time, index and rate': solidColourClips,
   'samples a moving pattern in MP4, WebM and MKV; time and index agree': movingPatternClips,
+  'decodes every pixel of odd-width 4:2:0 and 4:2:2 frames, the last column too': oddWidthFramesAreWhole,
   'gives typed errors for broken video and stays healthy': brokenVideoGetsTypedErrors,
 };

@@ -49,7 +49,7 @@ beforeAll(async () => {
   const piped = spawnSync('ffmpeg', ['-hide_banner', '-v', 'error', ...SOURCE, ...VP9, '-f', 'webm', 'pipe:1'], { maxBuffer: 1 << 26 });
   writeFileSync(join(dir, 'piped.webm'), piped.stdout);
   for (const name of [...Object.keys(VARIANTS), 'piped.webm']) files.set(name, readFileSync(join(dir, name)));
-  for (const name of ['testsrc.vp9.webm', 'rgb.vp9.webm', 'long.vp9.webm', 'testsrc.h264.mkv', 'testsrc.av1.webm'])
+  for (const name of ['testsrc.vp9.webm', 'rgb.vp9.webm', 'long.vp9.webm', 'testsrc.h264.mkv', 'testsrc.av1.webm', 'odd422.vp9.webm'])
     files.set(`fixture ${name}`, readFileSync(new URL(`../fixtures/generated/${name}`, import.meta.url)));
   pool = await DecodePool.create({ threads: 2 });
 }, 120_000);

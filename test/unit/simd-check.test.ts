@@ -5,11 +5,13 @@
 // position at 16, 8 and 4 and chroma offset, on random and all-0-or-255 blocks; every H.264 edge
 // filter on smooth blocks with a step, random alpha, beta and tc0, some near 0 and 255; every H.264
 // inverse transform (4x4, 8x8, their DC-only forms) and macroblock loop on random coefficients,
-// some across all of int16 where the C's 16-bit block wraps. Tandem's yuv420p to RGB24 converter
-// (wasm/src/yuv2rgb.c) replaces libswscale's for unscaled frames: it is held to sws_scale on every
-// Y, U and V under every matrix and range, and on windows whose widths leave every tail. Each check
+// some across all of int16 where the C's 16-bit block wraps. Tandem's yuv420p/yuv422p to RGB24
+// converter (wasm/src/yuv2rgb.c) replaces libswscale's for unscaled frames: it is held to sws_scale
+// on every Y, U and V under every matrix and range, and on windows whose widths leave every tail (an
+// odd width's last column, which swscale leaves unwritten, to sws_scale one column wider). Each check
 // was seen failing with an off-by-one rounding, shift or threshold (or a saturating add for a
-// wrapping one; for the converter, a chroma coefficient one off and a misplaced byte) put in on purpose.
+// wrapping one; for the converter, a chroma coefficient one off, a misplaced byte and the last odd
+// column skipped) put in on purpose.
 import { describe, expect, it } from 'vitest';
 import { loadDecodeModule, loadSingleModule } from '../../src/decode/module.ts';
 

@@ -1,6 +1,6 @@
-/* YUV 4:2:0 to RGB24 with libswscale's own arithmetic, without its tables.
+/* YUV 4:2:0 and 4:2:2 to RGB24 with libswscale's own arithmetic, without its tables.
  *
- * swscale's C converter (yuv2rgb.c, used for an unscaled yuv420p -> rgb24 of even height) looks
+ * swscale's C converter (yuv2rgb.c, used for an unscaled yuv420p or yuv422p -> rgb24 of even height) looks
  * each byte up in a clipped luma table: R = ytab[yoffs + Y + tR(V)], G = ytab[yoffs + Y + tGu(U) +
  * tGv(V)], B = ytab[yoffs + Y + tB(U)], where a chroma term t(X) = ((X * c) >> 16) - (c >> 9) is a
  * whole number of luma steps and ytab[i] = clip(((i - 512) * cy - (384 << 16) - oy + 0x8000) >> 16).
@@ -104,37 +104,45 @@ static inline void pair16(const lanes *l, const uint8_t *y0, const uint8_t *y1, 
 }
 #endif
 
-void td_yuv420_to_rgb24(const td_yuv_coeffs *k, const uint8_t *const planes[3], const int strides[3], int w, int h, uint8_t *out,
-                        int out_stride) {
+void td_yuv_to_rgb24(const td_yuv_coeffs *k, int chroma_rows_halved, const uint8_t *const planes[3], const int strides[3], int w, int h,
+                     uint8_t *out, int out_stride) {
 #ifdef __wasm_simd128__
   lanes l;
   for (int i = 0; i < 4; i++) l.c[i] = wasm_i32x4_splat(k->c[i]), l.off[i] = wasm_i16x8_splat((int16_t)k->off[i]);
   l.base = wasm_i32x4_splat(k->base);
   l.frac = wasm_i16x8_splat((int16_t)k->frac);
 #endif
+  const int even = w & ~1;
   for (int y = 0; y + 1 < h; y += 2) {
     const uint8_t *y0 = planes[0] + (ptrdiff_t)y * strides[0], *y1 = y0 + strides[0];
-    const uint8_t *pu = planes[1] + (ptrdiff_t)(y >> 1) * strides[1], *pv = planes[2] + (ptrdiff_t)(y >> 1) * strides[2];
+    /* 4:2:2 as swscale takes it: both rows of a pair from the first one's chroma row. */
+    const ptrdiff_t chroma_row = chroma_rows_halved ? y >> 1 : y;
+    const uint8_t *pu = planes[1] + chroma_row * strides[1], *pv = planes[2] + chroma_row * strides[2];
     uint8_t *o0 = out + (ptrdiff_t)y * out_stride, *o1 = o0 + out_stride;
+    int done = 0;
 #ifdef __wasm_simd128__
-    if (w >= 16) {
-      int x = 0;
-      for (; x + 16 <= w; x += 16) pair16(&l, y0, y1, pu, pv, x, o0, o1);
-      /* The last partial 16 as the 16 ending at the row's end, rewriting bytes with their values. */
-      if (x < w) pair16(&l, y0, y1, pu, pv, w - 16, o0, o1);
-      continue;
+    if (even >= 16) {
+      for (; done + 16 <= even; done += 16) pair16(&l, y0, y1, pu, pv, done, o0, o1);
+      /* The last partial 16 as the 16 ending at the even columns' end, rewriting bytes with their values. */
+      if (done < even) pair16(&l, y0, y1, pu, pv, even - 16, o0, o1);
+      done = even;
     }
 #endif
-    pair_scalar(k, y0, y1, pu, pv, 0, w, o0, o1);
+    /* An odd width's last column too: swscale's converter leaves it unwritten; here it takes its
+     * chroma sample as every other column does. */
+    pair_scalar(k, y0, y1, pu, pv, done, w, o0, o1);
   }
 }
 
 /* ---- the check against sws_scale ------------------------------------------------------------- */
 
-/* One frame through both converters; 0 when every byte agrees. */
-static int compare(struct SwsContext **sws, const int inv[4], int full, const uint8_t *const planes[3], const int strides[3], int w, int h,
-                   uint8_t *want, uint8_t *got) {
-  *sws = sws_getCachedContext(*sws, w, h, AV_PIX_FMT_YUV420P, w, h, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
+/* One frame through both converters; 0 when every byte agrees. swscale leaves an odd width's last
+ * column unwritten, so it converts one column more there (the planes hold it): its column w - 1 is
+ * the pixel the last column must be. */
+static int compare(struct SwsContext **sws, enum AVPixelFormat format, const int inv[4], int full, const uint8_t *const planes[3],
+                   const int strides[3], int w, int h, uint8_t *want, uint8_t *got) {
+  const int ws = (w + 1) & ~1;
+  *sws = sws_getCachedContext(*sws, ws, h, format, ws, h, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
   if (!*sws) return 1;
   int *in_table, *out_table, in_full, out_full, brightness, contrast, saturation;
   if (sws_getColorspaceDetails(*sws, &in_table, &in_full, &out_table, &out_full, &brightness, &contrast, &saturation) < 0) return 2;
@@ -142,12 +150,14 @@ static int compare(struct SwsContext **sws, const int inv[4], int full, const ui
   memcpy(keep, out_table, sizeof keep);
   sws_setColorspaceDetails(*sws, inv, full, keep, out_full, brightness, contrast, saturation);
   uint8_t *dst[4] = {want};
-  int dst_strides[4] = {w * 3};
+  int dst_strides[4] = {ws * 3};
   if (sws_scale(*sws, (const uint8_t *const *)planes, strides, 0, h, dst, dst_strides) != h) return 3;
   td_yuv_coeffs k;
   td_yuv_coeffs_init(&k, inv, full);
-  td_yuv420_to_rgb24(&k, planes, strides, w, h, got, w * 3);
-  return memcmp(want, got, (size_t)w * h * 3) != 0 ? 4 : 0;
+  td_yuv_to_rgb24(&k, format == AV_PIX_FMT_YUV420P, planes, strides, w, h, got, w * 3);
+  for (int r = 0; r < h; r++)
+    if (memcmp(want + (size_t)r * ws * 3, got + (size_t)r * w * 3, (size_t)w * 3) != 0) return 4;
+  return 0;
 }
 
 int td_yuv2rgb_check(void) {
@@ -169,24 +179,30 @@ int td_yuv2rgb_check(void) {
           for (int c = 0; c < S; c++) y[r * S + c] = (uint8_t)(4 * f + 2 * (r & 1) + (c & 1));
         const uint8_t *planes[3] = {y, u, v};
         const int strides[3] = {S, C, C};
-        const int e = compare(&sws, inv, full, planes, strides, S, S, want, got);
+        const int e = compare(&sws, AV_PIX_FMT_YUV420P, inv, full, planes, strides, S, S, want, got);
         if (e) code = 100 + 20 * s + 10 * full + e;
         if (f == 63) break;
       }
     }
   }
-  /* Windows at even offsets, of even sizes that leave every tail (16-column blocks, the overlap of
-   * the last one, the scalar rows under 16 columns). */
+  /* Windows at even offsets whose widths leave every tail (16-column blocks, the overlap of the
+   * last one, the scalar columns of rows under 16 and of odd widths), in 4:2:0 and 4:2:2. */
   uint32_t hash = 2166136261u;
   for (int i = 0; i < S * S; i++) y[i] = (uint8_t)((hash = (hash ^ (uint32_t)i) * 16777619u) >> 13);
   for (int i = 0; i < C * C; i++) u[i] = (uint8_t)((hash = (hash ^ (uint32_t)i) * 16777619u) >> 11), v[i] = (uint8_t)(hash >> 21);
-  static const int sizes[][2] = {{2, 2}, {6, 4}, {14, 2}, {16, 2}, {18, 6}, {30, 8}, {46, 10}, {100, 12}, {318, 2}};
+  static const int sizes[][2] = {{2, 2},  {1, 2},  {6, 4},  {14, 2},  {16, 2},   {17, 2},
+                                 {18, 6}, {30, 8}, {33, 4}, {46, 10}, {100, 12}, {317, 2}};
   for (int n = 0; n < (int)(sizeof sizes / sizeof sizes[0]) && !code; n++) {
     const int x0 = 2 * n, y0 = 4 * n, w = sizes[n][0], h = sizes[n][1];
-    const uint8_t *planes[3] = {y + y0 * S + x0, u + (y0 / 2) * C + x0 / 2, v + (y0 / 2) * C + x0 / 2};
-    const int strides[3] = {S, C, C};
-    const int e = compare(&sws, sws_getCoefficients(SWS_CS_ITU709), n & 1, planes, strides, w, h, want, got);
-    if (e) code = 300 + 10 * n + e;
+    for (int p = 0; p < 2 && !code; p++) {
+      const enum AVPixelFormat format = p ? AV_PIX_FMT_YUV422P : AV_PIX_FMT_YUV420P;
+      const int cy0 = p ? y0 : y0 / 2;
+      const uint8_t *planes[3] = {y + y0 * S + x0, u + cy0 * C + x0 / 2, v + cy0 * C + x0 / 2};
+      const int strides[3] = {S, C, C};
+      const int e =
+          compare(&sws, format, sws_getCoefficients(n % 3 ? SWS_CS_ITU709 : SWS_CS_ITU601), n & 1, planes, strides, w, h, want, got);
+      if (e) code = 300 + 20 * n + 10 * p + e;
+    }
   }
   sws_freeContext(sws);
   free(y), free(u), free(v), free(want), free(got);

@@ -1,6 +1,7 @@
-/* YUV 4:2:0 to packed RGB24, byte for byte what libswscale's table converter writes (the one
- * sws_scale takes for an unscaled yuv420p -> rgb24 of even height, which every video frame of the
- * bilinear road went through), in wasm SIMD128 where the build has it and in plain C otherwise. */
+/* YUV 4:2:0 and 4:2:2 to packed RGB24, byte for byte what libswscale's table converter writes
+ * (the one sws_scale takes for an unscaled yuv420p or yuv422p -> rgb24 of even height, which every
+ * such video frame of the bilinear road went through), in wasm SIMD128 where the build has it and
+ * in plain C otherwise; an odd width's last column, which that converter leaves unwritten, too. */
 #ifndef TANDEM_YUV2RGB_H
 #define TANDEM_YUV2RGB_H
 #include <stdint.h>
@@ -17,11 +18,13 @@ typedef struct td_yuv_coeffs {
  * default brightness, contrast and saturation. */
 void td_yuv_coeffs_init(td_yuv_coeffs *k, const int inv[4], int full_range);
 
-/* w x h (both even) pixels of yuv420p planes to RGB24 rows `out_stride` apart. */
-void td_yuv420_to_rgb24(const td_yuv_coeffs *k, const uint8_t *const planes[3], const int strides[3], int w, int h, uint8_t *out,
-                        int out_stride);
+/* w x h (h even) pixels of yuv420p (chroma_rows_halved) or yuv422p planes to RGB24 rows
+ * `out_stride` apart. */
+void td_yuv_to_rgb24(const td_yuv_coeffs *k, int chroma_rows_halved, const uint8_t *const planes[3], const int strides[3], int w, int h,
+                     uint8_t *out, int out_stride);
 
-/* 0 when td_yuv420_to_rgb24 equals sws_scale on every Y, U and V under every matrix and range
- * Tandem converts with (and on windows of odd offsets and widths); else a code naming the case. */
+/* 0 when td_yuv_to_rgb24 equals sws_scale on every Y, U and V under every matrix and range
+ * Tandem converts with, and on windows of 4:2:0 and 4:2:2 whose widths leave every tail (an odd
+ * width's last column held to its neighbour of the same chroma); else a code naming the case. */
 int td_yuv2rgb_check(void);
 #endif
