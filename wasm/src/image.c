@@ -298,15 +298,17 @@ static int sws_convert(td_worker *w, const AVFrame *f, rect r, int flags, enum A
                        int target_stride) {
   uint8_t *planes[4];
   offset_planes(f, &r, planes);
-  if (out_fmt == AV_PIX_FMT_RGB24 && (f->format == AV_PIX_FMT_YUV420P || f->format == AV_PIX_FMT_YUV422P) && r.w == out_w && r.h == out_h &&
-      !(r.h & 1)) {
-    /* The converter swscale takes here (its tables for an unscaled yuv420p or yuv422p of even
-     * height), in lanes without the tables: the same bytes (yuv2rgb.c; td_yuv2rgb_check holds
-     * them equal), and an odd width's last column, which swscale's leaves as it was. */
+  if (out_fmt == AV_PIX_FMT_RGB24 &&
+      (f->format == AV_PIX_FMT_YUV420P || f->format == AV_PIX_FMT_YUVA420P || f->format == AV_PIX_FMT_YUV422P) && r.w == out_w &&
+      r.h == out_h && !(r.h & 1)) {
+    /* The converter swscale takes here (its tables for an unscaled yuv420p, yuva420p with the
+     * alpha dropped, or yuv422p, of even height), in lanes without the tables: the same bytes
+     * (yuv2rgb.c; td_yuv2rgb_check holds them equal), and an odd width's last column, which
+     * swscale's leaves as it was. */
     td_yuv_coeffs k;
     td_yuv_coeffs_init(&k, sws_getCoefficients(frame_matrix(f)), frame_full_range(f));
     const int strides[3] = {f->linesize[0], f->linesize[1], f->linesize[2]};
-    td_yuv_to_rgb24(&k, f->format == AV_PIX_FMT_YUV420P, (const uint8_t *const *)planes, strides, r.w, r.h, target, target_stride);
+    td_yuv_to_rgb24(&k, f->format != AV_PIX_FMT_YUV422P, (const uint8_t *const *)planes, strides, r.w, r.h, target, target_stride);
     return TD_OK;
   }
   w->sws = sws_getCachedContext(w->sws, r.w, r.h, f->format, out_w, out_h, out_fmt, flags, NULL, NULL, NULL);
