@@ -1,5 +1,5 @@
 // The native column: Tandem's image path (wasm/src/image.c, fail.c, crop.c, jpeg.c, probe.c,
-// resize.c, io.c) compiled with gcc against Debian's libav and libjpeg-turbo (both with their x86 SIMD), driven by bench/native/decode-native.c the way the wasm pool runs it. Built
+// resize.c, yuv2rgb.c, io.c) compiled with gcc against Debian's libav and libjpeg-turbo (both with their x86 SIMD), driven by bench/native/decode-native.c the way the wasm pool runs it. Built
 // into the cache (never the repository), keyed by a hash of its sources; skipped, with the
 // command to fix it, when gcc or the libav headers are missing.
 import { execFile } from 'node:child_process';
@@ -19,6 +19,7 @@ const SOURCES = [
   'wasm/src/jpeg.c',
   'wasm/src/probe.c',
   'wasm/src/resize.c',
+  'wasm/src/yuv2rgb.c',
   'wasm/src/io.c',
 ];
 const HEADERS = [
@@ -28,6 +29,7 @@ const HEADERS = [
   'wasm/src/jpeg.h',
   'wasm/src/probe.h',
   'wasm/src/resize.h',
+  'wasm/src/yuv2rgb.h',
   'wasm/src/io.h',
   'wasm/src/tandem_decode.h',
 ];

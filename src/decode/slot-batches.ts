@@ -242,6 +242,13 @@ export abstract class SlotBatcher<Item extends Labelled, Batch> {
       let buffer = this.#current;
       if (!buffer) {
         buffer = await this.#buffers.acquire(signal);
+        // Handed over just before the pipeline stopped, the buffer arrives after the stop (and after
+        // the aggregator's abandon): it goes back, or it would become the open batch that the next
+        // pass's first items then join beside this stale item.
+        if (signal?.aborted) {
+          this.#recycle(buffer);
+          throw signal.reason;
+        }
         buffer.use = 'filling';
         buffer.orphaned = false;
         buffer.assigned = buffer.settled = 0;
