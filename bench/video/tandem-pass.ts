@@ -9,7 +9,8 @@
 // Prints one JSON line: seconds, cpu (this process's utime + stime over the timed pass, from
 // /proc), readBytes (/proc/self/io rchar over it), loaderBytes (the loader's own count of bytes
 // read, loader.reads()), decodes (loader.decodes(): clips, jobs, shared), peakRssMb (VmHWM), clips, failures, wrongTimes, firstError, and stages
-// (per pipeline stage: its working time per clip and its median task, in ms).
+// (per pipeline stage: its working time per clip and its median task, in ms), and threads (CPU seconds
+// over the timed pass per kind of thread: main, pool, v8, runtime).
 import { readdirSync, readFileSync } from 'node:fs';
 import process from 'node:process';
 import { DecodePool } from '../../src/decode/index.ts';
