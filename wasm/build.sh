@@ -67,7 +67,7 @@ TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the gener
 # libavcodec/) and the patch that installs them from the DSP init functions. Wasm only: the native
 # fuzz build runs ffmpeg's C, which these must equal (ff_*_wasm_check, run by test/unit/simd-check).
 FFMPEG_WASM_PATCHES=(wasm-simd-hooks.patch)
-FFMPEG_WASM_ADDED=(vp9mc_wasm.c h264mc_wasm.c h264deblock_wasm.c h264idct_wasm.c simd_check_wasm.h)
+FFMPEG_WASM_ADDED=(vp9mc_wasm.c vp9itxfm_wasm.c vp9lpf_wasm.c h264mc_wasm.c h264deblock_wasm.c h264idct_wasm.c simd_check_wasm.h)
 ffmpeg_wasm_text() { local p; for p in "${FFMPEG_WASM_PATCHES[@]}" "${FFMPEG_WASM_ADDED[@]}"; do cat "$here/ffmpeg/$p"; done; }
 apply_ffmpeg_wasm_simd() { # unpacked ffmpeg tree
   local p; for p in "${FFMPEG_WASM_PATCHES[@]}"; do

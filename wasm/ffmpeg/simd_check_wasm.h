@@ -1,6 +1,7 @@
 /*
- * The test data of the SIMD128 kernels' checks (ff_vp9_wasm_check, ff_h264_wasm_check,
- * ff_h264_deblock_wasm_check, ff_h264_idct_wasm_check): Tandem's own, copied into libavcodec/ with them by wasm/build.sh.
+ * The test data of the SIMD128 kernels' checks (ff_vp9_wasm_check, ff_vp9_itxfm_wasm_check,
+ * ff_vp9_lpf_wasm_check, ff_h264_wasm_check, ff_h264_deblock_wasm_check, ff_h264_idct_wasm_check):
+ * Tandem's own, copied into libavcodec/ with them by wasm/build.sh.
  */
 #ifndef AVCODEC_SIMD_CHECK_WASM_H
 #define AVCODEC_SIMD_CHECK_WASM_H
