@@ -278,7 +278,7 @@ function declaredSize(head: Response): number | undefined {
 export async function rangedUrlSource(
   url: string,
   options: FetchOptions = {},
-): Promise<{ size: number; read(offset: number, length: number): Promise<Uint8Array>; close(): Promise<void> } | undefined> {
+): Promise<{ size: number; remote: true; read(offset: number, length: number): Promise<Uint8Array>; close(): Promise<void> } | undefined> {
   if (!/^https?:/i.test(url)) return undefined;
   let head: Response;
   const controller = new AbortController();
@@ -297,7 +297,7 @@ export async function rangedUrlSource(
   if (!head.ok) return undefined;
   const size = declaredSize(head);
   if (size === undefined || !/\bbytes\b/i.test(head.headers.get('accept-ranges') ?? '')) return undefined;
-  return { ...rangeReader(url, size, options), size, close: async () => {} };
+  return { ...rangeReader(url, size, options), size, remote: true, close: async () => {} };
 }
 
 function rangeReader(

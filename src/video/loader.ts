@@ -4,8 +4,10 @@
 //     → read      event loop, async I/O. On the wasm road an MP4 is read in ranges: its index
 //                 (mp4-index.ts), the clip sampler's draw over its frame times, then each clip's
 //                 packets (clip-packets.ts); the rest of the file is never read. A Matroska or
-//                 WebM file is read whole and walked for its blocks (mkv-index.ts), the same way
-//                 after. Other videos, and every video bound for WebCodecs, are read whole.
+//                 WebM file is walked for its blocks (mkv-index.ts): in small reads, header by
+//                 header, when it is a large local file or Blob, else in memory after one whole
+//                 read; the same way after. Other videos, and every video bound for WebCodecs,
+//                 are read whole.
 //     → sample    for a video handed on whole: the wasm demuxer (the times; the packets too for
 //                 WebCodecs), or an index that gives times but no packets road → clip sampler
 //                 → a crop box and flip per clip; each clip becomes its own item
@@ -130,6 +132,8 @@ type ReadVideo = PassVideo &
   ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: Array<VideoPackets | SharedClip> });
 
 /** At most this many clips share one decode, and their frames at most this many bytes of staging. */
+/** A Matroska walk's read past each header: a block's header and, for tiny frames, the next few. */
+const MATROSKA_READ_AHEAD = 64;
 const MAX_SHARED_CLIPS = 16;
 const MAX_SHARED_BYTES = 32 << 20;
 
@@ -375,8 +379,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /**
    * Reads one video. Bound for the wasm threads, it is decoded from its packets: an MP4 read in
    * ranges through its index (the sampler's draw, then the packets of the clips after the first
-   * `skip`), a Matroska or WebM file read whole and walked for its blocks; a video neither index
-   * takes, and every video bound for WebCodecs, is handed on whole.
+   * `skip`), a Matroska or WebM file walked for its blocks (in ranges when it is local and at
+   * least `matroskaReadWholeBelow` bytes, else read whole first); a video neither index takes, and
+   * every video bound for WebCodecs, is handed on whole.
    */
   async #read(r: Opened, v: PassVideo, skip: number): Promise<ReadVideo> {
     const o = this.#o;
@@ -390,10 +395,14 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       reads.bytes += bytes.length;
       return wasmRoad ? this.#fromBytes(r, v, bytes, skip) : { ...v, bytes };
     }
+    // The first read (the MP4 reader's head) is kept: a Matroska walk starts in the same bytes.
+    let head: Uint8Array | undefined;
     const source: RangedSource = {
       size: ranged.size,
       read: async (offset, length) => {
+        if (head && offset + length <= head.length) return head.subarray(offset, offset + length);
         const bytes = await ranged.read(offset, length);
+        if (offset === 0) head ??= bytes;
         reads.requests++;
         reads.bytes += bytes.length;
         return bytes;
@@ -401,7 +410,11 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       close: () => ranged.close(),
     };
     try {
-      const index = await readMp4Index(source);
+      const index =
+        (await readMp4Index(source)) ??
+        (ranged.remote || ranged.size < o.matroskaReadWholeBelow
+          ? undefined
+          : await readMatroskaIndex(source, { readAhead: MATROSKA_READ_AHEAD }));
       if (!index?.codec || overLimits(index, o.decode)) {
         reads.whole++;
         return this.#fromBytes(r, v, await readWhole(source), skip);
@@ -415,7 +428,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
 
   /** A video read whole, on the wasm road: its packets where an index takes it, else its bytes. */
   async #fromBytes(r: Opened, v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
-    const index = readMatroskaIndex(bytes) ?? readMp4Timeline(bytes);
+    const index = (await readMatroskaIndex(memoryByteSource(bytes))) ?? readMp4Timeline(bytes);
     if (!index?.codec || overLimits(index, this.#o.decode)) return { ...v, bytes };
     return { ...v, ...(await this.#clipsOf(r, v.item, index, memoryByteSource(bytes), skip)) };
   }

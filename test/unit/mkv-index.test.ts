@@ -13,7 +13,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { readClipPackets } from '../../src/video/clip-packets.ts';
-import { readMatroskaIndex } from '../../src/video/mkv-index.ts';
+import { readMatroskaIndex as readFrom } from '../../src/video/mkv-index.ts';
+
+/** The index of a file in memory, as the loader reads a file it read whole. */
+const readMatroskaIndex = (bytes: Uint8Array) => readFrom(memoryByteSource(bytes));
 
 const SOURCE = ['-f', 'lavfi', '-i', 'testsrc2=size=176x144:rate=25:duration=4'];
 const VP9 = ['-c:v', 'libvpx-vp9', '-b:v', '300k', '-g', '25', '-auto-alt-ref', '1', '-lag-in-frames', '16'];
@@ -61,7 +64,7 @@ afterAll(async () => {
 
 it("takes the plain layouts, and its times, duration, size and keyframes are libavformat's", async () => {
   for (const [name, bytes] of files) {
-    const index = readMatroskaIndex(bytes);
+    const index = await readMatroskaIndex(bytes);
     if (name === 'piped.webm') {
       expect(index, name).toBeUndefined();
       continue;
@@ -83,7 +86,7 @@ it("takes the plain layouts, and its times, duration, size and keyframes are lib
 it("clips from its packets are the container job's, byte for byte", async () => {
   const rng = new Rng(11);
   for (const [name, bytes] of files) {
-    const index = readMatroskaIndex(bytes);
+    const index = await readMatroskaIndex(bytes);
     if (!index) continue;
     const all = Array.from(index.frameTimes);
     for (let c = 0; c < 6; c++) {
@@ -107,14 +110,42 @@ it("clips from its packets are the container job's, byte for byte", async () => 
   }
 }, 120_000);
 
-it('cut and corrupted files return an index or undefined, never throw', () => {
+it('cut and corrupted files return an index or undefined, never throw', async () => {
   const rng = new Rng(3);
   // A Uint8Array copy: a Buffer's slice() is a view, and the mutations below must not reach the file.
   const bytes = new Uint8Array(files.get('vp9.webm')!);
   for (let i = 0; i < 300; i++) {
     const copy = bytes.slice(0, i % 3 === 0 ? Math.floor(rng.float() * bytes.length) : bytes.length);
     for (let k = 0; k < 8; k++) copy[Math.floor(rng.float() * copy.length)] = Math.floor(rng.float() * 256);
-    expect(() => readMatroskaIndex(copy)).not.toThrow();
+    for (const index of [await readMatroskaIndex(copy), await readFrom(memoryByteSource(copy), { readAhead: 64 })])
+      expect(index === undefined || index.samples > 0).toBe(true);
+  }
+});
+
+it('read in small ranges, header by header, it gives the same index and reads a small part of the file', async () => {
+  for (const [name, bytes] of files) {
+    const whole = await readMatroskaIndex(bytes);
+    let read = 0;
+    let requests = 0;
+    const counted = {
+      size: bytes.length,
+      read: async (offset: number, length: number) => {
+        requests++;
+        const got = bytes.slice(offset, offset + length);
+        read += got.length;
+        return got;
+      },
+    };
+    const ranged = await readFrom(counted, { readAhead: 64 });
+    if (!whole) {
+      expect(ranged, name).toBeUndefined();
+      continue;
+    }
+    expect(ranged, name).toBeDefined();
+    expect({ ...ranged, indexBytes: 0 }, name).toEqual({ ...whole, indexBytes: 0 });
+    expect(ranged!.indexBytes, name).toBe(read);
+    expect(requests, name).toBeGreaterThanOrEqual(whole.samples / 4);
+    if (bytes.length >= 100_000) expect(read, `${name}: ${read} of ${bytes.length} bytes`).toBeLessThan(bytes.length / 4);
   }
 });
 
@@ -135,7 +166,7 @@ it('a block time before its cluster time (a negative relative timecode) is read 
   // One cluster at 1000 ms whose blocks are at +0, -40 and +40 ms: signed 16-bit relative times.
   // Their frames are the first three of vp9.webm (the demuxer's VP9 parser reads them).
   const vp9 = files.get('vp9.webm')!;
-  const frames = readMatroskaIndex(vp9)!;
+  const frames = (await readMatroskaIndex(vp9))!;
   let next = 0;
   const block = (relative: number, key: boolean) => {
     const frame = vp9.subarray(frames.offsets[next]!, frames.offsets[next]! + frames.sizes[next]!);
@@ -164,7 +195,7 @@ it('a block time before its cluster time (a negative relative timecode) is read 
       el([0x1f, 0x43, 0xb6, 0x75], uint([0xe7], 1000), block(0, true), block(-40, false), block(40, false)),
     ),
   ]);
-  const index = readMatroskaIndex(file);
+  const index = await readMatroskaIndex(file);
   expect(index).toBeDefined();
   // From the stream's start, which libavformat takes from the first block (1000 ms), not the
   // earliest: -40, 0 and 40 ms.

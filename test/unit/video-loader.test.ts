@@ -39,6 +39,16 @@ describe('videoLoader (Node, CPU clips)', () => {
     }
     await longVideoReadsItsGops(pool(), join(import.meta.dirname, '../fixtures/generated/long.h264.mp4'), load);
   });
+  it('a long WebM as a local file: its block headers in small reads, then its clips GOPs, under twice their bytes; over HTTP, one whole read', async () => {
+    await longVideoReadsItsGops(pool(), join(import.meta.dirname, '../fixtures/generated/long.vp9.webm'), load, undefined, 'long.vp9.webm');
+    let served = 0;
+    const server = await serveOnNode(rangeHandler(load, (n) => (served += n)));
+    try {
+      await longVideoReadsItsGops(pool(), `${server.url}/long.vp9.webm`, load, () => served, 'long.vp9.webm');
+    } finally {
+      await server.close();
+    }
+  });
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
   });
