@@ -132,8 +132,6 @@ type ReadVideo = PassVideo &
   ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: Array<VideoPackets | SharedClip> });
 
 /** At most this many clips share one decode, and their frames at most this many bytes of staging. */
-/** A Matroska walk's read past each header: a block's header and, for tiny frames, the next few. */
-const MATROSKA_READ_AHEAD = 64;
 const MAX_SHARED_CLIPS = 16;
 const MAX_SHARED_BYTES = 32 << 20;
 
@@ -412,9 +410,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     try {
       const index =
         (await readMp4Index(source)) ??
-        (ranged.remote || ranged.size < o.matroskaReadWholeBelow
-          ? undefined
-          : await readMatroskaIndex(source, { readAhead: MATROSKA_READ_AHEAD }));
+        (ranged.remote || ranged.size < o.matroskaReadWholeBelow ? undefined : await readMatroskaIndex(source, { readAhead: 'adaptive' }));
       if (!index?.codec || overLimits(index, o.decode)) {
         reads.whole++;
         return this.#fromBytes(r, v, await readWhole(source), skip);

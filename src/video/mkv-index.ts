@@ -5,8 +5,8 @@
 // element's header is read and its payload skipped, except the few that hold these (Info, Tracks,
 // a cluster's Timecode, the first bytes of each block). Matroska has no index of every frame (its
 // Cues name keyframes only), so every block header is visited: over a file in memory that is a
-// walk, over a local file a small read per block larger than the read-ahead (the loader weighs
-// that against one whole read, loader.ts).
+// walk; through ranged reads, a read per header where frames are large, else the file read through
+// in large windows (the loader reads a small file whole instead, loader.ts).
 //
 // The times must be the wasm demuxer's (libavformat's matroska demuxer), so only the plain
 // layouts are taken: known element sizes (a live-written file with unknown-size clusters is left
@@ -125,19 +125,45 @@ class Walker {
 }
 
 /**
+ * A read costs about as much as 64 KB more of it (40–100 µs a read from a local file in Node and
+ * Deno against about 1.3 GB/s, bench/matroska-reads.ts): frames larger than this on average are
+ * skipped, each header read alone; smaller ones are read through in large windows.
+ */
+const LARGE_FRAME_BYTES = 64 << 10;
+const SKIPPING_READ_AHEAD = 64;
+const STREAMING_READ_AHEAD = 1 << 20;
+/** Before the first block: the header elements and the first cluster's start. */
+const FIRST_READ_AHEAD = 64 << 10;
+
+/**
  * Forward reads of a ByteSource: a request returns bytes from the window last read when they lie
- * in it, else reads a new window of `readAhead` bytes (or the request, if longer) from there.
+ * in it, else reads a new window from there: `readAhead` bytes (or the request, if longer), or
+ * with 'adaptive' as many as the blocks seen so far make quickest (see LARGE_FRAME_BYTES).
  */
 class Cursor {
   #window: Uint8Array = new Uint8Array(0);
   #base = 0;
+  #blocks = 0;
+  #blockBytes = 0;
   bytesRead = 0;
 
   constructor(
     private readonly source: ByteSource,
     readonly size: number,
-    private readonly readAhead: number,
+    private readonly readAhead: number | 'adaptive',
   ) {}
+
+  /** Counts a block of any track, for the adaptive read-ahead. */
+  sawBlock(bytes: number): void {
+    this.#blocks++;
+    this.#blockBytes += bytes;
+  }
+
+  #ahead(): number {
+    if (this.readAhead !== 'adaptive') return this.readAhead;
+    if (this.#blocks === 0) return FIRST_READ_AHEAD;
+    return this.#blockBytes / this.#blocks >= LARGE_FRAME_BYTES ? SKIPPING_READ_AHEAD : STREAMING_READ_AHEAD;
+  }
 
   /** Bytes [at, at + n), fewer at the end of the file. */
   async get(at: number, n: number): Promise<Uint8Array> {
@@ -145,7 +171,7 @@ class Cursor {
     if (wanted === 0) return new Uint8Array(0);
     const from = at - this.#base;
     if (from < 0 || from + wanted > this.#window.length) {
-      this.#window = await this.source.read(at, Math.min(this.size - at, Math.max(wanted, this.readAhead)));
+      this.#window = await this.source.read(at, Math.min(this.size - at, Math.max(wanted, this.#ahead())));
       this.#base = at;
       this.bytesRead += this.#window.length;
       return this.#window.subarray(0, wanted);
@@ -183,8 +209,12 @@ interface TrackHeader {
 }
 
 export interface MatroskaReadOptions {
-  /** Bytes read past each element header asked for (default: the rest of the file, for bytes in memory). */
-  readAhead?: number;
+  /**
+   * Bytes read from each element header that lies past the bytes read so far (default: the rest
+   * of the file, for bytes in memory); 'adaptive': header by header over frames larger than
+   * LARGE_FRAME_BYTES on average, in 1 MiB windows over smaller ones.
+   */
+  readAhead?: number | 'adaptive';
 }
 
 /**
@@ -303,6 +333,7 @@ async function readCluster(c: Cursor, cluster: Element, trackNumber: number, out
       keyframe = !keyframe;
     } else continue;
     if (!block) return false;
+    c.sawBlock(block.end - block.start);
     const head = await c.get(block.start, Math.min(BLOCK_HEAD_BYTES, block.end - block.start));
     const number = vint(head, 0, false);
     if (!number) return false;

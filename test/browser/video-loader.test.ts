@@ -41,7 +41,7 @@ describe('videoLoader (Chromium)', () => {
     const file = new File([(await load('long.h264.mp4')) as Uint8Array<ArrayBuffer>], 'long.h264.mp4');
     await longVideoReadsItsGops(pool(), { file, key: 'long.h264.mp4' }, load);
   });
-  it('a long WebM as a File: its block headers in small slices, then its clips GOPs only', async () => {
+  it('a long WebM as a File: walked in a few large slices (its frames are small), then its clips packets', async () => {
     const file = new File([(await load('long.vp9.webm')) as Uint8Array<ArrayBuffer>], 'long.vp9.webm');
     await longVideoReadsItsGops(pool(), { file, key: 'long.vp9.webm' }, load, undefined, 'long.vp9.webm');
   });

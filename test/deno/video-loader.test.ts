@@ -39,7 +39,7 @@ Deno.test('videoLoader: a long MP4 over HTTP ranges and as a local file reads it
     }
     await longVideoReadsItsGops(p, new URL('../fixtures/generated/long.h264.mp4', import.meta.url).pathname, load);
   }).then(() => {}));
-Deno.test('videoLoader: a long WebM as a local file reads its block headers in small reads and its clips GOPs only', () =>
+Deno.test('videoLoader: a long WebM as a local file is walked in a few large reads (its frames are small), then its clips packets', () =>
   withPool(2, (p) =>
     longVideoReadsItsGops(p, new URL('../fixtures/generated/long.vp9.webm', import.meta.url).pathname, load, undefined, 'long.vp9.webm'),
   ).then(() => {}));

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { readClipPackets } from '../../src/video/clip-packets.ts';
+import { videoLoader } from '../../src/video/index.ts';
 import { readMatroskaIndex as readFrom } from '../../src/video/mkv-index.ts';
 
 /** The index of a file in memory, as the loader reads a file it read whole. */
@@ -122,7 +123,7 @@ it('cut and corrupted files return an index or undefined, never throw', async ()
   }
 });
 
-it('read in small ranges, header by header, it gives the same index and reads a small part of the file', async () => {
+it('read in ranges, header by header or in large windows, it gives the same index; header by header it reads a small part of the file', async () => {
   for (const [name, bytes] of files) {
     const whole = await readMatroskaIndex(bytes);
     let read = 0;
@@ -146,8 +147,54 @@ it('read in small ranges, header by header, it gives the same index and reads a 
     expect(ranged!.indexBytes, name).toBe(read);
     expect(requests, name).toBeGreaterThanOrEqual(whole.samples / 4);
     if (bytes.length >= 100_000) expect(read, `${name}: ${read} of ${bytes.length} bytes`).toBeLessThan(bytes.length / 4);
+    // Adaptive, over these frames of a few KB: the file read through in 1 MiB windows after a first 64 KiB.
+    read = requests = 0;
+    const adaptive = await readFrom(counted, { readAhead: 'adaptive' });
+    expect({ ...adaptive, indexBytes: 0 }, name).toEqual({ ...whole, indexBytes: 0 });
+    expect(requests, name).toBeLessThanOrEqual(2 + Math.ceil(bytes.length / (1 << 20)));
   }
 });
+
+it('a long MKV of large frames is walked header by header: three clips read under twice their GOPs, a small part of the file', async () => {
+  // 60 frames of about 127 KB, one a second (noise at crf 4: x264 codes each one a keyframe).
+  const path = join(dir, 'large-frames.mkv');
+  const encode = '-f lavfi -i testsrc2=size=320x240:rate=1,noise=alls=60:allf=t -t 60 -c:v libx264 -pix_fmt yuv420p -g 5 -bf 0 -crf 4';
+  execFileSync('ffmpeg', ['-hide_banner', '-v', 'error', '-y', ...encode.split(' '), path], { stdio: 'pipe' });
+  const fileBytes = readFileSync(path).length;
+  const probe = ['-v', 'error', '-select_streams', 'v', '-show_entries', 'packet=pts_time,size,flags', '-of', 'json', path];
+  const packets = (JSON.parse(execFileSync('ffprobe', probe).toString()) as { packets: { size: string; flags: string }[] }).packets;
+  expect(fileBytes / packets.length).toBeGreaterThan(64 << 10);
+  await using data = videoLoader([path], {
+    matroskaReadWholeBelow: 0,
+    clip: { frames: 2, stride: 1 },
+    sampler: 'uniform',
+    clipsPerVideo: 3,
+    size: 32,
+    batchSize: 3,
+    pool,
+  });
+  const starts: number[] = [];
+  for await (const batch of data) {
+    for (let i = 0; i < batch.count; i++) starts.push(Math.round(batch.frameTimes[i * 2] ?? Number.NaN));
+    batch.release();
+  }
+  expect(data.failures()).toEqual([]);
+  expect(starts).toEqual([0, 29, 58]);
+  // Each clip's GOPs (ffprobe's packets): the keyframe at or before its first frame to the keyframe after its last.
+  let gopBytes = 0;
+  for (const first of starts) {
+    let from = first;
+    while (from > 0 && packets[from]?.flags[0] !== 'K') from--;
+    let to = first + 2;
+    while (to < packets.length && packets[to]?.flags[0] !== 'K') to++;
+    for (let k = from; k < to; k++) gopBytes += Number(packets[k]?.size ?? 0);
+  }
+  const reads = data.reads();
+  expect([reads.ranged, reads.whole]).toEqual([1, 0]);
+  expect(reads.requests).toBeGreaterThanOrEqual(packets.length);
+  expect(reads.bytes).toBeLessThanOrEqual(2 * gopBytes);
+  expect(reads.bytes).toBeLessThan(fileBytes / 3);
+}, 60_000);
 
 /** An EBML element: its ID bytes, an 8-byte size, its payload. */
 function el(id: number[], ...payload: Uint8Array[]): Uint8Array {
