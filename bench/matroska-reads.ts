@@ -220,8 +220,8 @@ const lines = [
   ...rows.map((r) => `| ${r.join(' | ')} |`),
   '',
   "'walk' is videoLoader's road for a WebM or MKV of at least `matroskaReadWholeBelow` bytes (default 16 MiB), a",
-  "local file or Blob; 'whole' is its road below that size and for every http(s) URL; 'headers' reads 64 bytes at",
-  'each header, the fewest bytes, for comparison.',
+  "local file or Blob; 'whole' is its road below that size; 'headers' reads 64 bytes at each header, the fewest",
+  'bytes, for comparison. Over HTTP the loader walks in 8 MiB windows.',
 ];
 console.log(lines.join('\n'));
 writeFileSync(outPath, `${lines.join('\n')}\n`);

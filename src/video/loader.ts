@@ -4,10 +4,9 @@
 //     → read      event loop, async I/O. On the wasm road an MP4 is read in ranges: its index
 //                 (mp4-index.ts), the clip sampler's draw over its frame times, then each clip's
 //                 packets (clip-packets.ts); the rest of the file is never read. A Matroska or
-//                 WebM file is walked for its blocks (mkv-index.ts): in small reads, header by
-//                 header, when it is a large local file or Blob, else in memory after one whole
-//                 read; the same way after. Other videos, and every video bound for WebCodecs,
-//                 are read whole.
+//                 WebM file is walked for its blocks (mkv-index.ts): through ranged reads when it
+//                 is large, else in memory after one whole read; the same way after. Other
+//                 videos, and every video bound for WebCodecs, are read whole.
 //     → sample    for a video handed on whole: the wasm demuxer (the times; the packets too for
 //                 WebCodecs), or an index that gives times but no packets road → clip sampler
 //                 → a crop box and flip per clip; each clip becomes its own item
@@ -132,6 +131,11 @@ type ReadVideo = PassVideo &
   ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: Array<VideoPackets | SharedClip> });
 
 /** At most this many clips share one decode, and their frames at most this many bytes of staging. */
+/**
+ * A Matroska walk over HTTP reads through in windows this large: a round trip costs more than any
+ * frame's bytes, so no header is read alone; the file is never held whole.
+ */
+const REMOTE_MATROSKA_WINDOW = 8 << 20;
 const MAX_SHARED_CLIPS = 16;
 const MAX_SHARED_BYTES = 32 << 20;
 
@@ -377,9 +381,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /**
    * Reads one video. Bound for the wasm threads, it is decoded from its packets: an MP4 read in
    * ranges through its index (the sampler's draw, then the packets of the clips after the first
-   * `skip`), a Matroska or WebM file walked for its blocks (in ranges when it is local and at
-   * least `matroskaReadWholeBelow` bytes, else read whole first); a video neither index takes, and
-   * every video bound for WebCodecs, is handed on whole.
+   * `skip`), a Matroska or WebM file walked for its blocks (in ranges when it is at least
+   * `matroskaReadWholeBelow` bytes, else read whole first); a video neither index takes, and every
+   * video bound for WebCodecs, is handed on whole.
    */
   async #read(r: Opened, v: PassVideo, skip: number): Promise<ReadVideo> {
     const o = this.#o;
@@ -410,7 +414,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     try {
       const index =
         (await readMp4Index(source)) ??
-        (ranged.remote || ranged.size < o.matroskaReadWholeBelow ? undefined : await readMatroskaIndex(source, { readAhead: 'adaptive' }));
+        (ranged.size < o.matroskaReadWholeBelow
+          ? undefined
+          : await readMatroskaIndex(source, { readAhead: ranged.remote ? REMOTE_MATROSKA_WINDOW : 'adaptive' }));
       if (!index?.codec || overLimits(index, o.decode)) {
         reads.whole++;
         return this.#fromBytes(r, v, await readWhole(source), skip);

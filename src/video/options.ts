@@ -51,9 +51,9 @@ export interface VideoLoaderOptions extends CommonLoaderOptions {
   pool?: DecodePool;
   /**
    * A WebM or MKV file under this many bytes is read whole, in one read (default 16 MiB). A larger
-   * local file or Blob has its block headers walked through ranged reads (header by header over
-   * large frames, in 1 MiB windows over small ones), and then only its clips' packets are read; an
-   * http(s) one is read whole at any size, as each header would be a round trip.
+   * one has its block headers walked through ranged reads, and then only its clips' packets are
+   * read: a local file or Blob header by header over large frames and in 1 MiB windows over small
+   * ones; an http(s) URL in 8 MiB windows, as each read is a round trip.
    */
   matroskaReadWholeBelow?: number;
   /** Decode limits for every video. */

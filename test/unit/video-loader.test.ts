@@ -39,7 +39,7 @@ describe('videoLoader (Node, CPU clips)', () => {
     }
     await longVideoReadsItsGops(pool(), join(import.meta.dirname, '../fixtures/generated/long.h264.mp4'), load);
   });
-  it('a long WebM as a local file: walked in a few large reads (its frames are small), then its clips packets; over HTTP, one whole read', async () => {
+  it('a long WebM over HTTP ranges and as a local file: walked in a few large reads (its frames are small), then its clips packets', async () => {
     await longVideoReadsItsGops(pool(), join(import.meta.dirname, '../fixtures/generated/long.vp9.webm'), load, undefined, 'long.vp9.webm');
     let served = 0;
     const server = await serveOnNode(rangeHandler(load, (n) => (served += n)));
