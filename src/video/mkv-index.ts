@@ -125,7 +125,7 @@ class Walker {
 }
 
 /**
- * A read costs about as much as 64 KB more of it (40–100 µs a read from a local file in Node and
+ * A read costs about as much as 64 KB more of it (30–60 µs a read from a local file in Node and
  * Deno against about 1.3 GB/s, bench/matroska-reads.ts): frames larger than this on average are
  * skipped, each header read alone; smaller ones are read through in large windows.
  */

@@ -109,8 +109,8 @@ const KNOWN = [
 
 /**
  * Below this size one whole read is the quicker way to a Matroska file's blocks (a walk in ranges
- * took 1.71× its time on 6.5 MB of 3.6 KB frames) and holds little; above it the walk in ranges
- * is about as quick or quicker (0.79× on 44 MB of 24 KB frames, bench/matroska-reads.ts) and holds
+ * took 1.75× its time on 6.5 MB of 3.6 KB frames) and holds little; above it the walk in ranges
+ * is as quick or quicker (0.75× on 44 MB of 24 KB frames, bench/matroska-reads.ts) and holds
  * 1 MiB at a time instead of the file.
  */
 const MATROSKA_READ_WHOLE_BELOW = 16 << 20;
