@@ -305,7 +305,8 @@ export async function webcodecsRoadMatchesWasmRoad(
  * The held-out mutations of the video fuzz (bit flips, overwritten runs, cuts, duplicated and
  * deleted spans), seeded, through a whole loader: every mutated video is delivered or fails with a
  * typed Tandem error under its own key, nothing hangs, every buffer comes back, and the loader
- * after it still decodes the good files.
+ * after it still decodes the good files. `matroskaReadWholeBelow: 0` walks every WebM and MKV
+ * through ranged reads instead of in memory.
  */
 export async function mutatedVideosFailTyped(
   pool: DecodePool,
@@ -314,6 +315,7 @@ export async function mutatedVideosFailTyped(
   backend: 'wasm' | 'webcodecs' | 'auto',
   count: number,
   seed: number,
+  matroskaReadWholeBelow?: number,
 ): Promise<{ delivered: number; failed: number; codes: Record<string, number> }> {
   const originals = await items(load);
   const rng = new Rng(seed);
@@ -323,7 +325,8 @@ export async function mutatedVideosFailTyped(
   });
   const delivered = new Set<string>();
   {
-    await using data = videoLoader(source, { ...BASE, clipsPerVideo: 1, pool, to, backend, failureBudget: { maxFailures: count } });
+    const failureBudget = { maxFailures: count };
+    await using data = videoLoader(source, { ...BASE, clipsPerVideo: 1, pool, to, backend, failureBudget, matroskaReadWholeBelow });
     for await (const batch of data) {
       for (const key of batch.keys) delivered.add(key);
       batch.release();

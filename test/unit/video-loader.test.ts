@@ -1,6 +1,6 @@
 // Node tier: videoLoader() to CPU clips on a pthreads pool (test/shared/video-loader-scenarios.ts).
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { serveOnNode } from '../shared/node-serve.ts';
 import { rangeHandler } from '../shared/stream-scenarios.ts';
 import { loadFixture as load } from '../shared/node-fixtures.ts';
@@ -51,5 +51,9 @@ describe('videoLoader (Node, CPU clips)', () => {
   });
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
+  });
+  it('60 mutated videos, each WebM and MKV walked through ranged reads: each delivered or failed typed, the loader goes on', async () => {
+    const { delivered, failed } = await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de3, 0);
+    expect(delivered + failed).toBe(60);
   });
 });
