@@ -2,10 +2,16 @@
 // (frame-pass.wgsl), with no copy of the pixels through the CPU. The frame reaches the shader by the
 // first route this device accepts, tried in this order and remembered:
 //   'external'  importExternalTexture (zero copy where the frame lives in GPU memory);
-//   'copy'      copyExternalImageToTexture of the frame into an rgba8unorm texture;
+//   'copy'      copyExternalImageToTexture of the frame into a layer of an rgba8unorm texture;
 //   'bitmap'    createImageBitmap(frame), then copyExternalImageToTexture of the bitmap.
 // Headless Chromium on SwiftShader refuses VideoFrame sources in both WebGPU entry points
 // ("Failed to import texture from video"), so there the route is 'bitmap'.
+//
+// Submits: on the texture routes a frame is copied into a layer of its own and closed at once, and
+// a clip's dispatches go in one submit (one per `layers` frames when its frames are large: the
+// layers hold at most MAX_LAYER_BYTES). An external texture lives only while its frame is open,
+// so on that route each frame is submitted and closed at once: holding a clip's frames open until
+// one submit could stall a hardware decoder, whose pool of output frames is small.
 import { DecodeError } from '../decode/index.ts';
 import { UniformStruct } from '../gpu/internal.ts';
 import { readText } from '../runtime/index.ts';
@@ -25,7 +31,7 @@ export const FramePassParams = new UniformStruct('Params', [
   ['slot_count', 'u32'],
   ['row_pitch', 'u32'],
   ['slot_floats', 'u32'],
-  ['pad0', 'u32'],
+  ['layer', 'u32'],
   ['pad1', 'u32'],
   ['area', 'vec4f'],
   ['mean', 'vec4f'],
@@ -36,6 +42,12 @@ export type FrameRoute = 'external' | 'copy' | 'bitmap';
 
 const WORKGROUP = 256;
 const MAX_GROUPS = 65535;
+/** Each frame's uniforms sit at its layer × this (the uniform offset alignment every device takes). */
+const PARAMS_STRIDE = 256;
+/** Layers of the texture routes' array texture: at most this many, holding at most MAX_LAYER_BYTES. */
+const MAX_LAYERS = 64;
+const MAX_LAYER_BYTES = 16 << 20;
+
 /** Splits frame-pass.wgsl into its `// @section NAME` parts. */
 function sections(code: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -48,10 +60,15 @@ function sections(code: string): Record<string, string> {
   return out;
 }
 
+/** Array layers of the texture for frames of this size. */
+function layersFor(width: number, height: number): number {
+  return Math.max(1, Math.min(MAX_LAYERS, Math.floor(MAX_LAYER_BYTES / (width * height * 4))));
+}
+
 /** The compiled pass for one device; the route found to work is kept for every later frame. */
 export class FramePass {
   readonly device: GPUDevice;
-  /** The pipelines reading the frame as an rgba8unorm texture and as a texture_external. */
+  /** The pipelines reading the frame as a layer of an rgba8unorm texture and as a texture_external. */
   readonly texturePipeline: GPUComputePipeline;
   readonly externalPipeline: GPUComputePipeline | undefined;
   #route: FrameRoute;
@@ -70,8 +87,22 @@ export class FramePass {
     const code = sections(await readText(new URL('./frame-pass.wgsl', import.meta.url)));
     const compile = async (kind: 'external' | 'texture') => {
       const module = device.createShaderModule({ code: (code[kind] ?? '') + (code.body ?? ''), label: `tandem frame pass ${kind}` });
+      // Explicit, for the uniforms' dynamic offset: each frame's dispatch reads its own block.
+      const frame: GPUBindGroupLayoutEntry =
+        kind === 'external'
+          ? { binding: 0, visibility: GPUShaderStage.COMPUTE, externalTexture: {} }
+          : { binding: 0, visibility: GPUShaderStage.COMPUTE, texture: { sampleType: 'float', viewDimension: '2d-array' } };
+      const layout = device.createBindGroupLayout({
+        label: `tandem frame pass ${kind}`,
+        entries: [
+          frame,
+          { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+          { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+          { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true } },
+        ],
+      });
       return device.createComputePipelineAsync({
-        layout: 'auto',
+        layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
         compute: { module, entryPoint: 'main' },
         label: `tandem frame pass ${kind}`,
       });
@@ -99,7 +130,7 @@ export class FramePass {
     const params =
       taken?.params ??
       this.device.createBuffer({
-        size: FramePassParams.bytes,
+        size: PARAMS_STRIDE * MAX_LAYERS,
         usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
         label: 'tandem frame pass params',
       });
@@ -131,7 +162,7 @@ export class FramePass {
   }
 }
 
-/** One clip's GPU objects: its uniforms, its slot list and the texture frames are copied into. */
+/** One clip's GPU objects: its uniforms (a block per layer), its slot list and the array texture frames are copied into. */
 interface ClipResources {
   params: GPUBuffer;
   slots: GPUBuffer;
@@ -148,7 +179,9 @@ function destroyResources(r: ClipResources): void {
  * One clip's writes: its uniforms and the slot list (the target's slot indices in the order frames
  * serve them) live in two small buffers taken from the FramePass's spares (made only when none
  * fits) and given back by close(); each frame writes its range of the list. The texture routes
- * keep one texture and one bind group for every frame of the clip of one size.
+ * copy each frame into the next layer of one array texture and record its dispatch; the clip's
+ * dispatches are submitted together when the layers run out, before an external frame's submit,
+ * and at close(). One bind group serves every frame of the clip of one size.
  */
 export class ClipPass {
   readonly #pass: FramePass;
@@ -160,6 +193,9 @@ export class ClipPass {
   #groups: [number, number] = [1, 1];
   /** The texture routes' bind group, for the texture it binds. */
   #textureGroup: { texture: GPUTexture; group: GPUBindGroup } | undefined;
+  /** The texture routes' dispatches not yet submitted, and the next free layer. */
+  #pending: GPUCommandEncoder | undefined;
+  #layer = 0;
   #closed = false;
 
   constructor(pass: FramePass, target: ClipFrameTarget, slotOrder: Uint32Array<ArrayBuffer>, norm: { mean: number[]; invStd: number[] }) {
@@ -186,8 +222,9 @@ export class ClipPass {
   }
 
   /**
-   * Writes `frame` into slots slotOrder[begin .. begin + count) and closes it once the work is
-   * submitted (also on a throw). Rejects with a DecodeError 'bad-request' when the crop leaves the frame.
+   * Writes `frame` into slots slotOrder[begin .. begin + count) and closes it: at once on the
+   * texture routes, once its work is submitted on the external one (also on a throw). Rejects with
+   * a DecodeError 'bad-request' when the crop leaves the frame.
    */
   async write(frame: VideoFrame, begin: number, count: number): Promise<void> {
     if (this.#closed) {
@@ -209,38 +246,62 @@ export class ClipPass {
           this.#pass.demote();
         }
       }
-      if (!external) {
-        const texture = this.#textureFor(width, height);
-        if (this.#pass.route === 'copy') {
-          try {
-            device.queue.copyExternalImageToTexture({ source: frame }, { texture }, [width, height]);
-          } catch {
-            this.#pass.demote();
-          }
-        }
-        if (this.#pass.route === 'bitmap') {
-          bitmap = await createImageBitmap(frame);
-          frame.close();
-          open = undefined;
-          device.queue.copyExternalImageToTexture({ source: bitmap }, { texture }, [width, height]);
+      if (external) {
+        // Its uniforms take block 0: what is pending reads its own blocks, so it goes first.
+        this.flush();
+        this.#encode(0, begin, count, this.#pass.externalPipeline as GPUComputePipeline, this.#bindGroup(external, 'external'));
+        this.flush();
+        return;
+      }
+      const texture = this.#textureFor(width, height);
+      if (this.#layer === texture.depthOrArrayLayers) this.flush();
+      const layer = this.#layer++;
+      const destination = { texture, origin: [0, 0, layer] };
+      if (this.#pass.route === 'copy') {
+        try {
+          device.queue.copyExternalImageToTexture({ source: frame }, destination, [width, height]);
+        } catch {
+          this.#pass.demote();
         }
       }
-      this.#view.setUint32(FramePassParams.offsetOf('slot_begin'), begin, true);
-      this.#view.setUint32(FramePassParams.offsetOf('slot_count'), count, true);
-      device.queue.writeBuffer(this.#resources.params, 0, this.#uniform);
-      const pipeline = external ? (this.#pass.externalPipeline as GPUComputePipeline) : this.#pass.texturePipeline;
-      const group = external ? this.#bindGroup(pipeline, external) : this.#textureBindGroup();
-      const encoder = device.createCommandEncoder({ label: 'tandem frame pass' });
-      const pass = encoder.beginComputePass({ label: 'tandem frame pass' });
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
-      pass.end();
-      device.queue.submit([encoder.finish()]);
+      if (this.#pass.route === 'bitmap') {
+        bitmap = await createImageBitmap(frame);
+        frame.close();
+        open = undefined;
+        device.queue.copyExternalImageToTexture({ source: bitmap }, destination, [width, height]);
+      }
+      // The copy took the frame's pixels: it is closed now, not at the submit.
+      open?.close();
+      open = undefined;
+      this.#encode(layer, begin, count, this.#pass.texturePipeline, this.#textureBindGroup());
     } finally {
       open?.close();
       bitmap?.close();
     }
+  }
+
+  /** Writes the frame's uniforms into block `layer` and records its dispatch. */
+  #encode(layer: number, begin: number, count: number, pipeline: GPUComputePipeline, group: GPUBindGroup): void {
+    const device = this.#pass.device;
+    this.#view.setUint32(FramePassParams.offsetOf('slot_begin'), begin, true);
+    this.#view.setUint32(FramePassParams.offsetOf('slot_count'), count, true);
+    this.#view.setUint32(FramePassParams.offsetOf('layer'), layer, true);
+    device.queue.writeBuffer(this.#resources.params, layer * PARAMS_STRIDE, this.#uniform);
+    this.#pending ??= device.createCommandEncoder({ label: 'tandem frame pass' });
+    const pass = this.#pending.beginComputePass({ label: 'tandem frame pass' });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group, [layer * PARAMS_STRIDE]);
+    pass.dispatchWorkgroups(this.#groups[0], this.#groups[1]);
+    pass.end();
+  }
+
+  /** Submits the dispatches recorded so far; the layers are free again for later copies. */
+  flush(): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    this.#layer = 0;
+    if (!pending) return;
+    this.#pass.device.queue.submit([pending.finish()]);
   }
 
   #plan(width: number, height: number): void {
@@ -260,14 +321,15 @@ export class ClipPass {
     this.#frameSize = [width, height];
   }
 
-  #bindGroup(pipeline: GPUComputePipeline, source: GPUBindingResource): GPUBindGroup {
+  #bindGroup(source: GPUBindingResource, kind: 'external' | 'texture'): GPUBindGroup {
+    const pipeline = kind === 'external' ? (this.#pass.externalPipeline as GPUComputePipeline) : this.#pass.texturePipeline;
     return this.#pass.device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
       entries: [
         { binding: 0, resource: source },
         { binding: 1, resource: { buffer: this.#target.buffer } },
         { binding: 2, resource: { buffer: this.#resources.slots } },
-        { binding: 3, resource: { buffer: this.#resources.params } },
+        { binding: 3, resource: { buffer: this.#resources.params, size: FramePassParams.bytes } },
       ],
     });
   }
@@ -276,16 +338,18 @@ export class ClipPass {
   #textureBindGroup(): GPUBindGroup {
     const texture = this.#resources.texture as GPUTexture;
     if (this.#textureGroup?.texture !== texture)
-      this.#textureGroup = { texture, group: this.#bindGroup(this.#pass.texturePipeline, texture.createView()) };
+      this.#textureGroup = { texture, group: this.#bindGroup(texture.createView({ dimension: '2d-array' }), 'texture') };
     return this.#textureGroup.group;
   }
 
   #textureFor(width: number, height: number): GPUTexture {
     const t = this.#resources.texture;
     if (t && t.width === width && t.height === height) return t;
+    // The recorded dispatches read the old texture: they go before it is destroyed.
+    this.flush();
     t?.destroy();
     this.#resources.texture = this.#pass.device.createTexture({
-      size: [width, height],
+      size: [width, height, layersFor(width, height)],
       format: 'rgba8unorm',
       usage: GPUTextureUsage.COPY_DST | GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.RENDER_ATTACHMENT,
       label: 'tandem frame pass source',
@@ -293,9 +357,10 @@ export class ClipPass {
     return this.#resources.texture;
   }
 
-  /** Gives the clip's buffers and texture back to the pass for the next clip; work already submitted still completes. */
+  /** Submits what is recorded and gives the clip's buffers and texture back to the pass for the next clips. */
   close(): void {
     if (this.#closed) return;
+    this.flush();
     this.#closed = true;
     this.#textureGroup = undefined;
     this.#pass.giveBack(this.#resources);

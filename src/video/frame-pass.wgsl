@@ -4,14 +4,15 @@
 // rounded again) -> optional horizontal flip -> (byte / 255 - mean[c]) / std[c]. One invocation per
 // output pixel, written to every slot the frame serves (slots[slot_begin .. slot_begin + slot_count)).
 //
-// The file has three sections, joined by frame-pass.ts: the frame as a plain rgba8unorm texture
-// (copied from the VideoFrame) or as a texture_external (imported), then the shared body.
+// The file has three sections, joined by frame-pass.ts: the frame as a layer of a plain
+// rgba8unorm array texture (copied from the VideoFrame; a clip's frames take a layer each and go
+// in one submit) or as a texture_external (imported), then the shared body.
 
 // @section texture
-@group(0) @binding(0) var frame: texture_2d<f32>;
+@group(0) @binding(0) var frame: texture_2d_array<f32>;
 
 fn source_rgb(p: vec2i) -> vec3f {
-  return textureLoad(frame, p, 0).rgb;
+  return textureLoad(frame, p, params.layer, 0).rgb;
 }
 
 // @section external
@@ -33,7 +34,7 @@ struct Params {
   slot_count: u32,
   row_pitch: u32,          // invocations per dispatch row
   slot_floats: u32,        // out_height * out_width * channels
-  pad0: u32,
+  layer: u32,              // the texture routes: the frame's layer of the array texture
   pad1: u32,
   area: vec4f,             // source rectangle x, y, w, h in frame pixels (fractional)
   mean: vec4f,

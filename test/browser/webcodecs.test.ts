@@ -251,7 +251,7 @@ describe('WebCodecsClipDecoder (Chromium)', () => {
     else expect(['copy', 'bitmap']).toContain(decoder.route);
   });
 
-  it('later clips make no GPU buffer or texture: the frame pass reuses its buffers, texture and bind group, and writes the same values', async () => {
+  it('later clips make no GPU buffer or texture: the frame pass reuses its buffers, texture and bind group, submits a clip once on the texture routes, and writes the same values', async () => {
     const { clip, frames } = await clipOf('vp8');
     const want = Float64Array.from(frames, (f) => f.timestampUs);
     const geometry = { firstFrame: 0, width: 40, height: 32, channels: 3, fit: 'cover', flip: false } as const;
@@ -259,24 +259,55 @@ describe('WebCodecsClipDecoder (Chromium)', () => {
     const second = makeTarget(want.length, geometry);
     await decoder.decodeClip(clip, want, first);
     const device = gpu.device;
-    const made = { buffers: 0, textures: 0, bindGroups: 0 };
+    const made = { buffers: 0, textures: 0, bindGroups: 0, submits: 0 };
     const originals = { buffer: device.createBuffer, texture: device.createTexture, bindGroup: device.createBindGroup };
+    const submit = device.queue.submit;
     device.createBuffer = (d) => (made.buffers++, originals.buffer.call(device, d));
     device.createTexture = (d) => (made.textures++, originals.texture.call(device, d));
     device.createBindGroup = (d) => (made.bindGroups++, originals.bindGroup.call(device, d));
+    device.queue.submit = (buffers) => (made.submits++, submit.call(device.queue, buffers));
     let written: number;
     try {
       written = (await decoder.decodeClip(clip, want, second)).framesWritten;
     } finally {
       Object.assign(device, { createBuffer: originals.buffer, createTexture: originals.texture, createBindGroup: originals.bindGroup });
+      device.queue.submit = submit;
     }
     expect(made.buffers).toBe(0);
     expect(made.textures).toBe(0);
-    // A texture route binds one texture for the whole clip; an external texture is new with each frame.
+    // A texture route binds one texture for the whole clip and submits it once (its frames take a
+    // layer each); an external texture is new with each frame, and each frame is submitted alone.
+    expect(written).toBeGreaterThan(1);
     expect(made.bindGroups).toBe(decoder.route === 'external' ? written : 1);
+    expect(made.submits).toBe(decoder.route === 'external' ? written : 1);
     expect(Array.from(await read(second))).toEqual(Array.from(await read(first)));
     first.buffer.destroy();
     second.buffer.destroy();
+  });
+
+  it('frames too large for one array texture (1920×1080: two layers) are submitted as the layers run out; each slot is its frame decoded alone', async () => {
+    const { clip, frames } = await clipOf('vp8', 5, 1920, 1080);
+    const want = Float64Array.from(frames, (f) => f.timestampUs);
+    const geometry = { firstFrame: 0, width: 32, height: 24, channels: 3, fit: 'cover', flip: false } as const;
+    const target = makeTarget(want.length, geometry);
+    const submit = gpu.device.queue.submit;
+    let submits = 0;
+    gpu.device.queue.submit = (buffers) => (submits++, submit.call(gpu.device.queue, buffers));
+    try {
+      expect((await decoder.decodeClip(clip, want, target)).framesWritten).toBe(5);
+    } finally {
+      gpu.device.queue.submit = submit;
+    }
+    expect(submits).toBe(decoder.route === 'external' ? 5 : 3);
+    const all = await read(target);
+    const slot = geometry.width * geometry.height * geometry.channels;
+    for (let i = 0; i < want.length; i++) {
+      const alone = makeTarget(1, geometry);
+      await decoder.decodeClip(clip, want.subarray(i, i + 1), alone);
+      expect(Array.from(all.subarray(i * slot, (i + 1) * slot)), `frame ${i}`).toEqual(Array.from(await read(alone)));
+      alone.buffer.destroy();
+    }
+    target.buffer.destroy();
   });
 
   it('bad arguments are OptionErrors; close() ends with every decoder closed and no frame open', async () => {
