@@ -58,6 +58,7 @@ import { LoaderError } from '../loader/index.ts';
 import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { readClipPackets, sharingGroups } from './clip-packets.ts';
+import { IndexCache } from './index-cache.ts';
 import { readMatroskaIndex } from './mkv-index.ts';
 import { type Mp4Index, type Mp4Timeline, readMp4Index, readMp4Timeline } from './mp4-index.ts';
 import { configOf, GpuClipBatcher, type ClipJob, type VideoDeviceBatch } from './gpu-clips.ts';
@@ -105,13 +106,15 @@ export interface VideoTimelines {
 
 /**
  * What the loader has read of its videos so far: `bytes` in all, in `requests` reads; `ranged`
- * videos were read in ranges (an MP4's index and its clips' packets), `whole` videos whole.
+ * videos were read in ranges (an MP4's index and its clips' packets), `whole` videos whole;
+ * `cachedIndexes` of the ranged ones took their index from an earlier epoch's read (`indexCacheBytes`).
  */
 export interface VideoReads {
   bytes: number;
   requests: number;
   ranged: number;
   whole: number;
+  cachedIndexes: number;
 }
 
 /** A video of the pass, numbered in its order (the position logs its clips under that number). */
@@ -191,13 +194,15 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   /** Shared decodes not yet done with: freed at the end of their pass should it stop first. */
   readonly #shared = new Set<SharedClipDecode>();
   readonly #timelines: VideoTimelines = { index: 0, scan: 0 };
-  readonly #reads: VideoReads = { bytes: 0, requests: 0, ranged: 0, whole: 0 };
+  readonly #reads: VideoReads = { bytes: 0, requests: 0, ranged: 0, whole: 0, cachedIndexes: 0 };
+  readonly #indexes: IndexCache;
 
   constructor(source: LoaderSource, settings: VideoLoaderSettings) {
     super(settings.signal);
     this.#source = source;
     this.#o = settings;
     this.#position = new CellPosition(settings.batchSize);
+    this.#indexes = new IndexCache(settings.indexCacheBytes);
   }
 
   /** Clips per batch, frames per clip, frame height and width, channels. */
@@ -412,7 +417,10 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       close: () => ranged.close(),
     };
     try {
+      const cached = this.#indexes.get(v.key, ranged.size);
+      if (cached) reads.cachedIndexes++;
       const index =
+        cached ??
         (await readMp4Index(source)) ??
         (ranged.size < o.matroskaReadWholeBelow
           ? undefined
@@ -421,6 +429,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         reads.whole++;
         return this.#fromBytes(r, v, await readWhole(source), skip);
       }
+      if (!cached) this.#indexes.put(v.key, ranged.size, index);
       reads.ranged++;
       return { ...v, ...(await this.#clipsOf(r, v.item, index, source, skip)) };
     } finally {
@@ -432,6 +441,8 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   async #fromBytes(r: Opened, v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
     const index = (await readMatroskaIndex(memoryByteSource(bytes))) ?? readMp4Timeline(bytes);
     if (!index?.codec || overLimits(index, this.#o.decode)) return { ...v, bytes };
+    // Kept for later epochs: where the item takes ranged reads, they read only the clips' packets.
+    this.#indexes.put(v.key, bytes.length, index);
     return { ...v, ...(await this.#clipsOf(r, v.item, index, memoryByteSource(bytes), skip)) };
   }
 

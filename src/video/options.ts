@@ -56,6 +56,12 @@ export interface VideoLoaderOptions extends CommonLoaderOptions {
    * ones; an http(s) URL in 8 MiB windows, as each read is a round trip.
    */
   matroskaReadWholeBelow?: number;
+  /**
+   * Bytes of video indexes (frame times, packet offsets and sizes, about 45 bytes a frame) kept for
+   * later epochs (default 64 MiB; 0 keeps none): a video seen before, read in ranges, reads only its
+   * clips' packets. Keyed by the item's key and size; the least recently used go first.
+   */
+  indexCacheBytes?: number;
   /** Decode limits for every video. */
   decode?: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
   /** Continue where a loader over the same source and settings stood: its `state()` (docs/loader.md). */
@@ -81,6 +87,7 @@ export interface VideoLoaderSettings extends CommonLoaderSettings {
   threads: number;
   pool: DecodePool | undefined;
   matroskaReadWholeBelow: number;
+  indexCacheBytes: number;
   decode: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
   resumeFrom: VideoLoaderState | undefined;
 }
@@ -103,6 +110,7 @@ const KNOWN = [
   'threads',
   'pool',
   'matroskaReadWholeBelow',
+  'indexCacheBytes',
   'decode',
   'resumeFrom',
 ] as const;
@@ -166,6 +174,7 @@ export function checkVideoLoaderOptions(options: VideoLoaderOptions): VideoLoade
     threads: o.integer('threads', hardwareConcurrency(), 1, 256),
     pool: pool as DecodePool | undefined,
     matroskaReadWholeBelow: o.integer('matroskaReadWholeBelow', MATROSKA_READ_WHOLE_BELOW, 0, Number.MAX_SAFE_INTEGER),
+    indexCacheBytes: o.integer('indexCacheBytes', 64 << 20, 0, Number.MAX_SAFE_INTEGER),
     decode: decode as VideoLoaderSettings['decode'],
     resumeFrom: resumeFrom as VideoLoaderState | undefined,
   };

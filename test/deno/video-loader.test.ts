@@ -8,6 +8,7 @@ import type { FixtureLoader } from '../shared/media-scenarios.ts';
 import {
   brokenVideosFailTheirOwnItem,
   cpuClipsFollowTheSampler,
+  indexesKeptForLaterEpochs,
   longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
@@ -56,3 +57,12 @@ Deno.test('videoLoader: a long WebM over HTTP ranges and as a local file is walk
       'long.vp9.webm',
     );
   }).then(() => {}));
+Deno.test('videoLoader: indexes kept for the next epoch, which reads only the clips packets and gives the clips of a loader that keeps none', () =>
+  withPool(2, (p) =>
+    indexesKeptForLaterEpochs(
+      p,
+      ['long.h264.mp4', 'long.vp9.webm', 'testsrc.vp9.webm', 'testsrc.h264.mkv'].map(
+        (f) => new URL(`../fixtures/generated/${f}`, import.meta.url).pathname,
+      ),
+    ),
+  ).then(() => {}));

@@ -5,7 +5,7 @@
 import { DecodeError, type DecodePool, type VideoClipBatch } from '../../src/decode/index.ts';
 import { type GpuContext, readBuffer } from '../../src/gpu/index.ts';
 import { normalizeReference } from '../../src/gpu/internal.ts';
-import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOptions } from '../../src/video/index.ts';
+import { sampleClips, videoLoader, type VideoDeviceBatch, type VideoLoaderOptions, type VideoReads } from '../../src/video/index.ts';
 import { TandemError } from '../../src/errors/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { check } from './assert.ts';
@@ -564,4 +564,56 @@ export async function longVideoReadsItsGops(
   }
   check(reads.bytes <= 2 * gopBytes, `read ${reads.bytes} bytes for clips whose GOPs hold ${gopBytes}`);
   check(reads.bytes < fileBytes / 3, `read ${reads.bytes} of the file's ${fileBytes} bytes`);
+}
+
+/**
+ * Indexes kept for later epochs (`indexCacheBytes`): over `sources` (videos that take ranged
+ * reads), the second epoch takes every video's index from the first epoch's read and reads less,
+ * in ranges (a WebM read whole in the first epoch reads only its clips' packets in the second);
+ * and its clips are byte for byte those of a loader that keeps no index.
+ */
+export async function indexesKeptForLaterEpochs(pool: DecodePool, sources: string[]): Promise<void> {
+  const run = async (indexCacheBytes: number) => {
+    await using data = videoLoader(sources, {
+      clip: { frames: 4, stride: 2 },
+      sampler: 'random',
+      clipsPerVideo: 2,
+      size: 32,
+      batchSize: 4,
+      seed: 3,
+      shuffle: false,
+      pool,
+      indexCacheBytes,
+    });
+    const epochs: { reads: VideoReads; clips: string[] }[] = [];
+    for (let e = 0; e < 2; e++) {
+      const before = data.reads();
+      const clips: string[] = [];
+      for await (const batch of data) {
+        for (let i = 0; i < batch.count; i++) clips.push(`${batch.keys[i]} ${Array.from(batch.frameTimes.subarray(i * 4, i * 4 + 4))}`);
+        clips.push(Array.from(batch.data, (b) => b.toString(16)).join(''));
+        batch.release();
+      }
+      const after = data.reads();
+      const reads = { ...after };
+      for (const k of Object.keys(reads) as (keyof VideoReads)[]) reads[k] = after[k] - before[k];
+      epochs.push({ reads, clips });
+    }
+    check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+    return epochs;
+  };
+  const [first, second] = await run(64 << 20);
+  const [plainFirst, plainSecond] = await run(0);
+  check(first !== undefined && second !== undefined && plainFirst !== undefined && plainSecond !== undefined, 'two epochs each');
+  check(
+    first.reads.cachedIndexes === 0 && second.reads.cachedIndexes === sources.length,
+    `cached: ${first.reads.cachedIndexes}, ${second.reads.cachedIndexes}`,
+  );
+  check(second.reads.ranged === sources.length && second.reads.whole === 0, `second epoch: ${JSON.stringify(second.reads)}`);
+  check(second.reads.bytes < first.reads.bytes, `second epoch read ${second.reads.bytes} bytes, the first ${first.reads.bytes}`);
+  check(plainSecond.reads.cachedIndexes === 0, `no cache: ${JSON.stringify(plainSecond.reads)}`);
+  check(second.reads.bytes < plainSecond.reads.bytes, `with the cache ${second.reads.bytes} bytes, without ${plainSecond.reads.bytes}`);
+  check(JSON.stringify(first.clips) === JSON.stringify(plainFirst.clips), 'first epochs differ with and without the cache');
+  check(JSON.stringify(second.clips) === JSON.stringify(plainSecond.clips), 'second epochs differ with and without the cache');
+  check(JSON.stringify(first.clips) !== JSON.stringify(second.clips), 'the epochs drew the same clips');
 }

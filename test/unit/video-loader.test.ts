@@ -9,6 +9,7 @@ import {
   brokenVideosFailTheirOwnItem,
   clipCropsAreSeeded,
   cpuClipsFollowTheSampler,
+  indexesKeptForLaterEpochs,
   longVideoReadsItsGops,
   mutatedVideosFailTyped,
   parquetVideosAreTheListsClips,
@@ -52,6 +53,13 @@ describe('videoLoader (Node, CPU clips)', () => {
   it('60 mutated videos on the wasm road: each delivered or failed with a typed error, nothing hangs, the loader goes on', async () => {
     await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de1);
   });
+  it('indexes kept for the next epoch: it reads only the clips packets, in ranges, and gives the clips of a loader that keeps none', () =>
+    indexesKeptForLaterEpochs(
+      pool(),
+      ['long.h264.mp4', 'long.vp9.webm', 'testsrc.vp9.webm', 'testsrc.h264.mkv'].map((f) =>
+        join(import.meta.dirname, '../fixtures/generated', f),
+      ),
+    ));
   it('60 mutated videos, each WebM and MKV walked through ranged reads: each delivered or failed typed, the loader goes on', async () => {
     const { delivered, failed } = await mutatedVideosFailTyped(pool(), load, 'cpu', 'wasm', 60, 0x71de3, 0);
     expect(delivered + failed).toBe(60);
