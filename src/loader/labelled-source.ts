@@ -19,7 +19,7 @@ export interface LabelledSource {
 /** A ByteSource with a known size, closed once its reads are done. */
 export interface RangedSource extends ByteSource {
   readonly size: number;
-  /** Each read is a network round trip (an http(s) URL): callers that would make many small reads read whole instead. */
+  /** Each read is a network round trip (an http(s) URL): callers read it in large windows, not many small reads. */
   readonly remote?: boolean;
   close(): Promise<void>;
 }

@@ -133,12 +133,12 @@ type Timeline = Pick<Mp4Timeline, 'frameTimes' | 'durationSeconds' | 'codedWidth
 type ReadVideo = PassVideo &
   ({ bytes: Uint8Array } | { timeline: Timeline; clips: SampledClip[]; packets: Array<VideoPackets | SharedClip> });
 
-/** At most this many clips share one decode, and their frames at most this many bytes of staging. */
 /**
  * A Matroska walk over HTTP reads through in windows this large: a round trip costs more than any
  * frame's bytes, so no header is read alone; the file is never held whole.
  */
 const REMOTE_MATROSKA_WINDOW = 8 << 20;
+/** At most this many clips share one decode, and their frames at most this many bytes of staging. */
 const MAX_SHARED_CLIPS = 16;
 const MAX_SHARED_BYTES = 32 << 20;
 
