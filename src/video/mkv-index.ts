@@ -56,6 +56,8 @@ const CODECS: Record<string, PacketCodec> = {
 };
 /** The most blocks read here, on the caller's thread (as mp4-index.ts's MAX_SAMPLES). */
 const MAX_BLOCKS = 100_000;
+/** The most blocks of every track walked past (audio, subtitles): a file of countless tiny ones goes to the demuxer. */
+const MAX_WALKED_BLOCKS = 1_000_000;
 /** Header elements (EBML header, Info, Tracks) are read whole; larger ones are left to the demuxer. */
 const MAX_HEADER_ELEMENT_BYTES = 1 << 20;
 /** An element's ID and size take at most 4 + 8 bytes; a block's track number, time and flags 8 + 3 more. */
@@ -154,10 +156,11 @@ class Cursor {
     private readonly readAhead: number | 'adaptive',
   ) {}
 
-  /** Counts a block of any track, for the adaptive read-ahead. */
-  sawBlock(bytes: number): void {
+  /** Counts a block of any track, for the adaptive read-ahead; false past MAX_WALKED_BLOCKS. */
+  sawBlock(bytes: number): boolean {
     this.#blocks++;
     this.#blockBytes += bytes;
+    return this.#blocks <= MAX_WALKED_BLOCKS;
   }
 
   #ahead(): number {
@@ -333,8 +336,7 @@ async function readCluster(c: Cursor, cluster: Element, trackNumber: number, out
       }
       keyframe = !keyframe;
     } else continue;
-    if (!block) return false;
-    c.sawBlock(block.end - block.start);
+    if (!block || !c.sawBlock(block.end - block.start)) return false;
     const head = await c.get(block.start, Math.min(BLOCK_HEAD_BYTES, block.end - block.start));
     const number = vint(head, 0, false);
     if (!number) return false;
