@@ -503,6 +503,23 @@ export async function parquetVideosAreTheListsClips(pool: DecodePool, load: Fixt
   check(new Set([...a, ...b]).size === videos.length, `every readable video on one rank: ${[...new Set([...a, ...b])]}`);
 }
 
+/**
+ * The bytes of each clip's GOPs, by ffprobe's packets (presentation order, no B-frames): from the
+ * keyframe at or before the clip's first frame `start` to the keyframe after its last
+ * (start + span − 1), summed over the clips.
+ */
+export function clipGopBytes(packets: ReadonlyArray<{ size: string; flags: string }>, starts: readonly number[], span: number): number {
+  let bytes = 0;
+  for (const first of starts) {
+    let from = first;
+    while (from > 0 && packets[from]?.flags[0] !== 'K') from--;
+    let to = first + span;
+    while (to < packets.length && packets[to]?.flags[0] !== 'K') to++;
+    for (let k = from; k < to; k++) bytes += Number(packets[k]?.size ?? 0);
+  }
+  return bytes;
+}
+
 /** ffprobe's packet list of long.h264.mp4 (scripts/make-fixtures.sh: 10 fps, no B-frames, a keyframe every 5 s). */
 interface ProbedPackets {
   packets: { pts: number; size: string; flags: string }[];
@@ -543,16 +560,7 @@ export async function longVideoReadsItsGops(
   }
   check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
   check(starts.length === 3 && starts.every((s) => s >= 0), `clip starts ${starts}`);
-  // Each clip's GOPs: the keyframe at or before its first frame to the keyframe after its last.
-  const packets = probed.packets;
-  let gopBytes = 0;
-  for (const first of starts) {
-    let from = first;
-    while (from > 0 && packets[from]?.flags[0] !== 'K') from--;
-    let to = first + 6 + 1;
-    while (to < packets.length && packets[to]?.flags[0] !== 'K') to++;
-    for (let k = from; k < to; k++) gopBytes += Number(packets[k]?.size ?? 0);
-  }
+  const gopBytes = clipGopBytes(probed.packets, starts, 6 + 1);
   const reads = data.reads();
   if (served) check(served() === reads.bytes, `the server sent ${served()} bytes, the loader counted ${reads.bytes}`);
   check(reads.ranged === 1 && reads.whole === 0, `reads ${JSON.stringify(reads)}`);

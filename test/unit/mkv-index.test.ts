@@ -14,6 +14,7 @@ import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { readClipPackets } from '../../src/video/clip-packets.ts';
 import { videoLoader } from '../../src/video/index.ts';
+import { clipGopBytes } from '../shared/video-loader-scenarios.ts';
 import { readMatroskaIndex as readFrom } from '../../src/video/mkv-index.ts';
 
 /** The index of a file in memory, as the loader reads a file it read whole. */
@@ -180,15 +181,7 @@ it('a long MKV of large frames is walked header by header: three clips read unde
   }
   expect(data.failures()).toEqual([]);
   expect(starts).toEqual([0, 29, 58]);
-  // Each clip's GOPs (ffprobe's packets): the keyframe at or before its first frame to the keyframe after its last.
-  let gopBytes = 0;
-  for (const first of starts) {
-    let from = first;
-    while (from > 0 && packets[from]?.flags[0] !== 'K') from--;
-    let to = first + 2;
-    while (to < packets.length && packets[to]?.flags[0] !== 'K') to++;
-    for (let k = from; k < to; k++) gopBytes += Number(packets[k]?.size ?? 0);
-  }
+  const gopBytes = clipGopBytes(packets, starts, 2);
   const reads = data.reads();
   expect([reads.ranged, reads.whole]).toEqual([1, 0]);
   expect(reads.requests).toBeGreaterThanOrEqual(packets.length);
