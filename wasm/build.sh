@@ -64,11 +64,12 @@ TURBOJPEG_ADDED=(jidctint-wasm.c jdcolor-wasm.c jidctred-wasm.c)   # Tandem's ow
 TURBOJPEG_HEADERS=(turbojpeg.h jpeglib.h jmorecfg.h jerror.h)   # plus the generated jconfig.h
 
 # Tandem's wasm SIMD128 versions of libavcodec's hottest C (wasm/ffmpeg/*_wasm.c, copied into
-# libavcodec/) and the patch that installs them from the DSP init functions, and vp9-coder-local.patch
-# (VP9's token decoding on a local copy of its range coder; see wasm/ffmpeg/README.md). Wasm only: the
-# native fuzz build runs ffmpeg's C, which these must equal (ff_*_wasm_check, run by test/unit/simd-check).
-FFMPEG_WASM_PATCHES=(wasm-simd-hooks.patch vp9-coder-local.patch)
-FFMPEG_WASM_ADDED=(vp9mc_wasm.c vp9itxfm_wasm.c vp9lpf_wasm.c h264mc_wasm.c h264deblock_wasm.c h264idct_wasm.c simd_check_wasm.h)
+# libavcodec/) and the patch that installs them from the DSP init functions, vp9-coder-local.patch
+# (VP9's token decoding on a local copy of its range coder) and renorm-clz.patch (both arithmetic
+# decoders' shift by clz, not a table; see wasm/ffmpeg/README.md). Wasm only: the native fuzz build
+# runs ffmpeg's C, which these must equal (ff_*_wasm_check, run by test/unit/simd-check).
+FFMPEG_WASM_PATCHES=(wasm-simd-hooks.patch vp9-coder-local.patch renorm-clz.patch)
+FFMPEG_WASM_ADDED=(vp9mc_wasm.c vp9itxfm_wasm.c vp9lpf_wasm.c h264mc_wasm.c h264deblock_wasm.c h264idct_wasm.c renorm_check_wasm.c simd_check_wasm.h)
 ffmpeg_wasm_text() { local p; for p in "${FFMPEG_WASM_PATCHES[@]}" "${FFMPEG_WASM_ADDED[@]}"; do cat "$here/ffmpeg/$p"; done; }
 apply_ffmpeg_wasm_simd() { # unpacked ffmpeg tree
   local p; for p in "${FFMPEG_WASM_PATCHES[@]}"; do

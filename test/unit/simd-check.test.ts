@@ -12,7 +12,9 @@
 // yuv420p/yuv422p to RGB24 converter (wasm/src/yuv2rgb.c) replaces libswscale's for unscaled frames:
 // it is held to sws_scale on every Y, U and V under every matrix and range, and on windows whose widths
 // leave every tail (an odd width's last column, which swscale leaves unwritten, to sws_scale one column
-// wider). Each check was seen failing with an off-by-one rounding, shift or threshold (or a saturating
+// wider). The arithmetic decoders' renormalising shift, counted by clz (wasm/ffmpeg/renorm-clz.patch),
+// is held bin by bin to ffmpeg's table versions of H.264's CABAC and VP9's range coder on random and
+// run-filled bytes. Each check was seen failing with an off-by-one rounding, shift or threshold (or a saturating
 // add for a wrapping one; for the converter, a chroma coefficient one off, a misplaced byte and the
 // last odd column skipped; for the VP9 transforms also a transposition's lanes swapped and a 16-bit
 // truncation left out, for its loop filters a transposition's lanes swapped and a row not stored) put in
@@ -25,7 +27,7 @@ const warn = (): void => {};
 // A nonzero code names the case (td_simd_check in wasm/src/tandem_decode.c): VP9 motion
 // compensation as it comes, H.264's plus 1 000 000, H.264 deblocking plus 2 000 000, H.264's inverse
 // transforms plus 3 000 000, the YUV converter plus 4 000 000, VP9's inverse transforms plus 5 000 000,
-// VP9's loop filters plus 6 000 000.
+// VP9's loop filters plus 6 000 000, the arithmetic decoders plus 7 000 000.
 describe('SIMD128 decoding kernels equal ffmpeg C', () => {
   it('in the single-threaded module, over 12 rounds of random and extreme blocks', async () => {
     const module = await loadSingleModule(warn);

@@ -76,13 +76,16 @@ int ff_h264_deblock_wasm_check(unsigned seed, int rounds);
 int ff_h264_idct_wasm_check(unsigned seed, int rounds);
 int ff_vp9_itxfm_wasm_check(unsigned seed, int rounds);
 int ff_vp9_lpf_wasm_check(unsigned seed, int rounds);
+int ff_renorm_wasm_check(unsigned seed, int rounds);
 /* Runs Tandem's SIMD128 versions of libavcodec's C (wasm/ffmpeg/: VP9 and H.264 motion
  * compensation, H.264 deblocking, VP9 loop filters, H.264 and VP9 inverse transforms) against
  * ffmpeg's own C on random and extreme blocks, and its YUV to RGB converter (yuv2rgb.c) against
- * libswscale's on every Y, U and V: 0 when every output is equal, else a code naming the first that
- * is not (VP9 motion compensation's as they come, H.264 motion compensation's plus 1 000 000,
- * deblocking's plus 2 000 000, H.264 transforms' plus 3 000 000, the converter's plus 4 000 000
- * (run once, not per seed), VP9 transforms' plus 5 000 000, VP9 loop filters' plus 6 000 000).
+ * libswscale's on every Y, U and V, and the arithmetic decoders' clz shifts (renorm-clz.patch)
+ * against ffmpeg's tables: 0 when every output is equal, else a code naming the first that is not
+ * (VP9 motion compensation's as they come, H.264 motion compensation's plus 1 000 000, deblocking's
+ * plus 2 000 000, H.264 transforms' plus 3 000 000, the converter's plus 4 000 000 (run once, not per
+ * seed), VP9 transforms' plus 5 000 000, VP9 loop filters' plus 6 000 000, the decoders' plus
+ * 7 000 000).
  * For test/unit/simd-check.test.ts. */
 EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
   const int vp9 = ff_vp9_wasm_check(seed, rounds);
@@ -99,7 +102,9 @@ EMSCRIPTEN_KEEPALIVE int td_simd_check(unsigned seed, int rounds) {
   const int vp9_idct = ff_vp9_itxfm_wasm_check(seed, rounds);
   if (vp9_idct != 0) return 5000000 + vp9_idct;
   const int vp9_lpf = ff_vp9_lpf_wasm_check(seed, rounds);
-  return vp9_lpf == 0 ? 0 : 6000000 + vp9_lpf;
+  if (vp9_lpf != 0) return 6000000 + vp9_lpf;
+  const int renorm = ff_renorm_wasm_check(seed, rounds);
+  return renorm == 0 ? 0 : 7000000 + renorm;
 }
 #endif
 
