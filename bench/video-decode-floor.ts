@@ -14,9 +14,10 @@
 //
 //   npx deno run -A bench/video-decode-floor.ts [--large 16] [--pans 18] [--frames 240] [--reps 5] [--out docs/bench/video-decode-floor.md] [--smoke]
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { DecodePool } from '../src/decode/index.ts';
 import { benchArgs, smokeOut } from './shared/args.ts';
+import { processCpuSeconds } from './shared/cpu.ts';
 import { machineLines, machineLoad } from './shared/machine.ts';
 import { fixed, median, spread, times } from './shared/stats.ts';
 import { type BenchVideo, largeVideos, photoPanVideos } from './video/corpus.ts';
@@ -31,13 +32,6 @@ const args = benchArgs('video-decode-floor', {
 const { frames, reps, out: outPath } = args.values;
 const loadAtStart = machineLoad();
 const SIDE = 16;
-const TICKS = 100; // USER_HZ on Linux
-
-function processCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICKS;
-}
 
 interface Pass {
   cpuSeconds: number;

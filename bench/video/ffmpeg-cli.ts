@@ -3,7 +3,7 @@
 // stdout), `jobs` processes at once, each single-threaded so that `jobs` processes fill `jobs`
 // cores. Its CPU time is what the exited processes left in this process's cutime and cstime.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { exitedChildrenCpuSeconds } from '../shared/cpu.ts';
 import type { BenchVideo } from './corpus.ts';
 import { CLIP, type ClipPlan } from './types.ts';
 
@@ -19,14 +19,6 @@ export interface CliSample {
 export function ffmpegVersion(): string | undefined {
   const r = spawnSync('ffmpeg', ['-version'], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.split('\n')[0]?.trim() : undefined;
-}
-
-/** CPU seconds (user + system) of this process's children that have exited and been waited for. */
-export function exitedChildrenCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields after the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14)
-  return (Number(f[13]) + Number(f[14])) / 100;
 }
 
 /** The arguments that decode one clip to raw RGB: the same frames and geometry as the page's columns. */

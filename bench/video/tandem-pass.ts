@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import process from 'node:process';
 import { DecodePool } from '../../src/decode/index.ts';
 import { videoLoader } from '../../src/video/index.ts';
+import { processCpuSeconds } from '../shared/cpu.ts';
 
 interface Plan {
   threads: number;
@@ -30,12 +31,6 @@ interface Plan {
 
 const plan = JSON.parse(readFileSync(Deno.args[0] ?? '', 'utf8')) as Plan;
 const TICKS = 100; // USER_HZ on Linux
-
-function cpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICKS;
-}
 
 /** CPU seconds per kind of thread (main, pool, v8, runtime), from /proc/self/task. */
 function threadSeconds(): Record<string, number> {
@@ -78,7 +73,7 @@ async function pass(timed: boolean) {
     pool,
     failureBudget: { maxFailures: 1_000_000 },
   });
-  const cpu0 = cpuSeconds();
+  const cpu0 = processCpuSeconds();
   const threads0 = threadSeconds();
   const io0 = procField('io', 'rchar:');
   const t0 = performance.now();
@@ -106,7 +101,7 @@ async function pass(timed: boolean) {
     stages,
     threads,
     seconds,
-    cpu: cpuSeconds() - cpu0,
+    cpu: processCpuSeconds() - cpu0,
     readBytes: procField('io', 'rchar:') - io0,
     loaderBytes: data.reads().bytes,
     decodes: data.decodes(),
