@@ -49,7 +49,8 @@ async function tandemPass(videos: readonly BenchVideo[]): Promise<Pass> {
   return { cpuSeconds: processCpuSeconds() - cpu0, frames: n };
 }
 
-function ffmpegPass(videos: readonly BenchVideo[], simd: boolean): Pass {
+/** ffmpeg's CPU seconds over one pass (its frames are the ones Tandem's pass counts: the same files, the same `frames`). */
+function ffmpegCpuSeconds(videos: readonly BenchVideo[], simd: boolean): number {
   // -benchmark prints its line at the info level.
   const argv = ['-hide_banner', '-nostdin', '-nostats', '-v', 'info', '-benchmark', '-filter_threads', '1'];
   if (!simd) argv.push('-cpuflags', '0');
@@ -60,8 +61,7 @@ function ffmpegPass(videos: readonly BenchVideo[], simd: boolean): Pass {
   const r = spawnSync('ffmpeg', argv, { encoding: 'utf8', maxBuffer: 1 << 24 });
   const m = /utime=([\d.]+)s stime=([\d.]+)s/.exec(r.stdout + r.stderr);
   if (r.status !== 0 || !m) throw new Error(`ffmpeg failed: ${r.error?.message ?? r.stderr.slice(-500)}`);
-  // The frame count is the files' own (min of their length and `frames`), as Tandem's side counts it.
-  return { cpuSeconds: Number(m[1]) + Number(m[2]), frames: Number.NaN };
+  return Number(m[1]) + Number(m[2]);
 }
 
 const log = (s: string): void => console.log(s);
@@ -79,7 +79,7 @@ for (const corpus of corpora) {
   const sides = { tandem: [] as number[], native: [] as number[], nativeC: [] as number[] };
   let decoded = 0;
   await tandemPass(corpus.videos); // warm-up: the module tiers up
-  ffmpegPass(corpus.videos, true);
+  ffmpegCpuSeconds(corpus.videos, true);
   for (let r = 0; r < reps; r++) {
     const order = r % 2 ? (['nativeC', 'native', 'tandem'] as const) : (['tandem', 'native', 'nativeC'] as const);
     for (const side of order) {
@@ -87,7 +87,7 @@ for (const corpus of corpora) {
         const p = await tandemPass(corpus.videos);
         decoded = p.frames;
         sides.tandem.push(p.cpuSeconds);
-      } else sides[side].push(ffmpegPass(corpus.videos, side === 'native').cpuSeconds);
+      } else sides[side].push(ffmpegCpuSeconds(corpus.videos, side === 'native'));
     }
   }
   const perFrame = (xs: number[]) => (median(xs) * 1000) / decoded;
