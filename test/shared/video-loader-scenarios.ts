@@ -520,6 +520,23 @@ export function clipGopBytes(packets: ReadonlyArray<{ size: string; flags: strin
   return bytes;
 }
 
+/**
+ * The first frame time of each clip over an epoch of `data` (clips of `frames` frames), rounded in
+ * units of 1 / unitsPerSecond seconds: the frame numbers ffprobe's packets are indexed by.
+ */
+export async function clipStartFrames(
+  data: AsyncIterable<{ count: number; frameTimes: ArrayLike<number>; release(): void }>,
+  frames: number,
+  unitsPerSecond: number,
+): Promise<number[]> {
+  const starts: number[] = [];
+  for await (const batch of data) {
+    for (let i = 0; i < batch.count; i++) starts.push(Math.round((batch.frameTimes[i * frames] ?? Number.NaN) * unitsPerSecond));
+    batch.release();
+  }
+  return starts;
+}
+
 /** ffprobe's packet list of long.h264.mp4 (scripts/make-fixtures.sh: 10 fps, no B-frames, a keyframe every 5 s). */
 interface ProbedPackets {
   packets: { pts: number; size: string; flags: string }[];
@@ -553,11 +570,7 @@ export async function longVideoReadsItsGops(
     batchSize: 3,
     pool,
   });
-  const starts: number[] = [];
-  for await (const batch of data) {
-    for (let i = 0; i < batch.count; i++) starts.push(Math.round((batch.frameTimes[i * 4] ?? Number.NaN) * 10));
-    batch.release();
-  }
+  const starts = await clipStartFrames(data, 4, 10); // 10 fps
   check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
   check(starts.length === 3 && starts.every((s) => s >= 0), `clip starts ${starts}`);
   const gopBytes = clipGopBytes(probed.packets, starts, 6 + 1);

@@ -14,7 +14,7 @@ import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { readClipPackets } from '../../src/video/clip-packets.ts';
 import { videoLoader } from '../../src/video/index.ts';
-import { clipGopBytes } from '../shared/video-loader-scenarios.ts';
+import { clipGopBytes, clipStartFrames } from '../shared/video-loader-scenarios.ts';
 import { readMatroskaIndex as readFrom } from '../../src/video/mkv-index.ts';
 
 /** The index of a file in memory, as the loader reads a file it read whole. */
@@ -174,11 +174,7 @@ it('a long MKV of large frames is walked header by header: three clips read unde
     batchSize: 3,
     pool,
   });
-  const starts: number[] = [];
-  for await (const batch of data) {
-    for (let i = 0; i < batch.count; i++) starts.push(Math.round(batch.frameTimes[i * 2] ?? Number.NaN));
-    batch.release();
-  }
+  const starts = await clipStartFrames(data, 2, 1); // 1 fps
   expect(data.failures()).toEqual([]);
   expect(starts).toEqual([0, 29, 58]);
   const gopBytes = clipGopBytes(packets, starts, 2);
