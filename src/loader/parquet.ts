@@ -44,9 +44,15 @@ export interface ParquetShards {
 const ROW_TEXT = 'txt';
 const ROW_LABEL = 'cls';
 
-const firstOf = (columns: ReadonlyMap<string, ColumnKind>, kinds: ColumnKind[], names: string[]) =>
-  names.find((n) => kinds.includes(columns.get(n) ?? 'other') && columns.has(n)) ??
-  [...columns].find(([, kind]) => kinds.includes(kind))?.[0];
+/** The first of `names` that is a column of one of `kinds`. */
+const named = (columns: ReadonlyMap<string, ColumnKind>, kinds: ColumnKind[], names: string[]) =>
+  names.find((n) => kinds.includes(columns.get(n) ?? 'other') && columns.has(n));
+
+/** The one column of `kinds`, when the file has exactly one (two would be a guess between them). */
+function lone(columns: ReadonlyMap<string, ColumnKind>, kinds: ColumnKind[]): string | undefined {
+  const fitting = [...columns].filter(([, kind]) => kinds.includes(kind));
+  return fitting.length === 1 ? fitting[0]?.[0] : undefined;
+}
 
 /** What a row holds for each loader: an image, a video (both the Hub's `{ bytes, path }` struct, or bytes) or a text. */
 type Role = 'image' | 'video' | 'text';
@@ -86,13 +92,15 @@ async function pickColumns(dataset: ParquetDataset, source: ParquetSource | HubS
   const features = dataset.features;
   const featureNames = (type: string) => (features ? Object.keys(features).filter((k) => features[k]?._type === type) : []);
   const field = role === 'text' ? 'text' : role;
-  const named = role === 'text' ? source.text : role === 'image' ? source.image : source.video;
+  const given = role === 'text' ? source.text : role === 'image' ? source.image : source.video;
+  const columns = dataset.columns;
   const data =
-    named ??
+    given ??
     (role === 'text'
-      ? firstOf(dataset.columns, ['string'], ['text', 'content'])
-      : (firstOf(dataset.columns, ['image'], featureNames(role === 'image' ? 'Image' : 'Video')) ??
-        firstOf(dataset.columns, ['binary'], role === 'image' ? ['image', 'img', 'bytes'] : ['video', 'bytes'])));
+      ? (named(columns, ['string'], ['text', 'content']) ?? lone(columns, ['string']))
+      : (named(columns, ['image'], featureNames(role === 'image' ? 'Image' : 'Video')) ??
+        named(columns, ['image', 'binary'], role === 'image' ? ['image', 'img', 'bytes'] : ['video', 'bytes']) ??
+        lone(columns, ['image', 'binary'])));
   if (data === undefined)
     throw new OptionError(
       where,
@@ -102,8 +110,9 @@ async function pickColumns(dataset: ParquetDataset, source: ParquetSource | HubS
     );
   checkColumn(dataset, data, role === 'text' ? ['string', 'binary'] : ['image', 'binary'], where, field);
   if (role === 'text') return { data, label: undefined, classes: [], labelIds: undefined };
-  const label =
-    source.label ?? firstOf(dataset.columns, ['integer', 'string'], [...featureNames('ClassLabel'), 'label', 'labels', 'class']);
+  // Only a label by name or by its ClassLabel feature: any other integer or string column (an id, a
+  // caption) taken as the label would make every value a class.
+  const label = source.label ?? named(columns, ['integer', 'string'], [...featureNames('ClassLabel'), 'label', 'labels', 'class']);
   if (label === undefined) return { data, label, classes: [], labelIds: undefined };
   if (checkColumn(dataset, label, ['integer', 'string'], where, 'label') === 'integer')
     return { data, label, classes: (features && classLabelNames(features, label)) ?? [], labelIds: undefined };
@@ -289,13 +298,19 @@ class ReadAhead {
   }
 }
 
+/** A row without a class: a null label, or a negative integer (the Hub's test splits mark theirs -1). */
+const unlabelled = (raw: unknown) => raw === null || raw === undefined || (typeof raw === 'number' && Number.isInteger(raw) && raw < 0);
+
 /** A row's class: an integer label ≥ 0, or a string label's id; undefined when it is neither. */
 function classId(raw: unknown, labelIds: ReadonlyMap<string, number> | undefined): number | undefined {
   const id = typeof raw === 'string' ? labelIds?.get(raw) : raw;
   return typeof id === 'number' && Number.isInteger(id) && id >= 0 ? id : undefined;
 }
 
-/** The rows of one row group from number `skip` on, as samples: the data's bytes and the label as text. */
+/**
+ * The rows of one row group from number `skip` on, as samples: the data's bytes and the label as
+ * text; an unlabelled row (no label column, a null or negative label) has no label member.
+ */
 async function* readRows(
   dataset: ParquetDataset,
   group: number | undefined,
@@ -337,7 +352,7 @@ async function* readRows(
       };
       continue;
     }
-    if (labels !== undefined && label === undefined) {
+    if (labels !== undefined && label === undefined && !unlabelled(raw)) {
       yield {
         key,
         stage: 'sample',

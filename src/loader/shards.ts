@@ -26,6 +26,8 @@ export interface SampleLayout {
   keyOf(shard: string, key: string): string;
   /** The members that may hold the bytes, in order of preference. */
   members: readonly string[];
+  /** A sample without a `.cls` member is unlabelled (-1), not lost: a Parquet row of no class. */
+  labelOptional?: boolean;
 }
 
 const TAR_LAYOUT: SampleLayout = { keyOf: (shard, key) => `${shard}#${key}`, members: IMAGE_EXTENSIONS };
@@ -34,6 +36,7 @@ const TAR_LAYOUT: SampleLayout = { keyOf: (shard, key) => `${shard}#${key}`, mem
 export const PARQUET_LAYOUT: SampleLayout = {
   keyOf: (shard, key) => `${shard.slice(0, shard.lastIndexOf('#rowgroup='))}#${key}`,
   members: [ROW_DATA],
+  labelOptional: true,
 };
 
 /** A sample of a shard item stream as a labelled source; a lost sample is one whose read() rejects with why. */
@@ -50,8 +53,8 @@ export async function* shardSamples(
     }
     const bytes = layout.members.map((e) => item.files[e]).find((b) => b !== undefined);
     const cls = item.files.cls;
-    const label = cls ? Number(new TextDecoder().decode(cls).trim()) : Number.NaN;
-    if (bytes === undefined || !Number.isInteger(label) || label < 0) {
+    const label = cls ? Number(new TextDecoder().decode(cls).trim()) : layout.labelOptional ? -1 : Number.NaN;
+    if (bytes === undefined || !Number.isInteger(label) || (label < 0 && cls !== undefined)) {
       const why = new SourceError(
         'unsupported-type',
         key,

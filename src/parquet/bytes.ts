@@ -6,7 +6,7 @@ import { asError } from '../errors/index.ts';
 import { openFileRange } from '../runtime/index.ts';
 import { FetchError, type FetchOptions, fetchBytes } from '../sources/index.ts';
 import { ParquetError } from './errors.ts';
-import { getWithRetries, readLimited, statusFailure } from './http.ts';
+import { DEFAULT_TIMEOUT_MS, getWithRetries, readLimited, statusFailure } from './http.ts';
 import { HubError } from './hub.ts';
 
 /** A local path or file: URL (Node, Deno), an http(s) or blob: URL, or a browser File/Blob. */
@@ -55,6 +55,10 @@ function readFailure(name: string, error: unknown): ParquetError {
       },
     );
   }
+  if (error instanceof FetchError && error.code === 'changed')
+    return new ParquetError('open', name, `the file changed after it was opened (${error.message}): its ranges would mix two versions`, {
+      cause: error,
+    });
   if (error instanceof FetchError && (error.status === 401 || error.status === 403))
     return new ParquetError(
       'open',
@@ -112,6 +116,8 @@ interface Probe {
   tail: Uint8Array;
   /** Where the redirects led: later ranges go there directly. */
   finalUrl: string;
+  /** The file's ETag, which every later range must carry too (a file replaced meanwhile fails). */
+  etag: string | undefined;
 }
 
 /**
@@ -121,6 +127,7 @@ interface Probe {
 function probe(url: string, options: FetchOptions, tailBytes: number): Promise<Probe> {
   return getWithRetries(url, { ...options, extraHeaders: { Range: `bytes=-${tailBytes}` } }, async (response) => {
     const finalUrl = response.url || url;
+    const etag = response.headers.get('etag') ?? undefined;
     if (response.status === 206) {
       const { start, end, size } = contentRange(response);
       if (start === undefined || end === undefined || size === undefined || end !== size - 1 || end < start) {
@@ -134,13 +141,13 @@ function probe(url: string, options: FetchOptions, tailBytes: number): Promise<P
       }
       const tail = await readLimited(response, end - start + 1);
       if (!tail || tail.length !== end - start + 1) return { retry: true, code: 'network', status: 206, message: 'a range body cut short' };
-      return { value: { size, tail, finalUrl } };
+      return { value: { size, tail, finalUrl, etag } };
     }
     if (response.status === 416) {
       void response.body?.cancel().catch(() => undefined);
       const { size } = contentRange(response);
       // An empty file cannot satisfy any range; the footer check then names it as too small.
-      if (size === 0) return { value: { size: 0, tail: new Uint8Array(0), finalUrl } };
+      if (size === 0) return { value: { size: 0, tail: new Uint8Array(0), finalUrl, etag } };
       return statusFailure(response);
     }
     if (response.status === 200) {
@@ -153,7 +160,7 @@ function probe(url: string, options: FetchOptions, tailBytes: number): Promise<P
       const body = size <= tailBytes ? await readLimited(response, size) : undefined;
       if (size > tailBytes) void response.body?.cancel().catch(() => undefined);
       if (body && body.length !== size) return { retry: true, code: 'network', status: 200, message: 'a body cut short' };
-      return { value: { size, tail: body ?? new Uint8Array(0), finalUrl } };
+      return { value: { size, tail: body ?? new Uint8Array(0), finalUrl, etag } };
     }
     return statusFailure(response);
   });
@@ -161,7 +168,8 @@ function probe(url: string, options: FetchOptions, tailBytes: number): Promise<P
 
 async function openUrl(url: string, options: FetchOptions, tailBytes: number): Promise<ByteSource> {
   const first = await probe(url, options, tailBytes).catch((error: unknown) => Promise.reject(readFailure(url, error)));
-  const { size } = first;
+  const { size, tail, etag } = first;
+  const tailStart = size - tail.length;
   // Later ranges skip the redirect (one request, not two, per range). A storage URL is signed and
   // expires: when it is refused, the original URL resolves a fresh one. The storage host is another
   // origin, so it gets no Authorization header (fetch drops it on such redirects too).
@@ -178,12 +186,18 @@ async function openUrl(url: string, options: FetchOptions, tailBytes: number): P
       signal: anySignal(options.signal, signal),
       range: { start, end: end - 1 },
       maxBytes: end - start,
+      // A stalled connection fails; a large range gets the time it needs at 1 MB/s.
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS + (end - start) / 1000,
+      ...(etag === undefined ? {} : { etag }),
     });
   return {
     name: url,
     size,
-    tail: first.tail,
+    tail,
     async read(start, end, signal) {
+      // Bytes the probe holds already: no request (and the only way to read a small file from a
+      // server that ignores ranges).
+      if (start >= tailStart && end <= size) return tail.subarray(start - tailStart, end - tailStart);
       try {
         return await get(readUrl, start, end, signal);
       } catch (error) {

@@ -4,7 +4,10 @@
 // Parquet file (a suffix range whose Content-Range gives the file's size with its footer). Byte
 // ranges after that go through fetchBytes itself.
 import { FetchError, type FetchErrorCode, type FetchOptions } from '../sources/index.ts';
-import { readWithin, sleep, transientStatus } from '../sources/internal.ts';
+import { MAX_RETRY_AFTER_MS, readWithin, retryAfterMs, sleep, transientStatus } from '../sources/internal.ts';
+
+/** The per-attempt limit when the caller sets none: a stalled connection fails and is retried. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** What `accept` returns: a value, or a failure that another attempt may or may not cure. */
 export type Attempt<T> = { value: T } | AttemptFailure;
@@ -14,20 +17,9 @@ export interface AttemptFailure {
   status?: number;
   message: string;
   retryAfterMs?: number;
+  /** The Hub's `X-Error-Code` (RepoNotFound, GatedRepo, …), which tells apart answers of one status. */
+  errorCode?: string;
 }
-
-/** A 429's Retry-After in ms (seconds or an HTTP date), or undefined when absent or unreadable. */
-export function retryAfterMs(response: Response): number | undefined {
-  const header = response.headers.get('retry-after');
-  if (header === null) return undefined;
-  const seconds = Number(header);
-  if (header.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
-}
-
-/** The longest Retry-After waited for; a server asking for more is answered with an error at once. */
-export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** The status's failure: 5xx, 408 and 429 are worth another attempt, other statuses are answers. */
 export function statusFailure(response: Response): AttemptFailure {
@@ -38,6 +30,7 @@ export function statusFailure(response: Response): AttemptFailure {
     status: response.status,
     message: `HTTP ${response.status} ${response.statusText}`.trim(),
     retryAfterMs: response.status === 429 ? retryAfterMs(response) : undefined,
+    errorCode: response.headers.get('x-error-code') ?? undefined,
   };
 }
 
@@ -52,7 +45,7 @@ export async function getWithRetries<T>(
   accept: (response: Response) => Promise<Attempt<T>>,
   finalError?: (last: AttemptFailure, attempts: number) => Error | undefined,
 ): Promise<T> {
-  const { timeoutMs, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  const { timeoutMs = DEFAULT_TIMEOUT_MS, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
   let last: AttemptFailure | undefined;
   let attempts = 0;
   while (attempts <= retries) {
@@ -66,8 +59,7 @@ export async function getWithRetries<T>(
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const timer =
-      timeoutMs === undefined ? undefined : setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+    const timer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
     try {
       const headers = new Headers(options.headers);
       for (const [name, value] of Object.entries(options.extraHeaders ?? {})) headers.set(name, value);

@@ -109,6 +109,9 @@ function nextPage(response: Response): string | undefined {
 function listingError(url: string, failure: AttemptFailure, attempts: number): HubError | undefined {
   const { status } = failure;
   if (status === 404) return new HubError('not-found', url, `${url}: not found (404): no such dataset, revision or path`, 404);
+  // Without a token the Hub answers 401 for a repository it does not show: one that does not exist, or a private one.
+  if ((status === 401 || status === 403) && failure.errorCode === 'RepoNotFound')
+    return new HubError('not-found', url, `${url}: HTTP ${status}: no such dataset (or a private one this token cannot see)`, status);
   if (status === 401 || status === 403)
     return new HubError(
       'gated',

@@ -81,28 +81,33 @@ function mergeRanges(chunks: readonly Range[]): Range[] {
 }
 
 /**
- * Walks a chunk's page headers without decoding: every page inside the chunk, none decompressing
- * past the limit, and data pages holding exactly `rows` values (the asked columns are never
- * repeated, so a value is a row). A footer claiming rows its pages lack stops here.
+ * Walks a chunk's page headers without decoding: every page inside the chunk, the chunk's pages
+ * together decompressing to no more than the limit (each page alone could stay under it), and data
+ * pages holding exactly `rows` values (the asked columns are never repeated, so a value is a row).
+ * A footer claiming rows its pages lack stops here. Pages past the last row are walked too (the
+ * reader decodes a struct's leaves to the chunk's end); bytes there that are no page end the walk.
  */
 function checkPages(read: GroupRead, chunk: Chunk, bytes: Uint8Array): void {
   const fail = (code: 'page' | 'limit', message: string) =>
     new ParquetError(code, read.source.name, `column '${chunk.column}': ${message}`, { rowGroup: read.group, rows: read.rows });
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   let values = 0;
-  while (values < read.rows && reader.offset < bytes.length) {
+  let total = 0;
+  while (reader.offset < bytes.length) {
     let header: ReturnType<typeof parquetHeader>;
     try {
       header = parquetHeader(reader);
     } catch (error) {
+      if (values === read.rows) break;
       throw fail('page', `a page header at byte ${chunk.start + reader.offset} does not parse: ${asError(error).message}`);
     }
     const size = header.compressed_page_size;
     const decompressed = header.uncompressed_page_size;
     if (!(size >= 0) || reader.offset + size > bytes.length) throw fail('page', `a page of ${size} bytes runs past its column chunk`);
     if (!(decompressed >= 0)) throw fail('page', `a page declares ${decompressed} bytes decompressed`);
-    if (decompressed > read.maxChunkBytes)
-      throw fail('limit', `a page declares ${decompressed} bytes decompressed, over maxColumnChunkBytes`);
+    total += decompressed;
+    if (total > read.maxChunkBytes)
+      throw fail('limit', `its pages declare ${total} bytes decompressed so far, over maxColumnChunkBytes (${read.maxChunkBytes})`);
     const count = header.data_page_header?.num_values ?? header.data_page_header_v2?.num_rows ?? 0;
     if (header.type === 'DATA_PAGE' || header.type === 'DATA_PAGE_V2') {
       if (!(count >= 0) || values + count > read.rows) throw fail('page', `the pages hold more values than the footer's ${read.rows} rows`);

@@ -1,6 +1,6 @@
 // Fetching bytes over HTTP(S) the way a training job needs it: transient failures (network errors,
-// 5xx, 429, timeouts, bodies cut short) are retried with exponential backoff; a 4xx is an answer
-// and is not; each attempt has its own timeout; large files can be read in ranges.
+// 5xx, 429, timeouts, bodies cut short) are retried with exponential backoff (or after a 429's or
+// 503's Retry-After, up to a minute); a 4xx is an answer and is not; each attempt has its own timeout; large files can be read in ranges.
 import { TandemError } from '../errors/index.ts';
 
 export interface FetchOptions {
@@ -22,6 +22,11 @@ export interface FetchOptions {
    * it is read; either way a FetchError with code 'too-large', not retried.
    */
   maxBytes?: number;
+  /**
+   * The ETag the file had when it was first read. An answer with another ETag fails
+   * with code 'changed' (not retried): the ranges of two versions of a file must not be mixed.
+   */
+  etag?: string;
 }
 
 /** fetchBytes' default body limit: 256 MiB. */
@@ -30,9 +35,9 @@ export const DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024;
 /**
  * Why a fetch failed, for the last attempt: 'http' (the server answered with an error status or
  * not what was asked), 'timeout', 'network' (no answer, or a body cut short), 'too-large' (the body
- * is over maxBytes).
+ * is over maxBytes), 'changed' (the file's ETag is no longer `etag`).
  */
-export type FetchErrorCode = 'http' | 'timeout' | 'network' | 'too-large';
+export type FetchErrorCode = 'http' | 'timeout' | 'network' | 'too-large' | 'changed';
 
 export class FetchError extends TandemError {
   override readonly name = 'FetchError';
@@ -51,6 +56,8 @@ export class FetchError extends TandemError {
 
 /** Thrown inside one attempt; `retry` says whether another attempt could help. */
 class AttemptError extends Error {
+  /** The server's Retry-After (a 429 or 503), waited for instead of the backoff. */
+  retryAfterMs: number | undefined;
   constructor(
     message: string,
     readonly retry: boolean,
@@ -64,6 +71,19 @@ class AttemptError extends Error {
 
 /** 5xx, 408 and 429 are worth another attempt; other statuses are answers. */
 export const transientStatus = (status: number) => status >= 500 || status === 429 || status === 408;
+
+/** A 429's or 503's Retry-After in ms (seconds or an HTTP date), or undefined when absent or unreadable. */
+export function retryAfterMs(response: Response): number | undefined {
+  const header = response.headers.get('retry-after');
+  if (header === null) return undefined;
+  const seconds = Number(header);
+  if (header.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/** The longest Retry-After waited for; a server asking for more is answered with an error at once. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts (a retry's backoff). */
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -126,7 +146,11 @@ async function withRetries<T>(
   let last: AttemptError | undefined;
   let attempts = 0;
   while (attempts <= retries) {
-    if (attempts > 0) await sleep(Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1)), signal);
+    if (attempts > 0) {
+      const wait = last?.retryAfterMs ?? Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1));
+      if (wait > MAX_RETRY_AFTER_MS) break;
+      await sleep(wait, signal);
+    }
     signal?.throwIfAborted();
     attempts++;
     const guard = attemptSignal(timeoutMs, signal);
@@ -161,11 +185,16 @@ async function request(url: string, options: FetchOptions, signal: AbortSignal):
   const range = rangeHeader(options.range);
   if (range) headers.set('Range', range);
   const response = await fetch(url, { headers, signal });
-  const fail = (message: string, retry: boolean) => {
-    const error = new AttemptError(message, retry, 'http', response.status);
+  const fail = (message: string, retry: boolean, code: FetchErrorCode = 'http') => {
+    const error = new AttemptError(message, retry, code, response.status);
+    if (response.status === 429 || response.status === 503) error.retryAfterMs = retryAfterMs(response);
     void response.body?.cancel().catch(() => undefined); // free the connection
     return error;
   };
+  // Before the status: a cache's own If-Range turns a range of a changed file into a 200.
+  const etag = response.headers.get('etag');
+  if (response.ok && options.etag !== undefined && etag !== null && !sameEtag(etag, options.etag))
+    throw fail(`the file changed: its ETag is ${etag}, it was ${options.etag}`, false, 'changed');
   if (range && response.status === 200) throw fail(`asked for ${range} but the server sent the whole file (200, not 206)`, false);
   if (!response.ok) throw fail(`HTTP ${response.status} ${response.statusText}`, transientStatus(response.status));
   return response;
@@ -211,6 +240,9 @@ async function readBody(response: Response, maxBytes: number): Promise<Uint8Arra
   if ('over' in read) throw new AttemptError(`${read.over}, over maxBytes ${maxBytes}`, false, 'too-large', response.status);
   return read.bytes;
 }
+
+/** ETags compared weakly (RFC 9110 8.8.3.2): the same opaque tag, whether or not either is marked W/. */
+const sameEtag = (a: string, b: string) => a.trim().replace(/^W\//, '') === b.trim().replace(/^W\//, '');
 
 /**
  * GETs a URL (or a byte range of it) into memory. Retries transient failures, including a body

@@ -2,7 +2,7 @@
 // 127.0.0.1: Node with serveOnNode, Deno with Deno.serve): the Hub itself (the tree listing API,
 // `resolve` URLs answering 302, gated, missing and rate-limited datasets) and a second server, the
 // storage host the redirects point at, which serves bytes with Range, ETag, CORS and signed URLs
-// that can be made to expire. Both count what they serve, so a test can check that only a column's
+// that can be made to expire (and can be made to rate-limit, or to ignore Range). Both count what they serve, so a test can check that only a column's
 // byte ranges were read.
 import type { Serve } from './sources-scenarios.ts';
 
@@ -35,6 +35,13 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 const hubError = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   json({ error: message }, status, { 'x-error-code': code, ...headers });
 
+/** A strong ETag of the bytes (FNV-1a), so a file replaced by another of the same size gets another one. */
+function etagOf(bytes: Uint8Array): string {
+  let hash = 0x811c9dc5;
+  for (const b of bytes) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
+  return `"${bytes.length.toString(16)}-${hash.toString(16)}"`;
+}
+
 export class MockHub {
   readonly repos = new Map<string, MockRepo>();
   /** Set once both are served: the Hub's own address (for Link headers) and the storage host's. */
@@ -42,6 +49,10 @@ export class MockHub {
   storageUrl = '';
   /** Tree entries per listing page. */
   pageSize = 2;
+  /** The storage host answers every request with the whole file (200), as a server without Range support does. */
+  ignoreRanges = false;
+  /** The storage host's next `times` requests get 429 with `Retry-After: retryAfterSeconds`. */
+  storageRateLimit: { times: number; retryAfterSeconds: number } | undefined;
   /** Hub requests, as `METHOD path` in order. */
   readonly hubRequests: string[] = [];
   /** Storage host counts per `owner/name/revision/path`. */
@@ -72,7 +83,11 @@ export class MockHub {
     const revision = listing ? parts[5] : parts[4];
     const path = (listing ? parts.slice(6) : parts.slice(5)).join('/');
     const repo = this.repos.get(repoName);
-    if (!repo) return hubError(404, 'RepoNotFound', 'Repository not found');
+    // As the Hub: without a token a repository it does not show is a 401 (it may be private), with one a 404.
+    if (!repo)
+      return request.headers.has('authorization')
+        ? hubError(404, 'RepoNotFound', 'Repository not found')
+        : hubError(401, 'RepoNotFound', 'Repository not found');
     if (repo.token && request.headers.get('authorization') !== `Bearer ${repo.token}`)
       return hubError(401, 'GatedRepo', 'Access to this dataset is restricted: pass a token');
     if (repo.rateLimit && repo.rateLimit.times > 0) {
@@ -128,7 +143,14 @@ export class MockHub {
     if (Number(url.searchParams.get('sig')) !== this.#generation) return new Response('signature expired', { status: 403, headers: CORS });
     const bytes = this.repos.get(`${owner}/${name}`)?.revisions[revision ?? '']?.[path];
     if (!bytes) return new Response('no such blob', { status: 404, headers: CORS });
-    const headers: Record<string, string> = { ...CORS, 'accept-ranges': 'bytes', etag: `"${bytes.length}-${bytes[0] ?? 0}"` };
+    if (this.storageRateLimit && this.storageRateLimit.times > 0) {
+      this.storageRateLimit.times--;
+      return new Response('slow down', {
+        status: 429,
+        headers: { ...CORS, 'retry-after': String(this.storageRateLimit.retryAfterSeconds) },
+      });
+    }
+    const headers: Record<string, string> = { ...CORS, 'accept-ranges': 'bytes', etag: etagOf(bytes) };
     const send = (body: Uint8Array, status: number, extra: Record<string, string> = {}) => {
       if (request.method !== 'HEAD') counts.bytes += body.length;
       return new Response(request.method === 'HEAD' ? null : body.slice(), {
@@ -136,7 +158,9 @@ export class MockHub {
         headers: { ...headers, ...extra, 'content-length': String(body.length), 'content-type': 'application/octet-stream' },
       });
     };
-    if (range === null) return send(bytes, 200);
+    // If-Range (which a browser's cache adds): a range only of the version it names, else the whole file.
+    const ifRange = request.headers.get('if-range');
+    if (range === null || this.ignoreRanges || (ifRange !== null && ifRange !== headers.etag)) return send(bytes, 200);
     const match = /^bytes=(\d*)-(\d*)$/.exec(range);
     if (!match || (match[1] === '' && match[2] === '')) return new Response('bad range', { status: 400, headers: CORS });
     const size = bytes.length;

@@ -205,22 +205,52 @@ export function pageKinds(file: Uint8Array): string[] {
   return [...kinds].sort();
 }
 
+/** A thrift compact i64's zigzag varint. */
+function zigzagVarint(value: number): number[] {
+  let v = value * 2;
+  const out: number[] = [];
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return out;
+}
+
 /**
- * The file with row group `group`'s row count changed from `from` to `to` in its footer. The count
- * is a thrift i64 field (header 0x16: next field, type i64) followed by its zigzag varint; the same
- * bytes also start other fields (a column's num_values), so each candidate is tried and the one
- * that changes the group's rows, as hyparquet reads the footer, is kept.
+ * The file with one i64 of its footer changed from `from` to `to`, the two of the same varint
+ * length: a thrift i64 field (header 0x16: next field, type i64) followed by its zigzag varint. The
+ * same bytes also start other fields, so each candidate is tried and the one after which `read`
+ * (of the footer as hyparquet reads it) gives `to` is kept.
  */
-export function withGroupRows(file: Uint8Array, group: number, from: number, to: number): Uint8Array {
-  check(from * 2 < 128 && to * 2 < 128, 'one-byte varints');
+function withFooterI64(
+  file: Uint8Array,
+  from: number,
+  to: number,
+  read: (metadata: ReturnType<typeof parquetMetadata>) => number,
+): Uint8Array {
+  const was = zigzagVarint(from);
+  const now = zigzagVarint(to);
+  check(was.length === now.length, `${from} and ${to} take varints of one length`);
   const footerLength = new DataView(file.buffer, file.byteOffset).getUint32(file.length - 8, true);
   const start = file.length - 8 - footerLength;
-  for (let at = start; at < file.length - 9; at++) {
-    if (file[at] !== 0x16 || file[at + 1] !== from * 2) continue;
+  for (let at = start; at < file.length - 8 - was.length; at++) {
+    if (file[at] !== 0x16 || was.some((b, i) => file[at + 1 + i] !== b)) continue;
     const out = file.slice();
-    out[at + 1] = to * 2;
-    const rows = parquetMetadata(out.slice(start).buffer).row_groups.map((g) => Number(g.num_rows));
-    if (rows[group] === to) return out;
+    out.set(now, at + 1);
+    if (read(parquetMetadata(out.slice(start).buffer)) === to) return out;
   }
-  throw new Error(`row group ${group} with ${from} rows not found in the footer`);
+  throw new Error(`no i64 of ${from} found in the footer`);
+}
+
+/** The file with row group `group`'s row count changed from `from` to `to` in its footer. */
+export function withGroupRows(file: Uint8Array, group: number, from: number, to: number): Uint8Array {
+  return withFooterI64(file, from, to, (m) => Number(m.row_groups[group]?.num_rows));
+}
+
+/** The file with row group 0's first column chunk declaring `to` bytes decompressed (a footer that under-declares its pages). */
+export function withChunkUncompressed(file: Uint8Array, to: number): Uint8Array {
+  const footerLength = new DataView(file.buffer, file.byteOffset).getUint32(file.length - 8, true);
+  const total = (m: ReturnType<typeof parquetMetadata>) => Number(m.row_groups[0]?.columns[0]?.meta_data?.total_uncompressed_size);
+  return withFooterI64(file, total(parquetMetadata(file.slice(file.length - 8 - footerLength).buffer)), to, total);
 }

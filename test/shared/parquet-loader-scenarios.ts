@@ -32,9 +32,9 @@ interface ImageRows {
   labels: number[];
 }
 
-/** `count` photos-like JPEGs with labels r % 3; row 7 has no bytes, row 11 is not an image. */
-function imageRows(count: number, offset = 0): ImageRows {
-  const images = sampleImages(count + offset, 48).slice(offset);
+/** `count` photos-like JPEGs (`size` pixels square) with labels r % 3; row 7 has no bytes, row 11 is not an image. */
+function imageRows(count: number, offset = 0, size = 48): ImageRows {
+  const images = sampleImages(count + offset, size).slice(offset);
   const bytes: (Uint8Array | null)[] = images.map((x) => x.bytes);
   if (count > 11) {
     bytes[7] = null;
@@ -110,6 +110,49 @@ export const parquetLoaderScenarios = (
     check(got.failed.get(`${name}#7`)?.startsWith('read:unsupported-type'), `row 7: ${got.failed.get(`${name}#7`)}`);
     check(got.failed.get(`${name}#11`)?.startsWith('decode:'), `row 11: ${got.failed.get(`${name}#11`)}`);
     check(got.keys.length + got.failed.size === 23, 'every row delivered or reported');
+  },
+
+  async 'loader(): rows without a class are delivered unlabelled (-1): no label column, a null or -1 label; a caption is never taken for the label'() {
+    const pics = sampleImages(6, 48).map((x) => x.bytes);
+    const captioned = await place(
+      'captioned.parquet',
+      new Uint8Array(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'id', data: [10, 11, 12, 13, 14, 15], type: 'INT32' },
+            { name: 'caption', data: ['a cat', 'a dog', 'a bird', 'a cat', 'a fish', 'a dog'], type: 'STRING' },
+            { name: 'image', data: pics, type: 'BYTE_ARRAY' },
+          ],
+          rowGroupSize: 4,
+        }),
+      ),
+    );
+    await using plain = loader({ parquet: [captioned] }, { ...OPTIONS, pool: poolOf() });
+    const got = await collectImages(plain);
+    assertEqual(got.labels, [-1, -1, -1, -1, -1, -1], 'no label column: every row unlabelled, none of id or caption taken as its class');
+    check(got.failed.size === 0, `no row lost: ${[...got.failed.values()].join(', ')}`);
+    assertEqual(await plain.classes(), [], 'no classes');
+    const testSplit = await place(
+      'test-split.parquet',
+      new Uint8Array(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'image', data: pics, type: 'BYTE_ARRAY' },
+            { name: 'label', data: [2, -1, null, 0, -1, 1], type: 'INT32' },
+          ],
+          rowGroupSize: 6,
+        }),
+      ),
+    );
+    await using marked = loader({ parquet: [testSplit] }, { ...OPTIONS, pool: poolOf() });
+    const unlabelled = await collectImages(marked);
+    assertEqual(unlabelled.labels, [2, -1, -1, 0, -1, 1], 'a -1 or null label is unlabelled, the rest keep theirs');
+    check(unlabelled.failed.size === 0, `no row lost: ${[...unlabelled.failed.values()].join(', ')}`);
+    // Named, a caption is still a label: its strings are the classes.
+    await using byName = loader({ parquet: [captioned], label: 'caption' }, { ...OPTIONS, pool: poolOf() });
+    const named = await collectImages(byName);
+    assertEqual(named.labels, [1, 2, 0, 1, 3, 2], 'the named string column: ids in sorted order');
+    assertEqual(await byName.classes(), ['a bird', 'a cat', 'a dog', 'a fish'], 'its classes');
   },
 
   async 'loader(): row groups shuffled and shared out by rank, every row once per epoch; state() resumes; other files refused'() {
@@ -218,7 +261,8 @@ export const parquetLoaderScenarios = (
     const served = await serveMockHub(serve);
     try {
       served.hub.repos.set('owner/ahead', {
-        revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': hubImageFile(imageRows(12), 3) } },
+        // Images large enough that the row groups read lie before the file's last 64 KiB, which opening it read.
+        revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': hubImageFile(imageRows(12, 0, 320), 3) } },
       });
       const open = await loadParquetShards();
       const parquet = await open({ hf: 'owner/ahead', split: 'train', endpoint: served.endpoint }, 'image', {}, 'test');

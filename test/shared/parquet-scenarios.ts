@@ -27,6 +27,7 @@ import {
   pageKinds,
   type Table,
   table,
+  withChunkUncompressed,
   withGroupRows,
 } from './parquet-files.ts';
 import { bytesServed, type MockHub, serveMockHub } from './hub-server.ts';
@@ -423,6 +424,23 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
     }
   },
 
+  async 'pages that together decompress past maxColumnChunkBytes fail limit, though each is under it and the footer under-declares them'() {
+    const put = await placer(placing);
+    // One column of 40 rows of 1000 bytes, all zero but the first (each value its own, so no
+    // dictionary): snappy shrinks it to little, in plain pages of about 4 KB.
+    const zeros = Array.from({ length: 40 }, (_, i) => new Uint8Array(1000).fill(i, 0, 1));
+    const file = new Uint8Array(
+      parquetWriteBuffer({
+        columnData: [{ name: 'blob', data: zeros, type: 'BYTE_ARRAY', encoding: 'PLAIN' }],
+        rowGroupSize: 40,
+        pageSize: 4000,
+      }),
+    );
+    const path = await put('many-pages.parquet', withChunkUncompressed(file, 9000));
+    await openAndReadAll([path], { maxColumnChunkBytes: 64_000 });
+    await rejectsWith(openAndReadAll([path], { maxColumnChunkBytes: 10_000 }), isParquetError(path, ['limit']), 'the pages together');
+  },
+
   async 'only the asked columns bytes are read, through Hub listing, resolve, redirect and Range'() {
     await withHub(serve, async (hub, endpoint) => {
       const t = images(40, 40_000);
@@ -476,7 +494,9 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
         // Signed storage URLs expire: a refused one is resolved again through the Hub.
         const resolves = hub.hubRequests.filter((r) => r.includes('/resolve/')).length;
         hub.expireSignatures();
-        assertEqual((await dataset.readRowGroup(7, ['label'])).column('label'), t.label.slice(35), 'a read after expiry');
+        // (Row group 4's images start the second file: not among the last bytes that opening it read.)
+        const again = (await dataset.readRowGroup(4, ['image'])).column('image')[0];
+        check(again instanceof Uint8Array && sameBytes(again, t.image[20]!.bytes!), 'a read after expiry');
         check(hub.hubRequests.filter((r) => r.includes('/resolve/')).length > resolves, 'resolved again');
       } finally {
         await dataset.close();
@@ -593,7 +613,13 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
         revisions: { 'refs/convert/parquet': { 'default/train/0000.parquet': shard } },
       });
       const notFound = (e: unknown) => e instanceof HubError && e.code === 'not-found';
+      // Without a token the Hub answers 401 RepoNotFound (the repository may be private): still not-found, not gated.
       await rejectsWith(resolveHubDataset({ hf: 'no/such', split: 'train' }, { endpoint, fetch: FAST }), notFound, 'no such dataset');
+      await rejectsWith(
+        resolveHubDataset({ hf: 'no/such', split: 'train' }, { endpoint, token: 't', fetch: FAST }),
+        notFound,
+        'no such dataset, with a token (404)',
+      );
       const started = Date.now();
       const { urls } = await resolveHubDataset({ hf: 'busy/set', split: 'train' }, { endpoint, fetch: FAST });
       check(urls.length === 1 && Date.now() - started >= 900, `retried after about 1 s (${Date.now() - started} ms)`);
@@ -615,7 +641,8 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
 
   async 'remote files: truncated, shrunk after opening (416), missing: ParquetErrors naming the URL'() {
     await withHub(serve, async (hub, endpoint) => {
-      const good = hyparquetFile(table(30), { rowGroupSize: 10 });
+      // 160 KB, so that the row groups read lie before the last 64 KiB, which opening a file reads.
+      const good = hyparquetFile(table(6000), { rowGroupSize: 2000 });
       const files: Record<string, Uint8Array> = {
         'default/train/0000.parquet': good,
         'default/train/0001.parquet': good.slice(0, good.length - 20),
@@ -626,13 +653,47 @@ export const parquetScenarios = (serve: Serve, placing: ParquetFiles): Record<st
       const dataset = await openParquetDataset([urls[0]!], { fetch: FAST });
       try {
         files['default/train/0000.parquet'] = good.slice(0, 50);
-        const shrunk = await rejectsWith(dataset.readRowGroup(2, ['text']), isParquetError(urls[0]!, ['open']), 'a file that shrank');
+        const shrunk = await rejectsWith(dataset.readRowGroup(0, ['text']), isParquetError(urls[0]!, ['open']), 'a file that shrank');
         check(
           ((shrunk as Error).cause as { code?: string })?.code === 'range',
           `the cause is a HubError range: ${String((shrunk as Error).cause)}`,
         );
       } finally {
         await dataset.close();
+      }
+      // Replaced after opening by a file of the same size and layout but other values: its ETag
+      // changed, so no range of the new file is mixed into the old one's footer.
+      const other = good.slice();
+      other[30_000]! ^= 1;
+      files['default/train/0000.parquet'] = good;
+      const before = await openParquetDataset([urls[0]!], { fetch: FAST });
+      try {
+        assertEqual((await before.readRowGroup(0, ['id'])).column('id'), table(2000).id.map(Number), 'read before the change');
+        files['default/train/0000.parquet'] = other;
+        const changed = await rejectsWith(before.readRowGroup(1, ['id']), isParquetError(urls[0]!, ['open']), 'a file replaced meanwhile');
+        check(String((changed as Error).message).includes('changed'), `says the file changed: ${(changed as Error).message}`);
+      } finally {
+        await before.close();
+      }
+      files['default/train/0000.parquet'] = good;
+      // A 429 on a range read waits its Retry-After (a second), not the backoff (10 ms).
+      const limited = await openParquetDataset([urls[0]!], { fetch: FAST });
+      try {
+        hub.storageRateLimit = { times: 1, retryAfterSeconds: 1 };
+        const started = Date.now();
+        assertEqual((await limited.readRowGroup(0, ['id'])).column('id'), table(2000).id.map(Number), 'read after the 429');
+        check(Date.now() - started >= 900, `waited the Retry-After (${Date.now() - started} ms)`);
+      } finally {
+        hub.storageRateLimit = undefined;
+        await limited.close();
+      }
+      // A server without Range support: a file that fits the first read is read from it, whole.
+      files['default/train/0002.parquet'] = hyparquetFile(table(30), { rowGroupSize: 10 });
+      hub.ignoreRanges = true;
+      try {
+        await openAndReadAll([urls[0]!.replace('0000.parquet', '0002.parquet')], { fetch: FAST });
+      } finally {
+        hub.ignoreRanges = false;
       }
       const missing = `${endpoint}/datasets/a/b/resolve/refs%2Fconvert%2Fparquet/default/train/9999.parquet`;
       await rejectsWith(openParquetDataset([missing], { fetch: FAST }), isParquetError(missing, ['open']), 'a missing file');
