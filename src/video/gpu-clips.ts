@@ -53,6 +53,8 @@ export interface GpuClipShape {
   fit: 'cover' | 'stretch';
   mean: readonly number[];
   std: readonly number[];
+  /** The loader's limits for the wasm road's decodes, as the CPU road passes them. */
+  decode?: { maxPixels?: number; maxDurationSeconds?: number; timeLimitMs?: number };
 }
 
 const CHANNELS = 3;
@@ -194,6 +196,7 @@ export class GpuClipBatcher extends SlotBatcher<ClipJob, VideoDeviceBatch> {
         job.bytes,
         lane.pointer,
         {
+          ...this.#shape.decode,
           // The sampler's times are frames' own: frames no clip frame references are skipped.
           frames: { frameTimes: Array.from(job.clip.frameTimes) },
           width: this.#shape.width,

@@ -55,7 +55,7 @@ import type { LoaderSource } from '../loader/index.ts';
 import type { RangedSource } from '../loader/internal.ts';
 import { OptionError } from '../errors/index.ts';
 import { LoaderError } from '../loader/index.ts';
-import { PipelineBuilder, type Pipeline } from '../pipeline/index.ts';
+import { PipelineBuilder, type Pipeline, type StageContext } from '../pipeline/index.ts';
 import { drawClipCrop } from './crop.ts';
 import { readClipPackets, sharingGroups } from './clip-packets.ts';
 import { IndexCache } from './index-cache.ts';
@@ -364,8 +364,9 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
     const skip = this.#clips;
     const items = r.order.items(this.#epoch, this.#offset, passEnd - this.#epoch, () => {}) as Iterable<PassItem>;
     // The key rides at the top of each stage's item: a failure is reported under it.
-    const read = (v: PassVideo) => this.#read(r, v, v.seq === 0 ? skip : 0);
-    const sample = (v: ReadVideo) => this.#sample(r, v, position, v.seq === 0 ? skip : 0);
+    // The stages' signal ends a Matroska walk and a demux when the pass stops (break, close, abort).
+    const read = (v: PassVideo, ctx: StageContext) => this.#read(r, v, v.seq === 0 ? skip : 0, ctx.signal);
+    const sample = (v: ReadVideo, ctx: StageContext) => this.#sample(r, v, position, v.seq === 0 ? skip : 0, ctx.signal);
     const batcher = r.batcher;
     const decoded = new PipelineBuilder()
       .addSource(numbered(items, position))
@@ -390,7 +391,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
    * `matroskaReadWholeBelow` bytes, else read whole first); a video neither index takes, and every
    * video bound for WebCodecs, is handed on whole.
    */
-  async #read(r: Opened, v: PassVideo, skip: number): Promise<ReadVideo> {
+  async #read(r: Opened, v: PassVideo, skip: number, signal: AbortSignal): Promise<ReadVideo> {
     const o = this.#o;
     const reads = this.#reads;
     const wasmRoad = r.webcodecs === undefined && o.backend !== 'webcodecs';
@@ -400,7 +401,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
       reads.whole++;
       reads.requests++;
       reads.bytes += bytes.length;
-      return wasmRoad ? this.#fromBytes(r, v, bytes, skip) : { ...v, bytes };
+      return wasmRoad ? this.#fromBytes(r, v, bytes, skip, signal) : { ...v, bytes };
     }
     // The first read (the MP4 reader's head) is kept: a Matroska walk starts in the same bytes.
     let head: Uint8Array | undefined;
@@ -424,10 +425,10 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         (await readMp4Index(source)) ??
         (ranged.size < o.matroskaReadWholeBelow
           ? undefined
-          : await readMatroskaIndex(source, { readAhead: ranged.remote ? REMOTE_MATROSKA_WINDOW : 'adaptive' }));
+          : await readMatroskaIndex(source, { readAhead: ranged.remote ? REMOTE_MATROSKA_WINDOW : 'adaptive', signal }));
       if (!index?.codec || overLimits(index, o.decode)) {
         reads.whole++;
-        return this.#fromBytes(r, v, await readWhole(source), skip);
+        return this.#fromBytes(r, v, await readWhole(source), skip, signal);
       }
       if (!cached) this.#indexes.put(v.key, ranged.size, index);
       reads.ranged++;
@@ -438,8 +439,8 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
   }
 
   /** A video read whole, on the wasm road: its packets where an index takes it, else its bytes. */
-  async #fromBytes(r: Opened, v: PassVideo, bytes: Uint8Array, skip: number): Promise<ReadVideo> {
-    const index = (await readMatroskaIndex(memoryByteSource(bytes))) ?? readMp4Timeline(bytes);
+  async #fromBytes(r: Opened, v: PassVideo, bytes: Uint8Array, skip: number, signal: AbortSignal): Promise<ReadVideo> {
+    const index = (await readMatroskaIndex(memoryByteSource(bytes), { signal })) ?? readMp4Timeline(bytes);
     if (!index?.codec || overLimits(index, this.#o.decode)) return { ...v, bytes };
     // Kept for later epochs: where the item takes ranged reads, they read only the clips' packets.
     this.#indexes.put(v.key, bytes.length, index);
@@ -493,7 +494,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
    * are logged in `position` under the video's number, and the first `skip` clips (done with
    * before a resume) are left out.
    */
-  async #sample(r: Opened, v: ReadVideo, position: CellPosition, skip: number): Promise<ClipJob[]> {
+  async #sample(r: Opened, v: ReadVideo, position: CellPosition, skip: number, signal: AbortSignal): Promise<ClipJob[]> {
     const o = this.#o;
     const { item, seq } = v;
     let video: Timeline;
@@ -514,7 +515,7 @@ export class VideoLoader<B> extends LoaderShell<B, Opened, Releasable> {
         video = indexed;
         this.#timelines.index++;
       } else {
-        const scanned = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode });
+        const scanned = await r.pool.demuxVideo(bytes, { packets: wantPackets, ...o.decode }, signal);
         this.#timelines.scan++;
         const usable = wantPackets && (await WebCodecsClipDecoder.isSupported(configOf(scanned)));
         if (o.backend === 'webcodecs' && !usable) throw unsupported(scanned);

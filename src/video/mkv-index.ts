@@ -58,6 +58,13 @@ const CODECS: Record<string, PacketCodec> = {
 const MAX_BLOCKS = 100_000;
 /** The most blocks of every track walked past (audio, subtitles): a file of countless tiny ones goes to the demuxer. */
 const MAX_WALKED_BLOCKS = 1_000_000;
+/**
+ * The most elements of any kind walked (Void and CRC elements take 2 bytes, and empty clusters
+ * hold no block): past it the file goes to the demuxer. Every ELEMENTS_PER_TURN the walk waits for
+ * a macrotask, so a walk inside one window leaves the event loop its timers and I/O.
+ */
+const MAX_WALKED_ELEMENTS = 4 * MAX_WALKED_BLOCKS;
+const ELEMENTS_PER_TURN = 1 << 16;
 /** Header elements (EBML header, Info, Tracks) are read whole; larger ones are left to the demuxer. */
 const MAX_HEADER_ELEMENT_BYTES = 1 << 20;
 /** An element's ID and size take at most 4 + 8 bytes; a block's track number, time and flags 8 + 3 more. */
@@ -148,12 +155,14 @@ class Cursor {
   #base = 0;
   #blocks = 0;
   #blockBytes = 0;
+  #elements = 0;
   bytesRead = 0;
 
   constructor(
     private readonly source: ByteSource,
     readonly size: number,
     private readonly readAhead: number | 'adaptive',
+    private readonly signal: AbortSignal | undefined,
   ) {}
 
   /** Counts a block of any track, for the adaptive read-ahead; false past MAX_WALKED_BLOCKS. */
@@ -185,6 +194,9 @@ class Cursor {
 
   /** The element whose header starts at `at`, inside a parent ending at `limit`. */
   async element(at: number, limit: number): Promise<Element | undefined> {
+    if (++this.#elements > MAX_WALKED_ELEMENTS) return undefined;
+    if (this.#elements % ELEMENTS_PER_TURN === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    this.signal?.throwIfAborted();
     const h = header(await this.get(at, Math.min(ELEMENT_HEAD_BYTES, limit - at)), 0);
     if (!h) return undefined;
     const start = at + h.start;
@@ -219,6 +231,8 @@ export interface MatroskaReadOptions {
    * LARGE_FRAME_BYTES on average, in 1 MiB windows over smaller ones.
    */
   readAhead?: number | 'adaptive';
+  /** Stops the walk: the read rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -228,7 +242,7 @@ export interface MatroskaReadOptions {
 export async function readMatroskaIndex(source: ByteSource, options: MatroskaReadOptions = {}): Promise<Mp4Index | undefined> {
   const size = source.size;
   if (size === undefined) return undefined;
-  const c = new Cursor(source, size, options.readAhead ?? size);
+  const c = new Cursor(source, size, options.readAhead ?? size, options.signal);
   const ebml = await c.element(0, size);
   if (ebml?.id !== ID.ebml) return undefined;
   const ebmlBody = await c.payload(ebml);

@@ -247,7 +247,7 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   if (ctts && !addOffsets(r, ctts, pts)) return undefined;
   const edit = editShift(r, trak, movie.timescale, media.timescale);
   if (edit === undefined) return undefined;
-  const shift = edit ?? 0;
+  const shift = edit?.start ?? 0;
   // Times count from the stream's start: its first shown frame (a stream without an edit list
   // whose first frame shows after its decode, at a composition offset, starts there).
   let start = Number.POSITIVE_INFINITY;
@@ -265,7 +265,16 @@ function track(r: Reader, trak: Box, mdia: Box, movie: { timescale: number; dura
   if (!sizes || !offsets) return undefined;
   const stss = table('stss');
   const key = stss ? keyFlags(r, stss, count) : new Uint8Array(count).fill(1);
-  if (!key) return undefined;
+  // No sync sample first (an empty stss says none is marked: the demuxer finds them in the stream).
+  if (!key || !key[0]) return undefined;
+  // An edit that ends before the last frame: in decode order, the demuxer keeps the first keyframe
+  // that reaches the edit's end (with composition offsets, the second: B-frames after the first may
+  // still show inside the edit) and drops every frame after it (mov_fix_index). Left to it then.
+  if (edit && Number.isFinite(edit.end)) {
+    let reaching = 0;
+    for (let i = 0; i < count - 1; i++)
+      if (key[i] && (pts[i] ?? 0) + shift + (durations[i] ?? 0) >= edit.end && ++reaching > (ctts ? 1 : 0)) return undefined;
+  }
   const children = r.boxes(entry.start + 78, entry.end) ?? [];
   // H.264, HEVC and AV1 need their avcC, hvcC and av1C (AV1's sequence header may be there
   // alone); VP9's decoder reads all it needs from the frames (vpcC only repeats it).
@@ -409,10 +418,11 @@ function addOffsets(r: Reader, ctts: Box, times: Float64Array): boolean {
 }
 
 /**
- * The media time the presentation starts at: null without an edit list, M for one edit (M ≥ 0,
- * rate 1); undefined for anything else (empty edits, several edits, other rates).
+ * The one edit of a track: the media time the presentation starts at, and where it ends (media
+ * units; Infinity for a segment of duration 0, which runs to the end). null without an edit list;
+ * undefined for anything else (empty edits, several edits, other rates).
  */
-function editShift(r: Reader, trak: Box, movieScale: number, mediaScale: number): number | null | undefined {
+function editShift(r: Reader, trak: Box, movieScale: number, mediaScale: number): { start: number; end: number } | null | undefined {
   const edts = r.child(trak, 'edts');
   if (!edts) return null;
   const elst = r.child(edts, 'elst');
@@ -420,10 +430,12 @@ function editShift(r: Reader, trak: Box, movieScale: number, mediaScale: number)
   const version = r.u8(elst.start);
   if (r.u32(elst.start + 4) !== 1) return undefined;
   const at = elst.start + 8;
+  const segment = version === 1 ? r.i64(at) : r.u32(at);
   const mediaTime = version === 1 ? r.i64(at + 8) : r.i32(at + 4);
   const rate = r.u32(at + (version === 1 ? 16 : 8));
-  if (!(mediaTime >= 0) || rate !== 0x10000 || !(movieScale > 0 && mediaScale > 0)) return undefined;
-  return mediaTime;
+  if (!(mediaTime >= 0) || !(segment >= 0) || rate !== 0x10000 || !(movieScale > 0 && mediaScale > 0)) return undefined;
+  // libavformat's rounding of the segment into media units (av_rescale).
+  return { start: mediaTime, end: segment === 0 ? Number.POSITIVE_INFINITY : mediaTime + Math.round((segment * mediaScale) / movieScale) };
 }
 
 /** ts × 10⁶ / timescale to the nearest integer, halves away from zero (av_rescale_q's rounding). */

@@ -4,7 +4,7 @@
 // first, an audio track, 90 kHz and 1001-based time scales, variable frame rate, no edit list,
 // negative composition offsets, VP9, HEVC and MPEG-4 part 2) and on every MP4 fixture, each
 // timeline it takes is the demuxer's to the microsecond, and the layouts it leaves to the demuxer
-// (fragmented, cut by an edit) are the ones it must. Cut or corrupted indexes never throw.
+// (fragmented, cut by an edit at either end, no sync sample marked) are the ones it must. Cut or corrupted indexes never throw.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,15 @@ const VARIANTS: Record<string, { args: string[]; taken: boolean; input?: string[
   'fragmented.mp4': { args: [...X264, '-movflags', 'frag_keyframe+empty_moov'], taken: false },
 };
 
+/** A copy of `bytes` with the u32 `at` bytes past the first `type` box's type set to `value` (the movie is 1000 units a second). */
+function patchBox(bytes: Uint8Array, type: string, at: number, value: number): Uint8Array {
+  const out = new Uint8Array(bytes); // a copy (a Buffer's slice() would share its bytes)
+  const i = Buffer.from(out.buffer).indexOf(type);
+  expect(i, type).toBeGreaterThan(0);
+  new DataView(out.buffer).setUint32(i + at, value);
+  return out;
+}
+
 let dir: string;
 let pool: DecodePool;
 const files = new Map<string, Uint8Array>();
@@ -55,6 +64,10 @@ beforeAll(async () => {
   // Cut at 1.3 s without re-encoding: the edit list starts mid-GOP, frames before it are discarded.
   ffmpeg(['-ss', '1.3', '-i', join(dir, 'bframes.mp4'), '-c', 'copy', join(dir, 'cut.mp4')]);
   for (const name of readdirSync(dir)) files.set(name, readFileSync(join(dir, name)));
+  // An edit that ends at 0.5 s of 3 s (the frames from the second keyframe after it are dropped),
+  // and an stss of no entries (no frame marked a sync sample: the demuxer finds them).
+  files.set('trimmed-end.mp4', patchBox(files.get('bframes.mp4')!, 'elst', 12, 500));
+  files.set('no-sync-samples.mp4', patchBox(files.get('bframes.mp4')!, 'stss', 8, 0));
   const fixtures = new URL('../fixtures/generated/', import.meta.url).pathname;
   const walk = (d: string): string[] =>
     readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : n.endsWith('.mp4') ? [join(d, n)] : []));
@@ -85,7 +98,7 @@ describe('readMp4Timeline', () => {
       expect(Array.from(index.frameTimes), name).toEqual(Array.from(demuxed.frameTimes));
       expect(index.keyframes, name).toBe(demuxed.key.reduce((a, k) => a + k, 0));
     }
-    expect(scanned.sort()).toEqual(['cut.mp4', 'fragmented.mp4']);
+    expect(scanned.sort()).toEqual(['cut.mp4', 'fragmented.mp4', 'no-sync-samples.mp4', 'trimmed-end.mp4']);
     for (const [name, v] of Object.entries(VARIANTS)) expect(taken.includes(name), name).toBe(v.taken);
     expect(taken).toContain('vfr.mp4');
     expect(taken.filter((n) => n.startsWith('fixtures/')).length).toBeGreaterThan(100);
