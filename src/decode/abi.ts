@@ -180,3 +180,6 @@ export const FORMAT_NAMES = ['unknown', 'jpeg', 'png', 'webp', 'bmp', 'gif'] as 
 /** Containers of audio and video jobs, indexed by the same `format` code (6 onwards). */
 export const MEDIA_FORMAT_NAMES = [...FORMAT_NAMES, 'mp4', 'matroska', 'mp3', 'aac', 'wav', 'flac', 'ogg'] as const;
 export const CODEC_NAMES = ['other', 'h264', 'vp8', 'vp9', 'mp3', 'aac', 'pcm', 'flac', 'opus', 'vorbis', 'hevc', 'av1'] as const;
+
+/** The largest block the pool allocates (wasm's malloc takes 32 bits): a batch buffer, a decode target. */
+export const MAX_BATCH_BYTES = 0x7fffffff;

@@ -1,6 +1,7 @@
 import { OptionChecker } from '../errors/index.ts';
 import type { DecodePool, ImageDecodeOptions, RandomCropOptions } from './pool.ts';
 import { hash3, mix32 } from '../random/index.ts';
+import { MAX_BATCH_BYTES } from './abi.ts';
 import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 export type { ImageBatcherStats, SlotToken } from './slot-batches.ts';
 
@@ -85,6 +86,9 @@ export class ImageBatcher extends SlotBatcher<EncodedImage, ImageBatch> {
     if (decode !== undefined && (typeof decode !== 'object' || decode === null)) o.fail('decode', 'an object of decode options');
     const crop = o.raw('randomCrop');
     if (crop !== undefined && (typeof crop !== 'object' || crop === null)) o.fail('randomCrop', 'an object ({ seed, scale, ratio, flip })');
+    // Each option may be in range while their product is not: a wasm allocation takes 32 bits.
+    if (options.batchSize * options.height * options.width * channels > MAX_BATCH_BYTES)
+      o.fail('batchSize', 'a batch under 2 GiB (batchSize × height × width × channels)');
     super(new WasmSlots(pool), options.height * options.width * channels, options.batchSize, options.buffers ?? 4, 0);
     this.#pool = pool;
     this.#options = options;

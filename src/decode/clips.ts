@@ -9,6 +9,7 @@ import type { DecodePool } from './pool.ts';
 import type { DecodedVideoInfo, VideoDecodeOptions } from './media.ts';
 import type { VideoPackets } from './packets.ts';
 import { SharedClip } from './shared-clips.ts';
+import { MAX_BATCH_BYTES } from './abi.ts';
 import { SlotBatcher, WasmSlots, type FinishedBuffer } from './slot-batches.ts';
 
 /** One clip to decode: the video's bytes, the frames wanted, and what travels with them. */
@@ -135,7 +136,7 @@ export class VideoClipBatcher extends SlotBatcher<EncodedClip, VideoClipBatch> {
     const decode = o.raw('decode');
     if (decode !== undefined && (typeof decode !== 'object' || decode === null)) o.fail('decode', 'an object of decode options');
     const slotBytes = frames * options.height * options.width * channels;
-    if (slotBytes * options.batchSize > 0x7fffffff)
+    if (slotBytes * options.batchSize > MAX_BATCH_BYTES)
       o.fail('batchSize', 'a batch under 2 GiB (batchSize × frames × height × width × channels)');
     super(new WasmSlots(pool), slotBytes, options.batchSize, options.buffers ?? 4, frames);
     this.#pool = pool;

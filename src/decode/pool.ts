@@ -1,5 +1,16 @@
 import { RawBlocks } from './raw-blocks.ts';
-import { FORMAT_NAMES, JOB_BYTES, JOB_MESSAGE_BYTES, JOB_WORDS, STATUS_CODES, STREAM_WORDS, Field, JobKind, JobState } from './abi.ts';
+import {
+  FORMAT_NAMES,
+  JOB_BYTES,
+  JOB_MESSAGE_BYTES,
+  JOB_WORDS,
+  MAX_BATCH_BYTES,
+  STATUS_CODES,
+  STREAM_WORDS,
+  Field,
+  JobKind,
+  JobState,
+} from './abi.ts';
 import { canShareMemory, type DecodeBackend, type DecodeMode, type JobSlot } from './backend.ts';
 import { DecodeError } from './errors.ts';
 import {
@@ -217,6 +228,9 @@ export class DecodePool {
    * is), freed with `free`. For code that lays out its own buffers, such as ImageBatcher's batches.
    */
   malloc(bytes: number): number {
+    // wasm's malloc takes 32 bits: a larger size would wrap to a small block recorded as a large one.
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > MAX_BATCH_BYTES)
+      throw new DecodeError('bad-request', `malloc(${bytes}): a whole number of bytes up to ${MAX_BATCH_BYTES}`);
     const ptr = this.#backend.malloc(bytes);
     this.#blocks.add(ptr, bytes);
     return ptr;

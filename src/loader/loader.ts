@@ -213,6 +213,12 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
       let step = this.#stepNow();
       if (finished && perEpoch !== undefined) step = (this.#passEnd ?? this.#epoch + this.#o.epochs) * perEpoch;
       if (finished) this.#passEnd = undefined;
+      // A shard stream stopped part-way (break, close): the next pass starts a stream from its state there.
+      const shards = !finished && order.resume ? order.state(step, undefined).shards : undefined;
+      if (shards) {
+        order.resume?.(shards);
+        step = 0;
+      }
       this.#startStep = step;
       this.#position = new CellPosition(this.#o.batchSize);
       if (perEpoch !== undefined && perEpoch > 0) {

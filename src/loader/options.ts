@@ -2,6 +2,7 @@
 // with an OptionError naming the field and the value; defaults are what a PyTorch or tf.data user
 // expects. The fields every loader shares are common-options.ts's. The result is the one settings object the loader reads.
 import type { DecodePool, ImageDecodeOptions } from '../decode/index.ts';
+import { MAX_BATCH_BYTES } from '../decode/internal.ts';
 import { OptionChecker } from '../errors/index.ts';
 import type { GpuContext, TensorLayout } from '../gpu/index.ts';
 import { hardwareConcurrency } from '../runtime/index.ts';
@@ -106,6 +107,8 @@ export function checkLoaderOptions(options: LoaderOptions | undefined): LoaderSe
   const channels = o.integer('channels', 3, 1, 4);
   if (channels === 2) o.fail('channels', '1, 3 or 4');
   const common = checkCommonOptions(o, { batchSize: 32, readConcurrency: 16 });
+  if (common.batchSize * height * width * channels > MAX_BATCH_BYTES)
+    o.fail('batchSize', 'a batch under 2 GiB (batchSize × height × width × channels)');
   const pool = o.raw('pool');
   if (pool !== undefined && (typeof pool !== 'object' || pool === null || typeof (pool as DecodePool).decodeInto !== 'function'))
     o.fail('pool', 'a DecodePool');

@@ -157,6 +157,8 @@ export function shardStreamOrder(
       });
       from = state;
       resumed = true;
+      // The next stream() starts from `from`, and until then state() is `from`.
+      stream = undefined;
     },
     items: () => {
       throw new InternalError('a shard order is read through its stream()');

@@ -57,7 +57,9 @@ export abstract class LoaderShell<B, R, D extends Releasable> implements AsyncIt
 
   constructor(signal: AbortSignal | undefined) {
     this.#signal = signal;
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    // Aborted already: no abort event will come, so the loader is closed from the start.
+    if (signal?.aborted) this.#closed = true;
+    else signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
   /** Opens the media part's resources; on failure it closes whatever it made before throwing. */
@@ -113,7 +115,9 @@ export abstract class LoaderShell<B, R, D extends Releasable> implements AsyncIt
         this.batchTaken(batch);
         yield batch as unknown as B;
       }
-      finished = true;
+      // A pipeline that close() or the signal stopped ends too, with its items not all delivered:
+      // that pass is not finished (a state() taken now resumes at what was not delivered).
+      finished = !this.#closed;
     } finally {
       await this.#endPass(finished);
     }

@@ -1,4 +1,5 @@
 /** Aggregate (items → groups) and disaggregate (groups → items) stages. */
+import { OptionError } from '../errors/index.ts';
 import type { RunContext } from './context.ts';
 import { type BoundedQueue, CLOSED, EMPTY } from './queue.ts';
 import type { StageCounters } from './counters.ts';
@@ -80,6 +81,12 @@ export async function runAggregate(
       try {
         g = agg.push(item);
       } catch (e) {
+        // An OptionError is the aggregator refusing how it was set up (a resumed state that does
+        // not fit its input), not one item: it ends the pass.
+        if (e instanceof OptionError) {
+          run.fatal(e);
+          break;
+        }
         run.fail(s, undefined, item, e);
         continue;
       } finally {

@@ -1,6 +1,7 @@
 // Fetching bytes over HTTP(S) the way a training job needs it: transient failures (network errors,
 // 5xx, 429, timeouts, bodies cut short) are retried with exponential backoff (or after a 429's or
-// 503's Retry-After, up to a minute); a 4xx is an answer and is not; each attempt has its own timeout; large files can be read in ranges.
+// 503's Retry-After, up to a minute); a 4xx is an answer and is not; each attempt has its own
+// timeout; large files can be read in ranges.
 import { TandemError } from '../errors/index.ts';
 
 export interface FetchOptions {

@@ -242,9 +242,9 @@ function passesTokensThrough(spec) {
 }
 
 /**
- * The merges' ranks keyed by left symbol, a space, right symbol (the first of duplicates wins, as
- * in tokenizers.js); undefined when a merge is malformed or a side holds a space, which would make
- * two pairs share a key.
+ * The merges' ranks keyed by left symbol, a space, right symbol (the last of duplicates wins, as in
+ * Hugging Face's tokenizers and tokenizers.js, whose maps are built in order); undefined when a merge
+ * is malformed or a side holds a space, which would make two pairs share a key.
  * @param {unknown[]} merges
  * @returns {Map<string, number> | undefined}
  */
@@ -257,7 +257,7 @@ function mergeRanks(merges) {
     const [left, right] = pair;
     if (typeof left !== 'string' || typeof right !== 'string' || left.includes(' ') || right.includes(' ')) return undefined;
     const key = `${left} ${right}`;
-    if (!ranks.has(key)) ranks.set(key, rank);
+    ranks.set(key, rank);
   }
   return ranks;
 }

@@ -58,7 +58,7 @@ class LineIndex {
   }
 }
 
-function tooLarge(key: string, bytes: number, max: number): TextError {
+export function tooLarge(key: string, bytes: number, max: number): TextError {
   return new TextError('too-large', `${key}: ${bytes} bytes, more than maxDocumentBytes ${max}`);
 }
 

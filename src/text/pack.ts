@@ -9,6 +9,7 @@
 // A document longer than a row is split, never dropped: its next piece starts on the token the
 // previous piece ended with. The packer is a pure function of the document sequence, so its state
 // (which documents are still waiting, and from which token) is a few numbers per document.
+import { OptionError } from '../errors/index.ts';
 
 export type PackMode = 'concat' | 'best-fit' | 'pad';
 
@@ -100,8 +101,18 @@ export class Packer {
     if (index < this.#restoreEnd) {
       // Packed before the snapshot, unless it is one of the waiting ones.
       const restoring = this.#restoring;
-      const start = restoring?.get(index)?.[0];
-      if (restoring === undefined || start === undefined) return;
+      const saved = restoring?.get(index);
+      if (restoring === undefined || saved === undefined) return;
+      const [start, savedKey] = saved;
+      // The state was taken over other documents (a file edited or renamed, another tokenizer): a
+      // piece past its document's end would never be placed, another document's tokens spliced in.
+      if (savedKey !== key || start >= tokens.length)
+        throw new OptionError(
+          'textLoader',
+          'resumeFrom',
+          `document ${index}`,
+          `a state of the same documents: document ${index} was ${savedKey}, waiting from token ${start}; it is now ${key} of ${tokens.length} tokens`,
+        );
       restoring.delete(index);
       if (restoring.size === 0) this.#restoring = undefined;
       this.#insert({ index, key, tokens, start });

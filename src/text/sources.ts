@@ -22,7 +22,7 @@ import {
   type ParquetShards,
   type ParquetSource,
 } from '../loader/internal.ts';
-import { listDir, readFile } from '../runtime/index.ts';
+import { listDir, openFileRange } from '../runtime/index.ts';
 import {
   defaultOpener,
   isFailure,
@@ -34,7 +34,7 @@ import {
   type ShardStreamState,
 } from '../sources/index.ts';
 import { TextError } from './errors.ts';
-import { expandJsonl, jsonlExt, type ListedText } from './jsonl.ts';
+import { expandJsonl, jsonlExt, type ListedText, tooLarge } from './jsonl.ts';
 
 /** Pre-tokenised shards (docs/sources.md, "Token shards"), paths or URLs. */
 export interface TokenShardSource {
@@ -111,8 +111,8 @@ export async function resolveText(source: TextSource, o: OrderOptions): Promise<
   }
   if (isObject(source) && Array.isArray((source as TokenShardSource).tokens)) return shardText(source as TokenShardSource, 'tokens', o);
   if (isObject(source) && Array.isArray((source as TextShardSource).shards)) return shardText(source as TextShardSource, 'webdataset', o);
-  if (isObject(source) && Array.isArray((source as InMemoryTexts).texts)) return listText(inMemory(source as InMemoryTexts), o);
-  if (typeof source === 'string') return listText(await expandJsonl(await textFiles(source), o.maxDocumentBytes), o);
+  if (isObject(source) && Array.isArray((source as InMemoryTexts).texts)) return listText(inMemory(source as InMemoryTexts), o, 'txt');
+  if (typeof source === 'string') return listText(await expandJsonl(await textFiles(source, o.maxDocumentBytes), o.maxDocumentBytes), o);
   const resolved = await resolveSource(source as LoaderSource, o.fetch, TEXT_FILES);
   if (resolved.list) return listText(await expandJsonl(resolved.list, o.maxDocumentBytes), o);
   if (resolved.stream) {
@@ -135,21 +135,22 @@ function extOf(key: string): string {
   return dot > key.lastIndexOf('/') ? key.slice(dot + 1).toLowerCase() : 'txt';
 }
 
-function asText(item: LabelledSource): TextItem {
-  return { key: item.key, read: async () => ({ key: item.key, bytes: await item.read(), ext: extOf(item.key) }) };
+/** `ext`, when given, says how the bytes are read whatever the key says (an in-memory text is text, even keyed `a.json`). */
+function asText(item: LabelledSource, ext = extOf(item.key)): TextItem {
+  return { key: item.key, read: async () => ({ key: item.key, bytes: await item.read(), ext }) };
 }
 
 async function* mapItems(items: Iterable<LabelledSource> | AsyncIterable<LabelledSource>): AsyncGenerator<TextItem> {
   for await (const item of items) yield asText(item);
 }
 
-function listText(list: readonly LabelledSource[], o: OrderOptions): ResolvedText {
+function listText(list: readonly LabelledSource[], o: OrderOptions, ext?: string): ResolvedText {
   const order = listOrder(list, o);
   return {
     order,
     tokens: false,
     *items(epoch, offset, epochs) {
-      for (const item of order.items(epoch, offset, epochs, noop) as Iterable<LabelledSource>) yield asText(item);
+      for (const item of order.items(epoch, offset, epochs, noop) as Iterable<LabelledSource>) yield asText(item, ext);
     },
     carried: notCarried,
   };
@@ -166,9 +167,9 @@ function inMemory(source: InMemoryTexts): LabelledSource[] {
 }
 
 /** A text file is one document (a `.jsonl` file one per line); a folder is every text file under it, in path order. */
-async function textFiles(path: string): Promise<ListedText[]> {
+async function textFiles(path: string, maxDocumentBytes: number): Promise<ListedText[]> {
   const entries = await listDir(path).catch(() => undefined);
-  if (entries === undefined) return [{ key: path, path, label: -1, read: () => readFile(path) }];
+  if (entries === undefined) return [{ key: path, path, label: -1, read: () => readBounded(path, maxDocumentBytes) }];
   const files: string[] = [];
   const walk = async (dir: string) => {
     for (const e of (await listDir(dir)).sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -180,7 +181,21 @@ async function textFiles(path: string): Promise<ListedText[]> {
   await walk(path);
   if (files.length === 0)
     throw new OptionError('textLoader', 'source', path, 'a folder with .txt, .md, .json or .jsonl files (or a text file)');
-  return files.map((f) => ({ key: f, path: f, label: -1, read: () => readFile(f) }));
+  return files.map((f) => ({ key: f, path: f, label: -1, read: () => readBounded(f, maxDocumentBytes) }));
+}
+
+/** A text file whole, refused as too-large from its size before a byte of it is read. */
+async function readBounded(path: string, maxDocumentBytes: number): Promise<Uint8Array> {
+  const file = await openFileRange(path);
+  try {
+    if (file.size > maxDocumentBytes) throw tooLarge(path, file.size, maxDocumentBytes);
+    const bytes = await file.read(0, file.size);
+    if (bytes.length !== file.size)
+      throw new SourceError('truncated', path, `${path}: read ${bytes.length} of its ${file.size} bytes (it changed meanwhile)`);
+    return bytes;
+  } finally {
+    await file.close();
+  }
 }
 
 /** One shard sample as a document: its ids (token shards) or its text member. */

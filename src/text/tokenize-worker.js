@@ -55,6 +55,13 @@ const reason = (e) => (e instanceof Error ? e.message : String(e));
 export function init(setup) {
   try {
     const json = typeof setup.tokenizerJson === 'string' ? JSON.parse(setup.tokenizerJson) : setup.tokenizerJson;
+    // tokenizers.js has no byte fallback for Unigram: its pieces would become the unknown token
+    // where Hugging Face's tokenizers gives their bytes. Refused rather than silently other ids.
+    if (json?.model?.type === 'Unigram' && json.model.byte_fallback === true)
+      throw coded(
+        'tokenizer-failed',
+        'a Unigram model with byte_fallback is not supported (its ids would differ from Hugging Face tokenizers)',
+      );
     tokenizer = new Tokenizer(json, setup.tokenizerConfig ?? {});
     const byteLevel = setup.fast === false ? undefined : byteLevelBpe(json, setup.tokenizerConfig, librarySplitPattern(tokenizer));
     const metaspace = setup.fast === false || byteLevel !== undefined ? undefined : metaspaceBpe(json, setup.tokenizerConfig);
@@ -112,7 +119,16 @@ function documentIds(bytes, ext, textField, maxDocumentTokens) {
     throw coded('tokenizer-failed', `the tokenizer threw: ${reason(e)}`);
   }
   if (ids.length > maxDocumentTokens) throw coded('too-large', `${ids.length} tokens, more than maxDocumentTokens ${maxDocumentTokens}`);
-  return { ids: ids instanceof Uint32Array ? ids : Uint32Array.from(ids), onRoad: own !== undefined };
+  if (ids instanceof Uint32Array) return { ids, onRoad: own !== undefined };
+  // tokenizers.js gives undefined or null for a piece it has no id for (an unknown token the
+  // tokenizer cannot name, where Hugging Face's tokenizers fails): never let it become id 0.
+  for (const [i, id] of ids.entries())
+    if (!Number.isInteger(id) || id < 0)
+      throw coded(
+        'tokenizer-failed',
+        `the tokenizer has no id for a piece of the text (token ${i} is ${String(id)}): an unknown token it cannot name`,
+      );
+  return { ids: Uint32Array.from(ids), onRoad: false };
 }
 
 /**

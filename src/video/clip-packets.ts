@@ -8,28 +8,48 @@ import type { Mp4Index } from './mp4-index.ts';
 /** A gap between wanted byte ranges up to this size is read through rather than split into another read. */
 const READ_THROUGH_BYTES = 64 << 10;
 
-/** What a video's index gives every clip of it: sample by own time (µs) and each sample's keyframe. */
+/**
+ * What a video's index gives every clip of it: its samples sorted by own time (µs; equal times in
+ * decode order), and each sample's keyframe. Typed arrays, 16 bytes a sample (LOOKUP_BYTES_PER_SAMPLE,
+ * which the index cache counts), not a Map of a few times that.
+ */
 interface Lookup {
-  sampleAtUs: Map<number, number>;
+  timesUs: Float64Array;
+  samples: Int32Array;
   keyBefore: Int32Array;
 }
+export const LOOKUP_BYTES_PER_SAMPLE = 16;
 const lookups = new WeakMap<Mp4Index, Lookup>();
 
 function lookup(index: Mp4Index): Lookup {
   let l = lookups.get(index);
   if (l) return l;
   const n = index.samples;
-  const sampleAtUs = new Map<number, number>();
+  const own = new Float64Array(n);
   const keyBefore = new Int32Array(n);
   let key = -1;
   for (let i = 0; i < n; i++) {
-    sampleAtUs.set(Math.round(((index.pts[i] ?? 0) * 1e6) / index.timescale), i);
+    own[i] = Math.round(((index.pts[i] ?? 0) * 1e6) / index.timescale);
     if (index.key[i]) key = i;
     keyBefore[i] = key;
   }
-  l = { sampleAtUs, keyBefore };
+  const samples = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => (own[a] ?? 0) - (own[b] ?? 0) || a - b);
+  const timesUs = Float64Array.from(samples, (i) => own[i] ?? 0);
+  l = { timesUs, samples, keyBefore };
   lookups.set(index, l);
   return l;
+}
+
+/** The sample shown at `us` (the last in decode order when several are), or undefined. */
+function sampleAt(l: Lookup, us: number): number | undefined {
+  let lo = 0;
+  let hi = l.timesUs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((l.timesUs[mid] ?? 0) <= us) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && l.timesUs[lo - 1] === us ? l.samples[lo - 1] : undefined;
 }
 
 /**
@@ -38,11 +58,12 @@ function lookup(index: Mp4Index): Lookup {
  * shown before its keyframe (an open GOP's leading frame) starts at the keyframe before that.
  */
 export function clipRuns(index: Mp4Index, frameTimes: ArrayLike<number>): Array<[number, number]> {
-  const { sampleAtUs, keyBefore } = lookup(index);
+  const l = lookup(index);
+  const { keyBefore } = l;
   const spans: Array<[number, number]> = [];
   for (let i = 0; i < frameTimes.length; i++) {
     const t = frameTimes[i] ?? Number.NaN;
-    const sample = sampleAtUs.get(Math.round(t * 1e6));
+    const sample = sampleAt(l, Math.round(t * 1e6));
     if (sample === undefined) throw new DecodeError('bad-request', `no frame of the video is shown at ${t} s (its own time is needed)`);
     let key = keyBefore[sample] ?? -1;
     while (key > 0 && (index.pts[sample] ?? 0) < (index.pts[key] ?? 0)) key = keyBefore[key - 1] ?? -1;

@@ -295,6 +295,11 @@ export function configOf(video: DemuxedVideo): VideoDecoderConfig {
     codec: video.codecString,
     codedWidth: video.codedWidth,
     codedHeight: video.codedHeight,
+    // Frames as stored, square pixels: an anamorphic stream's frames would otherwise come out
+    // stretched to its display aspect, and crops drawn in the stored size (as the wasm road draws
+    // them) would cover another part of the picture.
+    displayAspectWidth: video.codedWidth,
+    displayAspectHeight: video.codedHeight,
     // What the wasm road assumes for each tag the stream leaves out: BT.601, limited range. The
     // DOM typings lag the WebCodecs registry (no 'bt2020-ncl' yet), hence the cast.
     colorSpace: {

@@ -3,6 +3,7 @@
 // `moov` again, nor its WebM's block headers (for a WebM or MKV read whole before, no longer the
 // whole file). Keyed by the item's key and its size in bytes; the least recently used indexes go
 // first once their typed arrays pass the budget.
+import { LOOKUP_BYTES_PER_SAMPLE } from './clip-packets.ts';
 import type { Mp4Index } from './mp4-index.ts';
 
 interface Entry {
@@ -11,10 +12,11 @@ interface Entry {
   bytes: number;
 }
 
-/** The bytes an index holds: its per-sample arrays and codec configuration. */
+/** The bytes an index holds: its per-sample arrays, the lookup its clips build beside it, and codec configuration. */
 function bytesOf(index: Mp4Index): number {
   const arrays = [index.frameTimes, index.pts, index.dts, index.durations, index.offsets, index.sizes, index.key];
-  return arrays.reduce((n, a) => n + a.byteLength, 0) + (index.extradata?.byteLength ?? 0) + 256;
+  const lookup = index.samples * LOOKUP_BYTES_PER_SAMPLE;
+  return arrays.reduce((n, a) => n + a.byteLength, 0) + lookup + (index.extradata?.byteLength ?? 0) + 256;
 }
 
 export class IndexCache {

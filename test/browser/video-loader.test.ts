@@ -10,6 +10,7 @@ import { countReadbacks } from '../shared/readbacks.ts';
 import { usePool } from '../shared/use-pool.ts';
 import {
   brokenVideosFailTheirOwnItem,
+  decodeLimitsReachEveryRoad,
   CLIP_FIXTURES,
   gpuClipsAreCpuClipsNormalised,
   longVideoReadsItsGops,
@@ -61,6 +62,8 @@ describe('videoLoader (Chromium)', () => {
     );
     expect(r.clips).toBe(2 * CLIP_FIXTURES.length); // AV1 among them: Chromium's VideoDecoder takes it
   });
+  it("the loader's decode limits reach the wasm decodes on the CPU road and the GPU road", () =>
+    decodeLimitsReachEveryRoad(pool(), gpu, load));
   it("'auto' on a CPU adapter (SwiftShader here) sends every clip down the wasm road", async () => {
     expect(onCpuAdapter(gpu.device)).toBe(true);
     const bytes = await load('testsrc.h264.mp4');

@@ -383,6 +383,8 @@ const BAD_OPTIONS: [Record<string, unknown>, string][] = [
   [{ batchSize: -4 }, 'batchSize'],
   [{ batchSize: '32' }, 'batchSize'],
   [{ batchSize: 2.5 }, 'batchSize'],
+  // Each in range, the batch 4 GiB (64 × 4096² × 4): past what a wasm allocation takes.
+  [{ batchSize: 64, size: 4096, channels: 4 }, 'batchSize'],
   [{ size: 0 }, 'size'],
   [{ size: [32] }, 'size'],
   [{ size: [32, Number.NaN] }, 'size'],

@@ -301,6 +301,39 @@ export const contractScenarios: Record<string, (s: ContractSubject) => Promise<v
       check(again.join(' | ') === tail.join(' | '), `${s.name}: resumed after ${cut} from state(): the same batches`);
     }
   },
+
+  async 'a pass its signal stops is not finished: state() resumes a new loader at what was not delivered; a signal aborted before, nothing runs'(
+    s,
+  ) {
+    if (!s.continues) return;
+    await using whole = s.make({ shuffle: true, epochs: 2 });
+    const all = await batchesOf(whole, s.keysOf);
+    const aborting = new AbortController();
+    const stopped = s.make({ shuffle: true, epochs: 2, signal: aborting.signal });
+    const head: string[] = [];
+    for await (const batch of stopped) {
+      head.push(s.keysOf(batch).join(','));
+      batch.release();
+      if (head.length === 2) aborting.abort();
+    }
+    const state = JSON.parse(JSON.stringify(stopped.state?.()));
+    await using resumed = s.make({ shuffle: true, epochs: 2, resumeFrom: state });
+    const tail = await batchesOf(resumed, s.keysOf);
+    check(
+      [...head, ...tail].join(' | ') === all.join(' | '),
+      `${s.name}: stopped by its signal after ${head.length} batches, then resumed: the same batches\n  ${[...head, ...tail].join(' | ')}\n  ${all.join(' | ')}`,
+    );
+    const before = new AbortController();
+    before.abort();
+    const never = s.make({ signal: before.signal });
+    await rejectsWith(
+      (async () => {
+        for await (const b of never) b.release();
+      })(),
+      (e) => e instanceof LoaderError && e.code === 'closed',
+      `${s.name}: an aborted signal, no pass`,
+    );
+  },
 };
 
 /** A device whose limits no loader accepts: opening its GPU target fails after the rest opened. */

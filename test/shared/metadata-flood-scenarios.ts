@@ -135,7 +135,7 @@ function ebml(id: number[], payload: Uint8Array): Uint8Array {
   return concat([Uint8Array.from(id), size, payload]);
 }
 /** `count` elements of one size, `element(i)` for each, written in place rather than concatenated. */
-function sameSizeElements(count: number, element: (i: number) => Uint8Array): Uint8Array {
+export function sameSizeElements(count: number, element: (i: number) => Uint8Array): Uint8Array {
   const size = element(0).length;
   const out = new Uint8Array(count * size);
   for (let i = 0; i < count; i++) out.set(element(i), i * size);
@@ -149,7 +149,7 @@ const uint24 = (value: number) => Uint8Array.of(value >> 16, (value >> 8) & 0xff
  * no Cues: read in order), with `extra` (whole level-1 elements) before the Cluster, and the
  * Tracks element's payload passed through `tracks`.
  */
-function rewrapWebm(webm: Uint8Array, extra: Uint8Array, tracks = (payload: Uint8Array) => payload): Uint8Array {
+export function rewrapWebm(webm: Uint8Array, extra: Uint8Array, tracks = (payload: Uint8Array) => payload): Uint8Array {
   const elements = topLevel(webm);
   const header = elements.find((e) => e.id === 0x1a45dfa3);
   const segment = elements.find((e) => e.id === 0x18538067);

@@ -183,6 +183,20 @@ export const parquetLoaderScenarios = (
     );
   },
 
+  async 'loader(): after break the next for await continues at the consumer, and so does a state() taken then'() {
+    const file = await place('parted.parquet', hubImageFile(imageRows(20), 4));
+    const options = { ...OPTIONS, pool: poolOf(), shuffle: true, seed: 4 };
+    await using whole = loader({ parquet: [file] }, options);
+    const all = (await collectImages(whole)).keys;
+    await using parted = loader({ parquet: [file] }, options);
+    const head = (await collectImages(parted, 2)).keys;
+    const state = JSON.parse(JSON.stringify(parted.state()));
+    const tail = (await collectImages(parted)).keys;
+    assertEqual([...head, ...tail], all, 'break after two batches, then for await: the rows of one pass, in its order');
+    await using resumed = loader({ parquet: [file] }, { ...options, resumeFrom: state });
+    assertEqual((await collectImages(resumed)).keys, tail, 'a new loader from the state taken at the break');
+  },
+
   async 'loader(): two ranks stopped mid-epoch regroup to three: every row of the epoch delivered once'() {
     const files = [await place('r1.parquet', hubImageFile(imageRows(9), 2)), await place('r2.parquet', hubImageFile(imageRows(8, 9), 3))];
     const options = { ...OPTIONS, pool: poolOf(), shuffle: true, seed: 8 } as const;

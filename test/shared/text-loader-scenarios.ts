@@ -606,4 +606,29 @@ export async function aStateOfAnotherLoaderIsRefused(): Promise<void> {
   await refused({ ...base, tokenizer: { json: JSON.stringify(other) } }, 'tokenizer');
   const same = await collect({ texts }, { ...base, resumeFrom }, 1);
   check(same.batches.length === 1, 'the same settings take the state');
+  // Over other documents (renamed, or shorter than a waiting piece's start): refused by name, not
+  // a packer that never places the piece or splices in another document's tokens.
+  const waiting = (state as { packer: { pending: [number, number, string][] } }).packer.pending;
+  check(
+    waiting.some(([, start]) => start > 0),
+    `the state holds a document split part-way (pending ${JSON.stringify(waiting)})`,
+  );
+  for (const [what, other] of [
+    ['renamed', texts.map((text, i) => ({ text, key: `renamed/${i}` }))],
+    ['shortened', texts.map((text) => text.slice(0, 1))],
+  ] as const) {
+    let error: unknown;
+    try {
+      await collect({ texts: [...other] }, { ...base, resumeFrom }, 3);
+    } catch (e) {
+      error = e;
+    }
+    check(
+      error instanceof OptionError && error.field === 'resumeFrom' && error.message.includes('the same documents'),
+      `a state resumed over ${what} documents: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  // An in-memory text is text, whatever its key says.
+  const keyed = await collect({ texts: [{ text: texts[0] ?? '', key: 'notes/item.json' }] }, { ...base, pack: 'pad' });
+  check(keyed.batches.length > 0, 'a text keyed .json is tokenised as text, not parsed as JSON');
 }

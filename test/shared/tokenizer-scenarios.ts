@@ -189,6 +189,42 @@ export async function throwingTokenizerFails(): Promise<void> {
   textErrorOf(first, 'tokenizer-failed', 'w0');
   textErrorOf(second, 'tokenizer-failed', 'w1');
 
+  // A piece the tokenizer has no id for (a WordPiece whose unknown token is not in its vocabulary):
+  // Hugging Face's tokenizers fails; tokenizers.js gives no id, which must not become id 0.
+  const wordPiece = {
+    version: '1.0',
+    added_tokens: [],
+    normalizer: null,
+    pre_tokenizer: { type: 'Whitespace' },
+    post_processor: null,
+    decoder: null,
+    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: { a: 0, b: 1 } },
+  };
+  await using unnamed = await TokenizerPool.open({ json: wordPiece }, { ...limits, workers: 1 });
+  const [known, unknown] = await Promise.allSettled([unnamed.encode(textDoc('ab', 'a b')), unnamed.encode(textDoc('ac', 'a c'))]);
+  assertEqual(known.status === 'fulfilled' ? [...known.value.tokens] : [], [0, 1], 'the known pieces');
+  textErrorOf(unknown, 'tokenizer-failed', 'ac');
+  // A Unigram model's byte_fallback, which tokenizers.js does not have: refused, not other ids.
+  const unigram = {
+    ...wordPiece,
+    pre_tokenizer: null,
+    model: {
+      type: 'Unigram',
+      unk_id: 0,
+      byte_fallback: true,
+      vocab: [
+        ['<unk>', 0],
+        ['a', -1],
+        ['<0x63>', -2],
+      ],
+    },
+  };
+  await rejectsWith(
+    TokenizerPool.open({ json: unigram }, { ...limits, workers: 1 }),
+    (e) => e instanceof TextError && e.code === 'tokenizer-failed' && /byte_fallback/.test(e.message),
+    'a Unigram model with byte_fallback',
+  );
+
   const unknownModel = { ...(corpusTokenizerJson() as Record<string, unknown>), model: { type: 'NoSuchModel' } };
   await rejectsWith(
     TokenizerPool.open({ json: unknownModel }, { ...limits, workers: 1 }),
@@ -268,6 +304,8 @@ export async function fastRoadMatchesTokenizersJs(): Promise<void> {
     ['a Sequence of one ByteLevel', { ...json, pre_tokenizer: { type: 'Sequence', pretokenizers: [pre] } }],
     ["merges as 'a b' strings", { ...json, model: { ...base.model, merges: base.model.merges.map((m) => m.join(' ')) } }],
     ['ignore_merges', { ...json, model: { ...base.model, ignore_merges: true } }],
+    // Listed again last, the first merge takes the last rank (Hugging Face's tokenizers and tokenizers.js keep the later one).
+    ['a merge listed twice', { ...json, model: { ...base.model, merges: [...base.model.merges, base.model.merges[0]!] } }],
     ["a Split (Llama 3's regex, in the Rust dialect) then ByteLevel", llama3],
     ['a Split isolating digit runs (text between matches kept) then ByteLevel', split('\\p{N}+')],
     // GPT-4o's shape: the pattern names the pieces to keep, and the text between them is dropped.

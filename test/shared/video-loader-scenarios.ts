@@ -251,6 +251,36 @@ export async function gpuClipsAreCpuClipsNormalised(
   }
 }
 
+/**
+ * `decode` (the loader's limits) reaches every wasm decode on both roads, CPU and GPU: each clip's
+ * decode job is asked with the loader's `timeLimitMs` (a shared decode with its members' sum).
+ */
+export async function decodeLimitsReachEveryRoad(pool: DecodePool, gpu: GpuContext, load: FixtureLoader): Promise<void> {
+  const source = await items(load);
+  const asked: number[] = [];
+  const decodeVideo = pool.decodeVideo.bind(pool);
+  pool.decodeVideo = (input, target, options, signal) => {
+    asked.push(options.timeLimitMs ?? Number.NaN);
+    return decodeVideo(input, target, options, signal);
+  };
+  try {
+    for (const to of ['cpu', gpu] as const) {
+      asked.length = 0;
+      await using data = videoLoader(source, { ...BASE, clipsPerVideo: 1, pool, to, backend: 'wasm', decode: { timeLimitMs: 12_345 } });
+      for await (const batch of data) batch.release();
+      check(data.failures().length === 0, `failures: ${data.failures().map((f) => `${f.key}: ${f.error}`)}`);
+      const road = to === 'cpu' ? 'CPU' : 'GPU';
+      check(asked.length === CLIP_FIXTURES.length, `${road}: ${asked.length} decode jobs`);
+      check(
+        asked.every((ms) => ms === 12_345),
+        `${road}: the decode jobs were asked with timeLimitMs ${asked.join(', ')}`,
+      );
+    }
+  } finally {
+    pool.decodeVideo = decodeVideo;
+  }
+}
+
 export interface RoadComparison {
   clips: number;
   meanAbs: number;

@@ -4,7 +4,10 @@ import { expect, it } from 'vitest';
 import { IndexCache } from '../../src/video/index-cache.ts';
 import type { Mp4Index } from '../../src/video/mp4-index.ts';
 
-/** An index of `frames` samples: 8 × 5 + 4 + 1 = 45 bytes a frame, 256 more for the rest. */
+/**
+ * An index of `frames` samples: 8 × 5 + 4 + 1 = 45 bytes a frame, and the 16 of the lookup its
+ * clips build beside it (LOOKUP_BYTES_PER_SAMPLE), 61 in all; 256 more for the rest.
+ */
 function indexOf(frames: number): Mp4Index {
   const f64 = () => new Float64Array(frames);
   return {
@@ -31,12 +34,12 @@ function indexOf(frames: number): Mp4Index {
 }
 
 it('keeps indexes by key and size, evicts the least recently used past its budget, and never keeps one over it', () => {
-  const cache = new IndexCache(3 * (100 * 45 + 256));
+  const cache = new IndexCache(3 * (100 * 61 + 256));
   const [a, b, c, d] = [indexOf(100), indexOf(100), indexOf(100), indexOf(100)];
   cache.put('a', 1, a);
   cache.put('b', 2, b);
   cache.put('c', 3, c);
-  expect(cache.stats).toEqual({ indexes: 3, bytes: 3 * (100 * 45 + 256) });
+  expect(cache.stats).toEqual({ indexes: 3, bytes: 3 * (100 * 61 + 256) });
   expect(cache.get('a', 1)).toBe(a); // a is now the most recently used
   cache.put('d', 4, d); // evicts b
   expect(cache.get('b', 2)).toBeUndefined();
@@ -47,7 +50,7 @@ it('keeps indexes by key and size, evicts the least recently used past its budge
   expect(cache.stats.indexes).toBe(2);
   cache.put('big', 5, indexOf(1000));
   expect(cache.get('big', 5)).toBeUndefined();
-  expect(cache.stats).toEqual({ indexes: 2, bytes: 2 * (100 * 45 + 256) });
+  expect(cache.stats).toEqual({ indexes: 2, bytes: 2 * (100 * 61 + 256) });
   const none = new IndexCache(0);
   none.put('a', 1, a);
   expect(none.get('a', 1)).toBeUndefined();

@@ -14,6 +14,7 @@ import { DecodePool, memoryByteSource } from '../../src/decode/index.ts';
 import { Rng } from '../../src/random/index.ts';
 import { readClipPackets } from '../../src/video/clip-packets.ts';
 import { videoLoader } from '../../src/video/index.ts';
+import { rewrapWebm, sameSizeElements } from '../shared/metadata-flood-scenarios.ts';
 import { clipGopBytes, clipStartFrames } from '../shared/video-loader-scenarios.ts';
 import { readMatroskaIndex as readFrom } from '../../src/video/mkv-index.ts';
 
@@ -197,6 +198,27 @@ const uint = (id: number[], v: number, bytes = 2) => {
   b.writeUIntBE(v, 0, bytes);
   return el(id, b);
 };
+
+it('a walk counts every element: four million empty ones go to the demuxer, the event loop keeps its turns, and a signal stops it', async () => {
+  const vp9 = files.get('vp9.webm')!;
+  expect(await readMatroskaIndex(rewrapWebm(vp9, new Uint8Array(0)))).toBeDefined();
+  // 2-byte Void elements before the first cluster: no block among them, so only an element count bounds the walk.
+  const flooded = rewrapWebm(
+    vp9,
+    sameSizeElements(4_000_001, () => Uint8Array.of(0xec, 0x80)),
+  );
+  let turns = 0;
+  const timer = setInterval(() => turns++, 1);
+  try {
+    expect(await readMatroskaIndex(flooded)).toBeUndefined();
+  } finally {
+    clearInterval(timer);
+  }
+  expect(turns).toBeGreaterThan(0);
+  const stop = new AbortController();
+  stop.abort(new Error('stopped'));
+  await expect(readFrom(memoryByteSource(vp9), { signal: stop.signal })).rejects.toThrow('stopped');
+});
 
 it('a block time before its cluster time (a negative relative timecode) is read as the demuxer reads it', async () => {
   // One cluster at 1000 ms whose blocks are at +0, -40 and +40 ms: signed 16-bit relative times.
