@@ -95,6 +95,8 @@ export interface ShardSpec {
   /** Tar members (default), token shards, or a Parquet source's row groups. */
   format?: ShardStreamOptions['format'];
   parquet?: ParquetShards;
+  /** Token shards: how an llm.c shard splits into documents, and the limits (ShardStreamOptions.tokenShards). */
+  tokenShards?: ShardStreamOptions['tokenShards'];
 }
 
 /** The order a loader's settings ask of a shard stream. */
@@ -133,6 +135,7 @@ export function shardStreamOrder(
     ...(o.rank === undefined ? {} : { rank: o.rank }),
     ...(o.worldSize === undefined ? {} : { worldSize: o.worldSize }),
     ...parquetStreamOptions(parquet),
+    ...(spec.tokenShards === undefined ? {} : { tokenShards: spec.tokenShards }),
   };
   let from: ShardStreamState | undefined;
   let stream: ShardStream | undefined;

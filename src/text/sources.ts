@@ -32,6 +32,7 @@ import {
   type FetchOptions,
   type ShardStreamOptions,
   type ShardStreamState,
+  type TokenShardOptions,
 } from '../sources/index.ts';
 import { TextError } from './errors.ts';
 import { expandJsonl, jsonlExt, type ListedText, tooLarge } from './jsonl.ts';
@@ -41,6 +42,12 @@ export interface TokenShardSource {
   tokens: readonly string[];
   /** Documents held for the seeded shuffle when `shuffle` is on (default 256). */
   shuffleBuffer?: number;
+  /**
+   * How an llm.c shard splits into documents (`documentStart`: the id each one starts with, such
+   * as GPT-2's end-of-text 50256; without it a shard is one document) and the limits
+   * (`vocabSize`, `maxDocuments`, `maxDocumentTokens`), as ShardStream's `tokenShards` takes them.
+   */
+  tokenShards?: TokenShardOptions;
 }
 
 /** WebDataset tar shards whose samples hold a `.txt`, `.md` or `.json` document. */
@@ -227,8 +234,16 @@ function shardText(
 ): ResolvedText {
   const shards = format === 'tokens' ? (source as TokenShardSource).tokens : (source as TextShardSource).shards;
   const field = format === 'tokens' ? 'source.tokens' : 'source.shards';
+  const tokenShards = format === 'tokens' ? (source as TokenShardSource).tokenShards : undefined;
   const { order, stream: start } = shardStreamOrder(
-    { shards, field, shuffleBuffer: source.shuffleBuffer, format, ...(parquet ? { parquet } : {}) },
+    {
+      shards,
+      field,
+      shuffleBuffer: source.shuffleBuffer,
+      format,
+      ...(parquet ? { parquet } : {}),
+      ...(tokenShards === undefined ? {} : { tokenShards }),
+    },
     o,
     { loader: 'textLoader', regroup: 'regroupTextStates' },
   );

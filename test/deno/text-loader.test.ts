@@ -9,6 +9,7 @@ import {
   regroupsForThreeRanks,
   tokenizesInWorkers,
   resumesExactly,
+  llmcShardsSplitIntoDocuments,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
 
@@ -17,6 +18,8 @@ for (const pack of ['concat', 'best-fit', 'pad'] as const)
   Deno.test(`textLoader: ${pack}, resumed from state() or after a break, the same batches`, () => resumesExactly(pack));
 Deno.test('textLoader: bad documents fail typed under their keys; the rest is packed', badTextIsTyped);
 Deno.test('textLoader: token shards across two ranks, every document once per epoch', () => withTempDir(tokenShardsAcrossRanks));
+Deno.test('textLoader: llm.c shards split into their documents at tokenShards.documentStart', () =>
+  withTempDir(llmcShardsSplitIntoDocuments));
 Deno.test('textLoader(to: gpu): the i32 buffers read back equal the CPU batches', deviceBatchesEqualCpu);
 Deno.test('textLoader: token shards, two ranks regrouped for three mid-epoch, every token delivered once', () =>
   withTempDir(regroupsForThreeRanks));

@@ -4,6 +4,7 @@
 // shared between ranks with every document once; bad documents are typed failures under their keys
 // and nothing else is lost.
 import { encodeTokenShard } from '../../src/sources/index.ts';
+import { llmcShard } from './token-shard-scenarios.ts';
 import { makeDir, writeFileAtomic } from '../../src/runtime/index.ts';
 import { textLoader, TextError, type TextLoaderOptions, type TextSource, type TokenBatch } from '../../src/text/index.ts';
 import { assertEqual, check } from './assert.ts';
@@ -263,6 +264,33 @@ export async function tokenShardsAcrossRanks(dir: string): Promise<void> {
       const ids = seen.get(`${paths[s]}#${d}@0`);
       check(ids === [...docs[want + d]!].join(','), `${paths[s]}#${d}: the ids as written`);
     }
+}
+
+/** llm.c shards through textLoader: `tokenShards.documentStart` splits each into its documents, the delimiter opening each. */
+export async function llmcShardsSplitIntoDocuments(dir: string): Promise<void> {
+  await makeDir(dir);
+  const path = `${dir}/llmc-0.bin`;
+  const ids = [7, 50256, 1, 2, 3, 50256, 4, 5, 50256, 6];
+  await writeFileAtomic(path, llmcShard(ids));
+  const rows = async (source: TextSource) => {
+    const { batches } = await collect(source, { seqLen: 8, batchSize: 8, pack: 'pad' });
+    return batches.flatMap((b) =>
+      Array.from({ length: b.count }, (_, r) =>
+        b.inputs
+          .slice(r * 8, r * 8 + 8)
+          .filter((_, t) => b.docIds[r * 8 + t] !== -1)
+          .join(','),
+      ),
+    );
+  };
+  assertEqual(
+    await rows({ tokens: [path], tokenShards: { documentStart: 50256 } }),
+    ['7', '50256,1,2,3', '50256,4,5', '50256,6'],
+    'each document opens at the delimiter; the ids before the first are document 0',
+  );
+  // Without it the shard is one document of 10 tokens: one row of 8 inputs and 9 tokens, then the
+  // rest from the token that row ended with.
+  assertEqual(await rows({ tokens: [path] }), ['7,50256,1,2,3,50256,4,5', '50256,6'], 'without documentStart the shard is one document');
 }
 
 /**

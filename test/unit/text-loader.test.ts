@@ -9,6 +9,7 @@ import {
   tensorsEqualCpu,
   textShardsAndFolders,
   tokenizesInWorkers,
+  llmcShardsSplitIntoDocuments,
   tokenShardsAcrossRanks,
 } from '../shared/text-loader-scenarios.ts';
 
@@ -27,6 +28,7 @@ describe('textLoader on the CPU', () => {
   it('@huggingface/tokenizers in two workers gives the corpus ids, BOS and EOS added, in order', tokenizesInWorkers);
   it('to: tf gives int32 tensors equal to the CPU batch, disposed by release()', tensorsEqualCpu);
   it('token shards across two ranks: every document once per epoch, its ids as written', () => tokenShardsAcrossRanks(dir));
+  it('llm.c shards split into their documents at tokenShards.documentStart', () => llmcShardsSplitIntoDocuments(dir));
 });
 
 it('token shards: two ranks stopped mid-epoch, regrouped for three, every token delivered once', async () => {
