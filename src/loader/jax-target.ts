@@ -38,7 +38,19 @@ export async function jaxGpu(jax: JaxNamespace): Promise<GpuContext> {
   return acquireGpu({ device });
 }
 
-/** The stage after the GPU ring's: its DeviceBatch as jax-js arrays. */
+/** Marks a jax-js batch handed to the consumer: from then on its arrays are the caller's. */
+const HANDED_OUT = Symbol('tandem jax batch handed out');
+
+/** Called by the loader as the consumer takes `batch`; nothing for batches of other targets. */
+export function handOut(batch: object): void {
+  (batch as { [HANDED_OUT]?: () => void })[HANDED_OUT]?.();
+}
+
+/**
+ * The stage after the GPU ring's: its DeviceBatch as jax-js arrays. A batch the consumer never
+ * took (the pass stopped with it queued) has its arrays disposed when the engine drops it; one it
+ * took keeps them, as jax-js arrays are the caller's to dispose or consume.
+ */
 export function jaxImagesStage(
   jax: JaxNamespace,
   toDevice: (batch: ImageBatch, ctx: StageContext) => Promise<DeviceBatch>,
@@ -46,6 +58,13 @@ export function jaxImagesStage(
   return async (batch, ctx) => {
     const { jaxImages } = await import('../jax/index.ts');
     const { images, labels, count, keys } = await jaxImages(jax as unknown as Jax, await toDevice(batch, ctx));
-    return leasedBatch('a jax-js image batch', () => {}, { images, labels }, { count, keys });
+    let handedOut = false;
+    const dropped = () => {
+      if (handedOut) return;
+      for (const a of [images, labels]) if (a.refCount > 0) a.dispose();
+    };
+    const out = leasedBatch('a jax-js image batch', dropped, { images, labels }, { count, keys });
+    Object.defineProperty(out, HANDED_OUT, { value: () => (handedOut = true) });
+    return out;
   };
 }

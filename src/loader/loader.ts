@@ -17,7 +17,7 @@ import { OptionError } from '../errors/index.ts';
 import { acquireGpu, BatchUploader, type GpuBatch, type GpuContext } from '../gpu/index.ts';
 import { PipelineBuilder, type Pipeline, type StageContext } from '../pipeline/index.ts';
 import { openNormalizedRing, type DeviceBatch } from './gpu-ring.ts';
-import { jaxGpu, jaxImagesStage, type JaxImageBatch } from './jax-target.ts';
+import { handOut, jaxGpu, jaxImagesStage, type JaxImageBatch } from './jax-target.ts';
 import { checkLoaderOptions, isJax, type JaxNamespace, type LoaderOptions, type LoaderSettings, type TfNamespaceLike } from './options.ts';
 import { CellPosition } from './cell-position.ts';
 import { resolveSource, type LoaderSource } from './sources.ts';
@@ -152,6 +152,7 @@ export class Loader<B> extends LoaderShell<B, Opened, Releasable> {
   protected override batchTaken(batch: Releasable): void {
     // Counted as the consumer takes it: a state() taken while it is in hand includes it.
     this.#position.consumed(batch.keys ?? []);
+    handOut(batch);
   }
 
   protected buildPass(r: Opened): Pipeline<Releasable> {

@@ -374,6 +374,42 @@ export async function imageLoaderIntoJax(jax: Jax): Promise<void> {
   check(i === want.length, `${i} jax-js batches, ${want.length} GPU batches`);
   const held = data.held();
   check(held.batchBuffers === 0 && held.gpuSlots === 0, `still lent: ${JSON.stringify(held)}`);
+  // A batch the consumer took keeps its arrays after release() (they are the caller's); the
+  // batches the loader made ahead and dropped at the break have theirs disposed. jax.numpy.zeros
+  // is watched to see every array the loader made.
+  const made: { refCount: number }[] = [];
+  const numpy = new Proxy(jax.numpy, {
+    get: (target, key, receiver) =>
+      key === 'zeros'
+        ? (...args: Parameters<typeof jax.numpy.zeros>) => {
+            const array = target.zeros(...args);
+            made.push(array);
+            return array;
+          }
+        : Reflect.get(target, key, receiver),
+  });
+  const watched = { ...jax, numpy } as unknown as import('../../src/loader/index.ts').JaxNamespace;
+  const many = sampleImages(30, 48);
+  let kept: { images: { refCount: number; dispose(): void }; labels: { refCount: number; dispose(): void } } | undefined;
+  {
+    await using ahead = loader(many, { ...options, to: watched });
+    for await (const b of ahead) {
+      kept = { images: b.images, labels: b.labels };
+      // Held until the batches behind it are made (the sink holds two), so the break drops some.
+      for (let t = 0; t < 250 && made.length <= 2; t++) await new Promise((resolve) => setTimeout(resolve, 20));
+      b.release();
+      break;
+    }
+  }
+  check(kept !== undefined && kept.images.refCount > 0 && kept.labels.refCount > 0, 'the taken batch keeps its arrays after release()');
+  const dropped = made.filter((a) => a !== kept?.images && a !== kept?.labels);
+  check(dropped.length > 0, `the loader made batches ahead (${made.length} arrays)`);
+  check(
+    dropped.every((a) => a.refCount === 0),
+    `the dropped batches' arrays are disposed (refCounts ${dropped.map((a) => a.refCount).join(',')})`,
+  );
+  kept?.images.dispose();
+  kept?.labels.dispose();
   await using raw = loader(items, { ...options, to: jax as unknown as import('../../src/loader/index.ts').JaxNamespace, normalize: false });
   await rejectsWith(
     (async () => {
