@@ -132,10 +132,15 @@ export class TfjsFeeder {
     const tf = this.#tf;
     if (this.#options.labels !== 'one-hot') return tf.tensor1d(labels.slice(), 'int32');
     const classes = this.#options.classes!;
-    const bad = labels.find((l) => l < 0 || l >= classes);
+    // −1 is an unlabelled row (a list of paths, a Hub test split): all zeros, as tf.oneHot gives
+    // for it. Past the classes is a misconfiguration, refused.
+    const bad = labels.find((l) => l < -1 || l >= classes);
     if (bad !== undefined) throw new FeedError('shape-mismatch', `${DOOR}: label ${bad} is outside the ${classes} classes`);
     const oneHot = new Float32Array(labels.length * classes);
-    for (let i = 0; i < labels.length; i++) oneHot[i * classes + labels[i]!] = 1;
+    for (let i = 0; i < labels.length; i++) {
+      const label = labels[i] ?? -1;
+      if (label >= 0) oneHot[i * classes + label] = 1;
+    }
     return tf.tensor2d(oneHot, [labels.length, classes], 'float32');
   }
 

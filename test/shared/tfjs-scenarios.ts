@@ -11,7 +11,7 @@ import { loader, type TensorBatch } from '../../src/loader/index.ts';
 import type { ClipTensorBatch } from '../../src/video/index.ts';
 import { sampleImages } from './transfer-scenarios.ts';
 import { TfjsFeeder, useDeviceForTfjs, tfjsDevice } from '../../src/tfjs/index.ts';
-import { check, maxAbsDiff, rejectsWith } from './assert.ts';
+import { assertEqual, check, maxAbsDiff, rejectsWith } from './assert.ts';
 import { countReadbacks, describeReadbacks } from './readbacks.ts';
 import { checkBatchEnds } from './batch-ends.ts';
 
@@ -105,6 +105,19 @@ export async function webgpuTensorsMatchCpuWithoutReadback(): Promise<void> {
         check(keys.length === count, 'keys');
         tf.dispose([xs, ys]);
       }
+      // An unlabelled row (−1) is all zeros, as tf.oneHot makes it; a label past the classes is refused.
+      const unlabelled = hostBatch(5, 3, 1);
+      unlabelled.labels[1] = -1;
+      const { xs, ys } = await feeder.tensors(unlabelled);
+      assertEqual(
+        Array.from(await ys.data()),
+        Array.from(await tf.oneHot(tf.tensor1d([1, -1, 0], 'int32'), 3).data()),
+        'a −1 row as tf.oneHot makes it',
+      );
+      tf.dispose([xs, ys]);
+      const outside = hostBatch(6, 3, 1);
+      outside.labels[2] = 3;
+      await rejectsWith(feeder.tensors(outside), (e) => e instanceof FeedError && e.code === 'shape-mismatch', 'a label past the classes');
       await feeder.close();
     }
   });
