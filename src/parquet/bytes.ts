@@ -3,7 +3,7 @@
 // failure is a ParquetError `open` naming the file, with the runtime's or the network's error as
 // its cause.
 import { asError } from '../errors/index.ts';
-import { openFileRange } from '../runtime/index.ts';
+import { type FileRange, openFileRange } from '../runtime/index.ts';
 import { FetchError, type FetchOptions, fetchBytes } from '../sources/index.ts';
 import { ParquetError } from './errors.ts';
 import { DEFAULT_TIMEOUT_MS, getWithRetries, readLimited, statusFailure } from './http.ts';
@@ -69,18 +69,41 @@ function readFailure(name: string, error: unknown): ParquetError {
   return new ParquetError('open', name, `cannot read: ${asError(error).message}`, { cause: error });
 }
 
+/**
+ * A local file, open only while reads of it are in flight (reads at once share one handle): a
+ * dataset of thousands of local files holds no handle between row groups, so it never runs into
+ * the process's limit on open files.
+ */
+function fileInUse(path: string, name: string) {
+  let open: Promise<FileRange> | undefined;
+  let users = 0;
+  return async <T>(use: (file: FileRange) => Promise<T>): Promise<T> => {
+    users++;
+    open ??= openFileRange(path);
+    const opening = open;
+    try {
+      return await use(await opening.catch((error: unknown) => Promise.reject(readFailure(name, error))));
+    } finally {
+      if (--users === 0 && open === opening) {
+        open = undefined;
+        await opening.then((file) => file.close()).catch(() => undefined);
+      }
+    }
+  };
+}
+
 async function openLocal(path: string, name: string, tailBytes: number): Promise<ByteSource> {
-  const file = await openFileRange(path).catch((error: unknown) => Promise.reject(readFailure(name, error)));
-  const read = async (start: number, end: number) => {
+  const withFile = fileInUse(path, name);
+  const readFrom = async (file: FileRange, start: number, end: number) => {
     const bytes = await file.read(start, end - start).catch((error: unknown) => Promise.reject(readFailure(name, error)));
     if (bytes.length !== end - start) throw shortRead(name, start, end, bytes.length);
     return bytes;
   };
-  const tail = await read(Math.max(0, file.size - tailBytes), file.size).catch(async (error: unknown) => {
-    await file.close().catch(() => undefined);
-    throw error;
-  });
-  return { name, size: file.size, tail, read, close: () => file.close() };
+  const { size, tail } = await withFile(async (file) => ({
+    size: file.size,
+    tail: await readFrom(file, Math.max(0, file.size - tailBytes), file.size),
+  }));
+  return { name, size, tail, read: (start, end) => withFile((file) => readFrom(file, start, end)), close: async () => undefined };
 }
 
 function openBlob(blob: Blob, name: string): ByteSource {
