@@ -4,7 +4,7 @@
 // Parquet file (a suffix range whose Content-Range gives the file's size with its footer). Byte
 // ranges after that go through fetchBytes itself.
 import { FetchError, type FetchErrorCode, type FetchOptions } from '../sources/index.ts';
-import { MAX_RETRY_AFTER_MS, readWithin, retryAfterMs, sleep, transientStatus } from '../sources/internal.ts';
+import { readWithin, retryAfterMs, transientStatus, waitBeforeRetry } from '../sources/internal.ts';
 
 /** The per-attempt limit when the caller sets none: a stalled connection fails and is retried. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -37,7 +37,7 @@ export function statusFailure(response: Response): AttemptFailure {
 /**
  * GETs `url` until `accept` takes an answer, an answer is final, or retries run out; then throws a
  * FetchError with the last status (`finalError` may turn a final failure into the caller's own
- * error). A 429 waits its Retry-After (up to MAX_RETRY_AFTER_MS) instead of the backoff.
+ * error). A 429 waits its Retry-After (up to a minute: waitBeforeRetry) instead of the backoff.
  */
 export async function getWithRetries<T>(
   url: string,
@@ -45,15 +45,11 @@ export async function getWithRetries<T>(
   accept: (response: Response) => Promise<Attempt<T>>,
   finalError?: (last: AttemptFailure, attempts: number) => Error | undefined,
 ): Promise<T> {
-  const { timeoutMs = DEFAULT_TIMEOUT_MS, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  const { timeoutMs = DEFAULT_TIMEOUT_MS, retries = 3, signal } = options;
   let last: AttemptFailure | undefined;
   let attempts = 0;
   while (attempts <= retries) {
-    if (attempts > 0) {
-      const wait = last?.retryAfterMs ?? Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1));
-      if (wait > MAX_RETRY_AFTER_MS) break;
-      await sleep(wait, signal);
-    }
+    if (attempts > 0 && !(await waitBeforeRetry(attempts, last?.retryAfterMs, options))) break;
     signal?.throwIfAborted();
     attempts++;
     const controller = new AbortController();

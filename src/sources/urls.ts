@@ -86,6 +86,23 @@ export function retryAfterMs(response: Response): number | undefined {
 /** The longest Retry-After waited for; a server asking for more is answered with an error at once. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
+/**
+ * The wait before attempt `attempts + 1`, for every retry loop: the server's Retry-After when it
+ * sent one, else the exponential backoff. Resolves false, at once, when the server asks for longer
+ * than MAX_RETRY_AFTER_MS: the caller gives up.
+ */
+export async function waitBeforeRetry(
+  attempts: number,
+  retryAfterMs: number | undefined,
+  options: Pick<FetchOptions, 'backoffMs' | 'maxBackoffMs' | 'signal'>,
+): Promise<boolean> {
+  const { backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  const wait = retryAfterMs ?? Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1));
+  if (wait > MAX_RETRY_AFTER_MS) return false;
+  await sleep(wait, signal);
+  return true;
+}
+
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts (a retry's backoff). */
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -143,15 +160,11 @@ async function withRetries<T>(
   attempt: (signal: AbortSignal) => Promise<T>,
   streaming: boolean,
 ): Promise<T> {
-  const { timeoutMs, retries = 3, backoffMs = 100, maxBackoffMs = 10_000, signal } = options;
+  const { timeoutMs, retries = 3, signal } = options;
   let last: AttemptError | undefined;
   let attempts = 0;
   while (attempts <= retries) {
-    if (attempts > 0) {
-      const wait = last?.retryAfterMs ?? Math.min(maxBackoffMs, backoffMs * 2 ** (attempts - 1));
-      if (wait > MAX_RETRY_AFTER_MS) break;
-      await sleep(wait, signal);
-    }
+    if (attempts > 0 && !(await waitBeforeRetry(attempts, last?.retryAfterMs, options))) break;
     signal?.throwIfAborted();
     attempts++;
     const guard = attemptSignal(timeoutMs, signal);
