@@ -138,9 +138,8 @@ export function shardStreamOrder(
     ...(spec.tokenShards === undefined ? {} : { tokenShards: spec.tokenShards }),
   };
   let from: ShardStreamState | undefined;
+  /** The stream started, until a resume sets it aside: the next stream() then starts from `from`. */
   let stream: ShardStream | undefined;
-  /** A resume since the stream started: the next stream() starts again from that state. */
-  let resumed = false;
   const order: PassOrder & { resume(state: ShardStreamState): void } = {
     perEpoch: undefined,
     resume(state) {
@@ -159,7 +158,6 @@ export function shardStreamOrder(
         regroup: where.regroup,
       });
       from = state;
-      resumed = true;
       // The next stream() starts from `from`, and until then state() is `from`.
       stream = undefined;
     },
@@ -174,14 +172,13 @@ export function shardStreamOrder(
   return {
     order,
     stream() {
-      if (stream && !resumed)
+      if (stream)
         throw new OptionError(
           where.loader,
           'source',
           shards,
           "read once: its epochs are the loader's `epochs`; make another loader to read it again",
         );
-      resumed = false;
       stream = from ? ShardStream.fromState(shards, from, options) : new ShardStream(shards, options);
       return stream;
     },
