@@ -4,6 +4,7 @@
 // opens no container; the rest of the file is never read.
 import { DecodeError, PACKET_KEY, PACKET_RUN, type ByteSource, type VideoPackets } from '../decode/index.ts';
 import type { Mp4Index } from './mp4-index.ts';
+import { lastAtOrBefore } from './samplers.ts';
 
 /** A gap between wanted byte ranges up to this size is read through rather than split into another read. */
 const READ_THROUGH_BYTES = 64 << 10;
@@ -42,14 +43,8 @@ function lookup(index: Mp4Index): Lookup {
 
 /** The sample shown at `us` (the last in decode order when several are), or undefined. */
 function sampleAt(l: Lookup, us: number): number | undefined {
-  let lo = 0;
-  let hi = l.timesUs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((l.timesUs[mid] ?? 0) <= us) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo > 0 && l.timesUs[lo - 1] === us ? l.samples[lo - 1] : undefined;
+  const i = lastAtOrBefore(l.timesUs, us);
+  return i >= 0 && l.timesUs[i] === us ? l.samples[i] : undefined;
 }
 
 /**

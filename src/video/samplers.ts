@@ -164,17 +164,21 @@ export function keyHash(key: string): number {
   return h >>> 0;
 }
 
-/** Index of the frame shown at time t: the last with pts ≤ t + tolerance (the first frame before it). */
-export function frameAt(times: Float64Array, t: number): number {
-  const limit = t + SAMPLE_TIME_TOLERANCE;
+/** In ascending `sorted`, the index of the last value ≤ `limit` (the last of equal ones), or -1. */
+export function lastAtOrBefore(sorted: ArrayLike<number>, limit: number): number {
   let lo = 0,
-    hi = times.length; // first index whose pts > limit lies in [lo, hi]
+    hi = sorted.length; // first index whose value > limit lies in [lo, hi]
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((times[mid] ?? 0) <= limit) lo = mid + 1;
+    if ((sorted[mid] ?? 0) <= limit) lo = mid + 1;
     else hi = mid;
   }
-  return lo > 0 ? lo - 1 : 0;
+  return lo - 1;
+}
+
+/** Index of the frame shown at time t: the last with pts ≤ t + tolerance (the first frame before it). */
+export function frameAt(times: Float64Array, t: number): number {
+  return Math.max(0, lastAtOrBefore(times, t + SAMPLE_TIME_TOLERANCE));
 }
 
 function fillClip(
